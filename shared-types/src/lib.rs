@@ -12,6 +12,7 @@
 //! server applies them.
 
 pub mod common;
+pub mod conditions;
 pub mod crds;
 pub mod garage_admin_token;
 pub mod garage_bucket;
@@ -19,4 +20,5 @@ pub mod garage_cluster;
 pub mod garage_key;
 pub mod garage_node;
 pub mod garage_reference_grant;
+pub mod keys;
 pub mod schema;
