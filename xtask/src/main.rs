@@ -6,12 +6,14 @@
 
 mod crds;
 mod test;
+mod tools;
 
 use anyhow::{Result, bail};
 
 const USAGE: &str = "usage: cargo xtask <command>
 
 commands:
+  tools [--check]  build the pinned Kubernetes, etcd, garage and helm binaries once per version
   crds [--check]   write crds/*.yaml from the Rust types (--check: fail on drift)
   test             run every test: formatting, lints, CRD drift, workspace tests
   demo             start a local cluster and round-trip an object through Garage";
@@ -22,6 +24,7 @@ fn main() -> Result<()> {
     match args.first().map(String::as_str) {
         Some("crds") => crds::run(&rest),
         Some("test") => test::run(&rest),
+        Some("tools") => tools::run(&rest),
         Some("demo") => {
             bail!(
                 "cargo xtask demo is not available yet: the local cluster (tests/localcluster) \

@@ -1,0 +1,162 @@
+//! `cargo xtask tools`: builds the pinned external tools once per version
+//! into the tool cache (see `localcluster::tools`), from the Go module proxy
+//! and the cargo registry only. Tools already in the cache are skipped, so
+//! reruns are free.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use localcluster::tools::{GARAGE_VERSION, HELM_VERSION, Tool, cache_dir};
+
+use crate::workspace_root;
+
+pub fn run(args: &[&str]) -> Result<()> {
+    let check_only = match args {
+        [] => false,
+        ["--check"] => true,
+        _ => bail!("usage: cargo xtask tools [--check]"),
+    };
+    let missing: Vec<Tool> = Tool::ALL
+        .into_iter()
+        .filter(|t| t.require().is_err())
+        .collect();
+    if check_only {
+        if missing.is_empty() {
+            println!("all tools present in {}", cache_dir().display());
+            return Ok(());
+        }
+        let names: Vec<_> = missing.iter().map(|t| t.binary_name()).collect();
+        bail!(
+            "missing tools: {}; run `cargo xtask tools`",
+            names.join(", ")
+        );
+    }
+    let wants = |tools: &[Tool]| tools.iter().any(|t| missing.contains(t));
+    if wants(&[Tool::Etcd]) {
+        timed("etcd", || go_build("etcd", &[".".to_owned()], Tool::Etcd))?;
+    }
+    let kube = [
+        Tool::KubeApiserver,
+        Tool::KubeControllerManager,
+        Tool::KubeScheduler,
+        Tool::Kubectl,
+    ];
+    if wants(&kube) {
+        let packages: Vec<String> = kube
+            .iter()
+            .map(|t| format!("k8s.io/kubernetes/cmd/{}", t.binary_name()))
+            .collect();
+        timed("kubernetes", || {
+            go_build("kubernetes", &packages, Tool::KubeApiserver)
+        })?;
+    }
+    if wants(&[Tool::Helm]) {
+        timed("helm", build_helm)?;
+    }
+    if wants(&[Tool::Garage]) {
+        timed("garage", build_garage)?;
+    }
+    for tool in Tool::ALL {
+        tool.require()?;
+    }
+    println!("all tools present in {}", cache_dir().display());
+    Ok(())
+}
+
+fn timed(name: &str, build: impl FnOnce() -> Result<()>) -> Result<()> {
+    println!("==> building {name}");
+    let start = Instant::now();
+    build().with_context(|| format!("building {name} failed"))?;
+    println!("==> {name} built in {:.0}s", start.elapsed().as_secs_f64());
+    Ok(())
+}
+
+/// Builds `packages` of the wrapper module `xtask/go/<module>` into the
+/// version folder of `tool` (one `go build` so the packages share work).
+fn go_build(module: &str, packages: &[String], tool: Tool) -> Result<()> {
+    require_program(
+        "go",
+        "install Go 1.26 or newer (https://go.dev/dl/) and put it on PATH",
+    )?;
+    let out = cache_dir().join(tool.version_dir());
+    std::fs::create_dir_all(&out)?;
+    let mut command = Command::new("go");
+    command
+        .arg("build")
+        .arg("-trimpath")
+        .arg("-o")
+        // A trailing slash makes go write one binary per package here.
+        .arg(format!("{}/", out.display()))
+        .args(packages)
+        .current_dir(workspace_root().join("xtask/go").join(module))
+        .env("CGO_ENABLED", "0");
+    run_command(&mut command)
+}
+
+fn build_helm() -> Result<()> {
+    require_program(
+        "go",
+        "install Go 1.26 or newer (https://go.dev/dl/) and put it on PATH",
+    )?;
+    let out = cache_dir().join(Tool::Helm.version_dir());
+    std::fs::create_dir_all(&out)?;
+    let mut command = Command::new("go");
+    command
+        .arg("install")
+        .arg(format!("helm.sh/helm/v3/cmd/helm@{HELM_VERSION}"))
+        .env("GOBIN", &out)
+        .env("CGO_ENABLED", "0");
+    run_command(&mut command)
+}
+
+fn build_garage() -> Result<()> {
+    let root = cache_dir().join(Tool::Garage.version_dir());
+    let version = GARAGE_VERSION.trim_start_matches('v');
+    let mut command = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    command
+        .args([
+            "install",
+            "garage",
+            "--locked",
+            "--version",
+            version,
+            "--root",
+        ])
+        .arg(&root)
+        // Keep the build away from the workspace target directory: it is big
+        // and only its binary is wanted.
+        .arg("--target-dir")
+        .arg(cache_dir().join("build").join("garage"));
+    run_command(&mut command)?;
+    let _ = std::fs::remove_dir_all(cache_dir().join("build").join("garage"));
+    Ok(())
+}
+
+fn require_program(name: &str, how: &str) -> Result<()> {
+    let found = Command::new(name).arg("version").output().is_ok();
+    if !found {
+        bail!("`{name}` is not on PATH: {how}");
+    }
+    Ok(())
+}
+
+fn run_command(command: &mut Command) -> Result<()> {
+    let status = command
+        .status()
+        .with_context(|| format!("could not run {:?}", command.get_program()))?;
+    if !status.success() {
+        bail!(
+            "{:?} {:?} failed with {status} (in {})",
+            command.get_program(),
+            command.get_args().collect::<Vec<_>>(),
+            command
+                .get_current_dir()
+                .map(Path::display)
+                .map(|d| d.to_string())
+                .unwrap_or_else(|| ".".into())
+        );
+    }
+    Ok(())
+}
