@@ -27,8 +27,8 @@ fn main() -> Result<()> {
         Some("tools") => tools::run(&rest),
         Some("demo") => {
             bail!(
-                "cargo xtask demo is not available yet: the local cluster (tests/localcluster) \
-                 has not landed. `cargo xtask crds` writes the CRDs to crds/ for kubectl apply."
+                "cargo xtask demo is not available yet: the simulated nodes (tests/kubesim) have \
+                 not landed. `cargo run -p localcluster` starts the control plane alone."
             )
         }
         Some("help") | Some("--help") | Some("-h") | None => {
