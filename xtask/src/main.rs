@@ -5,6 +5,7 @@
 //! fresh machine.
 
 mod crds;
+mod demo;
 mod test;
 mod tools;
 
@@ -16,7 +17,7 @@ commands:
   tools [--check]  build the pinned Kubernetes, etcd, garage and helm binaries once per version
   crds [--check]   write crds/*.yaml from the Rust types (--check: fail on drift)
   test             run every test: formatting, lints, CRD drift, workspace tests
-  demo             start a local cluster and round-trip an object through Garage";
+  demo             start a local cluster with 3 nodes and the CRDs, until Ctrl-C";
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -25,12 +26,7 @@ fn main() -> Result<()> {
         Some("crds") => crds::run(&rest),
         Some("test") => test::run(&rest),
         Some("tools") => tools::run(&rest),
-        Some("demo") => {
-            bail!(
-                "cargo xtask demo is not available yet: the simulated nodes (tests/kubesim) have \
-                 not landed. `cargo run -p localcluster` starts the control plane alone."
-            )
-        }
+        Some("demo") => demo::run(&rest),
         Some("help") | Some("--help") | Some("-h") | None => {
             println!("{USAGE}");
             Ok(())

@@ -42,6 +42,7 @@ pub struct LocalCluster {
     dir: PathBuf,
     kubeconfig: PathBuf,
     server: String,
+    ca_pem: String,
     started_in: Duration,
     // In start order; stopped in reverse.
     processes: Vec<Managed>,
@@ -81,6 +82,7 @@ impl LocalCluster {
             dir: dir.clone(),
             kubeconfig: dir.join("kubeconfig"),
             server: server.clone(),
+            ca_pem: pki.ca.cert_pem.clone(),
             started_in: Duration::ZERO,
             processes: Vec::new(),
         };
@@ -222,6 +224,11 @@ impl LocalCluster {
     /// The API server URL.
     pub fn server(&self) -> &str {
         &self.server
+    }
+
+    /// The cluster CA certificate (PEM) that clients must trust.
+    pub fn ca_pem(&self) -> &str {
+        &self.ca_pem
     }
 
     /// The state directory (PKI, etcd data, logs).

@@ -21,6 +21,19 @@ use std::path::PathBuf;
 pub use cluster::{LocalCluster, Options};
 pub use pki::KUBERNETES_SERVICE_IP;
 
+/// Waits for Ctrl-C (SIGINT), SIGTERM or SIGHUP, so that a command-line tool
+/// holding a cluster stops it however it is asked to stop.
+pub async fn shutdown_signal() -> std::io::Result<()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut terminate = signal(SignalKind::terminate())?;
+    let mut hangup = signal(SignalKind::hangup())?;
+    tokio::select! {
+        result = tokio::signal::ctrl_c() => result,
+        _ = terminate.recv() => Ok(()),
+        _ = hangup.recv() => Ok(()),
+    }
+}
+
 /// Why the local cluster could not be started or used.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {

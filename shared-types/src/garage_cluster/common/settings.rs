@@ -122,7 +122,7 @@ pub struct MonitoringSpec {
 
 /// One Prometheus relabeling rule, with the same fields and semantics as `relabel_config` in
 /// the Prometheus configuration
-/// (https://prometheus.io/docs/prometheus/latest/configuration/configuration/#relabel_config).
+/// (the `relabel_config` section of the Prometheus configuration documentation).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RelabelConfig {

@@ -28,7 +28,7 @@ async fn main() -> Result<()> {
         cluster.kubeconfig().display(),
         cluster.logs().display()
     );
-    tokio::signal::ctrl_c().await?;
+    localcluster::shutdown_signal().await?;
     drop(cluster);
     Ok(())
 }

@@ -1,0 +1,350 @@
+//! The error model of the Admin API client.
+//!
+//! Data safety drives it: only a 404 that Garage itself produced with a `NoSuch*` code means
+//! "absent". Everything else (a 503 during a quorum loss, a timeout, a body that does not
+//! parse, a 404 from something that is not Garage) is an unknown, and an unknown must never
+//! lead to creating or deleting anything.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// Body text kept in an error, at most: enough to diagnose, small enough for a condition.
+const MAX_EXCERPT: usize = 500;
+
+/// A failed Admin API call. Every variant names the endpoint (for example `GetBucketInfo`).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum GarageError {
+    /// Garage answered 404 with a `NoSuch*` code: the thing is proven absent.
+    #[error("{endpoint}: not found ({code}): {message}")]
+    NotFound {
+        /// The endpoint called.
+        endpoint: &'static str,
+        /// Garage's error code, such as `NoSuchBucket`.
+        code: String,
+        /// Garage's message.
+        message: String,
+    },
+    /// 409 `BucketNotEmpty`: the bucket still holds objects or unfinished uploads.
+    #[error("{endpoint}: the bucket is not empty: {message}")]
+    BucketNotEmpty {
+        /// The endpoint called.
+        endpoint: &'static str,
+        /// Garage's message.
+        message: String,
+    },
+    /// 409 for something that already exists (`BucketAlreadyExists`, `KeyAlreadyExists`, ...).
+    #[error("{endpoint}: already exists ({code}): {message}")]
+    AlreadyExists {
+        /// The endpoint called.
+        endpoint: &'static str,
+        /// Garage's error code.
+        code: String,
+        /// Garage's message.
+        message: String,
+    },
+    /// 503: Garage lacks a quorum, timed out internally or a remote node failed. Retry later;
+    /// this says nothing about whether the object exists.
+    #[error("{endpoint}: Garage is unavailable, retry later ({code}): {message}")]
+    Unavailable {
+        /// The endpoint called.
+        endpoint: &'static str,
+        /// Garage's error code (usually `ServiceUnavailable`).
+        code: String,
+        /// Garage's message.
+        message: String,
+    },
+    /// `ApplyClusterLayout` was given a version other than current + 1 (Garage reports it as a
+    /// generic 500). Re-read the layout and decide again; never guess the version.
+    #[error(
+        "{endpoint}: layout version {requested} is not current + 1{}: {message}",
+        current.map(|c| format!(" (current is {c})")).unwrap_or_default()
+    )]
+    LayoutVersionMismatch {
+        /// The endpoint called.
+        endpoint: &'static str,
+        /// The version the caller asked to apply.
+        requested: u64,
+        /// The current version, when it could be read back.
+        current: Option<u64>,
+        /// Garage's message.
+        message: String,
+    },
+    /// 400: Garage refused the request as invalid (also "nothing to skip" and layout
+    /// computation errors such as an unsatisfiable replication factor).
+    #[error("{endpoint}: bad request ({code}): {message}")]
+    BadRequest {
+        /// The endpoint called.
+        endpoint: &'static str,
+        /// Garage's error code.
+        code: String,
+        /// Garage's message.
+        message: String,
+    },
+    /// 401 or 403: the token is wrong, expired or lacks this endpoint in its scope.
+    #[error("{endpoint}: access denied (HTTP {status}, {code}): {message}")]
+    Forbidden {
+        /// The endpoint called.
+        endpoint: &'static str,
+        /// The HTTP status.
+        status: u16,
+        /// Garage's error code.
+        code: String,
+        /// Garage's message.
+        message: String,
+    },
+    /// Any other non-success status, including a 404 that did not come from Garage's error
+    /// model (a proxy, a wrong path): not proof of absence.
+    #[error("{endpoint}: HTTP {status} ({code}): {message}")]
+    Http {
+        /// The endpoint called.
+        endpoint: &'static str,
+        /// The HTTP status.
+        status: u16,
+        /// Garage's error code, or empty when the body was not Garage's error JSON.
+        code: String,
+        /// Garage's message, or an excerpt of the body.
+        message: String,
+    },
+    /// A 2xx answer whose body does not match the expected shape.
+    #[error("{endpoint}: the response body does not parse: {source}; body starts with: {excerpt}")]
+    Decode {
+        /// The endpoint called.
+        endpoint: &'static str,
+        /// The parse error.
+        source: serde_json::Error,
+        /// The beginning of the body.
+        excerpt: String,
+    },
+    /// A node-local call (`?node=`) that some nodes could not complete. The successes are
+    /// not dropped: callers that can use partial results get them from
+    /// [`crate::garage::NodeResults`] before asking for completeness.
+    #[error("{endpoint}: {} node(s) failed ({}), {succeeded} succeeded", failures.len(), summarize(failures))]
+    PartialFailure {
+        /// The endpoint called.
+        endpoint: &'static str,
+        /// Node id to Garage's error message, for every node that failed.
+        failures: BTreeMap<String, String>,
+        /// How many nodes answered successfully.
+        succeeded: usize,
+    },
+    /// A 2xx answer that parses but contradicts the API contract (for example a node-local
+    /// answer about a node that was not asked for).
+    #[error("{endpoint}: invalid response: {reason}")]
+    InvalidResponse {
+        /// The endpoint called.
+        endpoint: &'static str,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The call did not complete within the client's timeout.
+    #[error("{endpoint}: no answer within {after:?}")]
+    Timeout {
+        /// The endpoint called.
+        endpoint: &'static str,
+        /// The timeout that expired.
+        after: Duration,
+    },
+    /// The request could not be sent or the answer not read (connection refused, reset, ...).
+    #[error("{endpoint}: transport error: {source}")]
+    Transport {
+        /// The endpoint called.
+        endpoint: &'static str,
+        /// The underlying error; it holds the URL but never the token.
+        source: reqwest::Error,
+    },
+    /// The answer was larger than the client accepts.
+    #[error("{endpoint}: response larger than {limit} bytes")]
+    TooLarge {
+        /// The endpoint called.
+        endpoint: &'static str,
+        /// The limit, in bytes.
+        limit: usize,
+    },
+    /// The client was given an argument it cannot send (bad base URL, malformed node id, ...).
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+}
+
+impl GarageError {
+    /// True only when Garage proved the object absent (404 with a `NoSuch*` code).
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, Self::NotFound { .. })
+    }
+
+    /// True when the same call may succeed later without any change: 503, a timeout, or a
+    /// connection that could not be made or was cut. Callers report these as "waiting", not
+    /// "failed".
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            Self::Unavailable { .. } | Self::Timeout { .. } => true,
+            Self::Transport { source, .. } => {
+                source.is_connect() || source.is_timeout() || source.is_request()
+            }
+            // Per-node failures of node-local calls are almost always nodes being down.
+            Self::PartialFailure { .. } => true,
+            _ => false,
+        }
+    }
+
+    /// The endpoint the failed call was made to, when there was one.
+    pub fn endpoint(&self) -> Option<&'static str> {
+        match self {
+            Self::NotFound { endpoint, .. }
+            | Self::BucketNotEmpty { endpoint, .. }
+            | Self::AlreadyExists { endpoint, .. }
+            | Self::Unavailable { endpoint, .. }
+            | Self::LayoutVersionMismatch { endpoint, .. }
+            | Self::BadRequest { endpoint, .. }
+            | Self::Forbidden { endpoint, .. }
+            | Self::Http { endpoint, .. }
+            | Self::Decode { endpoint, .. }
+            | Self::PartialFailure { endpoint, .. }
+            | Self::InvalidResponse { endpoint, .. }
+            | Self::Timeout { endpoint, .. }
+            | Self::Transport { endpoint, .. }
+            | Self::TooLarge { endpoint, .. } => Some(endpoint),
+            Self::InvalidArgument(_) => None,
+        }
+    }
+
+    /// Maps a non-success answer to its variant. `body` is the raw response body.
+    pub(crate) fn from_status(endpoint: &'static str, status: u16, body: &[u8]) -> Self {
+        let parsed = serde_json::from_slice::<ErrorBody>(body).ok();
+        let garage_json = parsed.is_some();
+        let (code, message) = match parsed {
+            Some(b) => (b.code, excerpt(b.message.as_bytes())),
+            None => (String::new(), excerpt(body)),
+        };
+        match status {
+            // A 404 proves absence only when Garage's own error model says so.
+            404 if garage_json && code.starts_with("NoSuch") => Self::NotFound {
+                endpoint,
+                code,
+                message,
+            },
+            409 if code == "BucketNotEmpty" => Self::BucketNotEmpty { endpoint, message },
+            409 if code.ends_with("AlreadyExists") || code == "BucketAlreadyOwnedByYou" => {
+                Self::AlreadyExists {
+                    endpoint,
+                    code,
+                    message,
+                }
+            }
+            503 => Self::Unavailable {
+                endpoint,
+                code,
+                message,
+            },
+            400 => Self::BadRequest {
+                endpoint,
+                code,
+                message,
+            },
+            401 | 403 => Self::Forbidden {
+                endpoint,
+                status,
+                code,
+                message,
+            },
+            _ => Self::Http {
+                endpoint,
+                status,
+                code,
+                message,
+            },
+        }
+    }
+
+    pub(crate) fn decode(endpoint: &'static str, source: serde_json::Error, body: &[u8]) -> Self {
+        Self::Decode {
+            endpoint,
+            source,
+            excerpt: excerpt(body),
+        }
+    }
+
+    pub(crate) fn invalid(endpoint: &'static str, reason: impl Into<String>) -> Self {
+        Self::InvalidResponse {
+            endpoint,
+            reason: reason.into(),
+        }
+    }
+}
+
+/// Garage's error body: `{code, message, region, path}`.
+#[derive(Debug, serde::Deserialize)]
+struct ErrorBody {
+    code: String,
+    #[serde(default)]
+    message: String,
+}
+
+fn excerpt(body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(body);
+    let text = text.trim();
+    match text.char_indices().nth(MAX_EXCERPT) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
+    }
+}
+
+fn summarize(failures: &BTreeMap<String, String>) -> String {
+    failures
+        .iter()
+        .map(|(node, message)| format!("{}: {message}", short_id(node)))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// The first 16 hex digits, the form `garage status` prints.
+pub(crate) fn short_id(id: &str) -> &str {
+    id.get(..16).unwrap_or(id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn body(code: &str, message: &str) -> Vec<u8> {
+        serde_json::json!({"code": code, "message": message, "region": "garage", "path": "/v2/X"})
+            .to_string()
+            .into_bytes()
+    }
+
+    #[test]
+    fn only_garage_404_means_absent() {
+        let e = GarageError::from_status("GetBucketInfo", 404, &body("NoSuchBucket", "gone"));
+        assert!(e.is_not_found());
+        // A 404 from a proxy or a wrong path proves nothing.
+        let e = GarageError::from_status("GetBucketInfo", 404, b"<html>404</html>");
+        assert!(!e.is_not_found());
+        assert!(matches!(e, GarageError::Http { status: 404, .. }));
+        let e = GarageError::from_status("GetBucketInfo", 503, &body("ServiceUnavailable", "q"));
+        assert!(!e.is_not_found());
+        assert!(e.is_retryable());
+        let e = GarageError::from_status("GetBucketInfo", 500, &body("InternalError", "x"));
+        assert!(!e.is_not_found() && !e.is_retryable());
+    }
+
+    #[test]
+    fn conflicts_are_typed() {
+        let e = GarageError::from_status("DeleteBucket", 409, &body("BucketNotEmpty", "m"));
+        assert!(matches!(e, GarageError::BucketNotEmpty { .. }));
+        for code in [
+            "BucketAlreadyExists",
+            "KeyAlreadyExists",
+            "BucketAlreadyOwnedByYou",
+        ] {
+            let e = GarageError::from_status("ImportKey", 409, &body(code, "m"));
+            assert!(matches!(e, GarageError::AlreadyExists { .. }), "{code}");
+        }
+    }
+
+    #[test]
+    fn long_bodies_are_cut() {
+        let long = "x".repeat(5000);
+        let e = GarageError::from_status("GetClusterStatus", 502, long.as_bytes());
+        assert!(e.to_string().len() < 700);
+    }
+}
