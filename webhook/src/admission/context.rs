@@ -6,7 +6,8 @@
 //! a rule set needs must deny the request (fail closed) rather than pass an
 //! empty list, because an empty list would prove "no conflict".
 
-use k8s_openapi::api::core::v1::{Node, PersistentVolumeClaim};
+use k8s_openapi::api::core::v1::{Node, PersistentVolumeClaim, Pod};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::DeleteOptions;
 use shared_types::garage_cluster::v1beta2::GarageCluster;
 use shared_types::garage_node::GarageNode;
 
@@ -22,4 +23,19 @@ pub struct Context {
     pub persistent_volume_claims: Vec<PersistentVolumeClaim>,
     /// Kubernetes Nodes, for selector-based limits.
     pub nodes: Vec<Node>,
+    /// Pods in the namespace under review. GarageNode deletion (GN-D7) reads
+    /// them to prove that the managed workload of an acknowledged lost source
+    /// is gone before the GarageNode may disappear.
+    pub pods: Vec<Pod>,
+    /// `AdmissionRequest.options` of a DELETE under review. GarageNode
+    /// deletion (GN-D6, GN-D7) refuses foreground propagation, which would let
+    /// dependent workloads vanish before the finalizer proves the handoff.
+    /// `None` for other operations or when the request carried no options.
+    pub delete_options: Option<DeleteOptions>,
+    /// The API version the client addressed (`AdmissionRequest.requestKind.version`
+    /// when its group is `garage.rajsingh.info`, else `kind.version`). The
+    /// v1beta1 GarageCluster validator applies its conversion-transport rules
+    /// (G1-T1, G1-T2) only when this is `v1beta1` or unknown (`None`), because
+    /// under matchPolicy Equivalent it also sees every v1beta2 write (INV-8).
+    pub requested_version: Option<String>,
 }

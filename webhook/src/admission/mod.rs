@@ -8,7 +8,12 @@
 //! appears in the denial message, so a user can look the rule up and a test
 //! can assert which rule fired.
 
+pub mod cluster;
 mod context;
+pub mod defaults;
+pub mod node;
+pub mod pvc_guard;
+pub mod shared;
 mod verdict;
 
 pub use context::Context;

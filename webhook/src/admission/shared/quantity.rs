@@ -103,6 +103,7 @@ pub fn format_bytes(milli: i128) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
 
@@ -133,6 +134,6 @@ mod tests {
     #[test]
     fn milli_units_keep_sub_unit_values() {
         assert_eq!(milli_value(&q("500m")), Some(500));
-        assert_eq!(format_bytes(700 * 1000 << 30), "700Gi");
+        assert_eq!(format_bytes((700 * 1000) << 30), "700Gi");
     }
 }

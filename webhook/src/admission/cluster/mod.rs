@@ -1,0 +1,287 @@
+//! GarageCluster admission rules (rulebook §2.A hub, §2.B spoke, §2.C
+//! scale), extended by the node-local-pool (seed 000) and
+//! VolumeAttributesClass (seed 002) designs, which win over the rulebook.
+//!
+//! Entry points:
+//!
+//! - [`validate_cluster`]: a v1beta2 (hub) GarageCluster CREATE, UPDATE or
+//!   DELETE.
+//! - [`validate_cluster_v1beta1`]: the v1beta1 (spoke) projection of the
+//!   same write. With matchPolicy Equivalent the API server calls both
+//!   validators for every write (§1.5); the stricter side wins.
+//! - [`validate_scale`]: an UPDATE of the `/scale` subresource.
+//!
+//! Every rule is a pure function of the review and the [`Context`]
+//! snapshot. Unlike the Go operator, which stops at the first error, every
+//! broken rule is reported, so a user fixes a manifest in one round trip.
+//! Decisions on the rulebook's quirks are recorded in
+//! `docs/compatibility/admission-cluster.md`.
+
+pub mod deletion;
+pub mod federation;
+pub mod immutability;
+pub mod layout;
+pub mod names;
+pub mod network;
+pub mod node_local_pools;
+pub mod pool_update;
+pub mod removal;
+pub mod scale;
+pub mod spoke;
+mod spoke_update;
+pub mod storage;
+pub mod tiers;
+pub mod topology;
+pub mod transport;
+pub mod volumes;
+
+#[cfg(test)]
+mod tests;
+#[cfg(test)]
+mod tests_pools;
+#[cfg(test)]
+mod tests_update;
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::EnvVar;
+use shared_types::garage_cluster::v1beta2::{self, GarageCluster, GarageClusterSpec};
+use shared_types::keys::label::RESERVED_POD_LABELS;
+
+use super::shared::env::RESERVED_ENV;
+use super::shared::labels::check_pod_labels_update;
+use super::shared::names::{is_label_value, is_qualified_name};
+use super::shared::services::check_consul;
+use super::shared::{Problem, deny_all};
+use super::{Context, Operation, Review, Verdict};
+
+pub use scale::{ScaleRequest, validate_scale};
+pub use spoke::validate_cluster_v1beta1;
+
+/// Validates a v1beta2 GarageCluster write.
+///
+/// CREATE runs the shape rules (GC-C*, warnings GC-W*) and the seed-000
+/// cross-cluster checks against `ctx`; UPDATE builds a validation copy that
+/// tolerates unchanged released values (GC-U1..U9), runs the shape rules on
+/// it and then the immutability and safe-sequencing rules (GC-U10..U14,
+/// GC-S1..S11, GC-VAC-1); DELETE runs GC-D1..D11.
+pub fn validate_cluster(review: Review<'_, v1beta2::GarageCluster>, ctx: &Context) -> Verdict {
+    let mut verdict = Verdict::new();
+    match (review.operation, review.old, review.new) {
+        (Operation::Create, _, Some(new)) => create(new, ctx, &mut verdict),
+        (Operation::Update, Some(old), Some(new)) => update(old, new, ctx, &mut verdict),
+        (Operation::Delete, old, _) => deletion::check(old, ctx, &mut verdict),
+        _ => verdict.deny(
+            "GC-REQ",
+            "request",
+            "the admission request lacks the object its operation needs",
+        ),
+    }
+    verdict
+}
+
+/// The create-time rules (§2.A.a, §2.A.b) on `c`.
+fn shape_rules(
+    c: &GarageCluster,
+    legacy: bool,
+    strict_labels: bool,
+    check_names: bool,
+    verdict: &mut Verdict,
+) {
+    let spec = &c.spec;
+    if check_names {
+        names::check(
+            c.metadata.name.as_deref().unwrap_or_default(),
+            spec,
+            verdict,
+        );
+    }
+    network::check_shape(spec, legacy, verdict);
+    let (problems, warnings) = check_consul(spec.discovery.as_ref());
+    deny_all(verdict, "GC-C4", problems);
+    warnings.into_iter().for_each(|w| verdict.warn(w));
+    federation::check_shape(c, legacy, verdict);
+    storage::check_templates(spec, strict_labels, verdict);
+    storage::check_claim_templates(spec, verdict);
+    transport::check_reserved(c, verdict);
+    topology::check_tiers(spec, verdict);
+    topology::check_replica_bounds(spec, verdict);
+    layout::check_shape(spec, verdict);
+    node_local_pools::check_shape(spec, verdict);
+    storage::check_default_group(spec, verdict);
+    storage::check_gateway_metadata(spec, verdict);
+    topology::check_connect_to(
+        c.metadata.namespace.as_deref().unwrap_or_default(),
+        spec,
+        legacy,
+        verdict,
+    );
+    storage::warnings(spec, verdict);
+    federation::warnings(c, verdict);
+    layout::warnings(spec, verdict);
+    network::warnings(spec, verdict);
+}
+
+fn create(new: &GarageCluster, ctx: &Context, verdict: &mut Verdict) {
+    shape_rules(new, false, true, true, verdict);
+    transport::check_budget(None, new, verdict);
+    node_local_pools::check_exclusive_paths(new, None, ctx, verdict);
+    node_local_pools::check_limits(new, None, ctx, verdict);
+}
+
+fn clean_labels(labels: &mut Option<BTreeMap<String, String>>) {
+    if let Some(l) = labels.as_mut() {
+        l.retain(|k, v| {
+            is_qualified_name(k) && is_label_value(v) && !RESERVED_POD_LABELS.contains(&k.as_str())
+        });
+    }
+}
+
+/// GC-U4: SH-13 update rules for every pod-label map; the copy keeps only
+/// valid, non-reserved labels.
+fn grandfather_labels(
+    old: &GarageClusterSpec,
+    new: &GarageClusterSpec,
+    copy: &mut GarageClusterSpec,
+    verdict: &mut Verdict,
+) {
+    let mut judge = |field: &str,
+                     o: Option<&BTreeMap<String, String>>,
+                     n: Option<&BTreeMap<String, String>>| {
+        let (p, w) = check_pod_labels_update(field, o, n);
+        deny_all(verdict, "GC-U4", p);
+        w.into_iter().for_each(|w| verdict.warn(w));
+    };
+    let os = old.storage.as_ref();
+    if let Some(ns) = new.storage.as_ref() {
+        judge(
+            "spec.storage.podLabels",
+            os.and_then(|s| s.pod_labels.as_ref()),
+            ns.pod_labels.as_ref(),
+        );
+        for (i, p) in ns.node_local_pools.iter().flatten().enumerate() {
+            let op = os
+                .and_then(|s| s.node_local_pools.as_ref())
+                .and_then(|ps| ps.iter().find(|o| o.name == p.name));
+            judge(
+                &format!("spec.storage.nodeLocalPools[{i}].podTemplate.podLabels"),
+                op.and_then(|o| o.pod_template.as_ref())
+                    .and_then(|t| t.pod_labels.as_ref()),
+                p.pod_template.as_ref().and_then(|t| t.pod_labels.as_ref()),
+            );
+        }
+    }
+    if let Some(ng) = new.gateway.as_ref() {
+        judge(
+            "spec.gateway.podLabels",
+            old.gateway.as_ref().and_then(|g| g.pod_labels.as_ref()),
+            ng.pod_labels.as_ref(),
+        );
+    }
+    if let Some(s) = copy.storage.as_mut() {
+        clean_labels(&mut s.pod_labels);
+        for p in s.node_local_pools.iter_mut().flatten() {
+            if let Some(t) = p.pod_template.as_mut() {
+                clean_labels(&mut t.pod_labels);
+            }
+        }
+    }
+    if let Some(g) = copy.gateway.as_mut() {
+        clean_labels(&mut g.pod_labels);
+    }
+}
+
+/// SH-12 (simplified): a released reserved env entry may stay byte-for-byte
+/// unchanged or be removed; the copy drops tolerated entries.
+fn grandfather_env(
+    field: &str,
+    rule: &'static str,
+    old: Option<&Vec<EnvVar>>,
+    new: Option<&Vec<EnvVar>>,
+    copy: Option<&mut Vec<EnvVar>>,
+    verdict: &mut Verdict,
+) {
+    let mut remaining: Vec<&EnvVar> = old
+        .into_iter()
+        .flatten()
+        .filter(|e| RESERVED_ENV.contains(&e.name.as_str()))
+        .collect();
+    let mut kept = false;
+    let mut problems = Vec::new();
+    for (i, e) in new.into_iter().flatten().enumerate() {
+        if !RESERVED_ENV.contains(&e.name.as_str()) {
+            continue;
+        }
+        match remaining.iter().position(|o| *o == e) {
+            Some(j) => {
+                remaining.remove(j);
+                kept = true;
+            }
+            None => problems.push(Problem::new(format!("{field}.env[{i}]"), format!("{field}.env[{i}] introduces or changes operator-reserved {}; a released unsafe entry may only remain byte-for-byte unchanged or be removed", e.name))),
+        }
+    }
+    let tolerated = problems.is_empty() && kept;
+    deny_all(verdict, rule, problems);
+    if tolerated {
+        verdict.warn(format!("{field} retains unchanged released environment entries that could override operator-reserved Garage settings; the operator ignores them and they should be removed"));
+        if let Some(c) = copy {
+            c.retain(|e| !RESERVED_ENV.contains(&e.name.as_str()));
+        }
+    }
+}
+
+fn update(old: &GarageCluster, new: &GarageCluster, ctx: &Context, verdict: &mut Verdict) {
+    let (os, ns) = (&old.spec, &new.spec);
+    let mut copy = new.clone();
+    let name = new.metadata.name.as_deref().unwrap_or_default();
+    let grandfathered = names::check_update(
+        name,
+        os,
+        ns,
+        new.metadata.deletion_timestamp.is_some(),
+        verdict,
+    );
+    storage::grandfather_claim_templates(os, ns, &mut copy.spec, verdict);
+    storage::grandfather_manual_gateway_metadata(os, ns, &mut copy.spec, verdict);
+    grandfather_labels(os, ns, &mut copy.spec, verdict);
+    grandfather_env(
+        "spec.storage",
+        "GC-C8",
+        os.storage.as_ref().and_then(|s| s.env.as_ref()),
+        ns.storage.as_ref().and_then(|s| s.env.as_ref()),
+        copy.spec.storage.as_mut().and_then(|s| s.env.as_mut()),
+        verdict,
+    );
+    grandfather_env(
+        "spec.gateway",
+        "GC-C9",
+        os.gateway.as_ref().and_then(|g| g.env.as_ref()),
+        ns.gateway.as_ref().and_then(|g| g.env.as_ref()),
+        copy.spec.gateway.as_mut().and_then(|g| g.env.as_mut()),
+        verdict,
+    );
+    topology::grandfather_replicas(os, ns, &mut copy.spec, verdict);
+    topology::grandfather_tier_shapes(os, ns, &mut copy.spec, verdict);
+    transport::grandfather(old, new, &mut copy, verdict);
+    let legacy = os == ns;
+    shape_rules(&copy, legacy, false, !grandfathered, verdict);
+    transport::check_budget(Some(old), new, verdict);
+    network::check_admin_port(os, ns, verdict);
+    network::check_rpc_identity(old, new, verdict);
+    immutability::check_drain_freeze(old, new, verdict);
+    immutability::check_rollout_freeze(old, new, verdict);
+    topology::check_ownership(
+        new.metadata.namespace.as_deref().unwrap_or_default(),
+        name,
+        os,
+        ns,
+        verdict,
+    );
+    volumes::check_update(os, ns, verdict);
+    layout::check_policy_update(os, ns, verdict);
+    pool_update::check_update(os, ns, verdict);
+    removal::check(old, ns, verdict);
+    layout::check_factor(os, new, verdict);
+    node_local_pools::check_exclusive_paths(new, Some(os), ctx, verdict);
+    node_local_pools::check_limits(new, Some(os), ctx, verdict);
+}

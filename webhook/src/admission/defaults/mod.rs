@@ -1,0 +1,18 @@
+//! Webhook defaulting (rulebook §3.1, `DEF-*`) and the JSON patch the
+//! mutating webhook returns.
+//!
+//! Only what §3.1 assigns to the webhook is set here; the CRD's structural
+//! defaults (§3.2) are applied by the API server and are not repeated, so an
+//! object written by a client keeps exactly the values the schema and these
+//! defaulters give it.
+
+mod cluster;
+mod node;
+mod patch;
+
+pub use cluster::{default_cluster, default_cluster_v1beta1};
+pub use node::default_node;
+pub use patch::patch;
+
+#[cfg(test)]
+mod tests;

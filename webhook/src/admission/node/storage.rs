@@ -1,0 +1,206 @@
+//! GN-C21 storage rules of a managed StatefulSet GarageNode and the volume
+//! source rules (GN-VS), including the VolumeAttributesClass shape rules of
+//! seed 002 (GN-VAC1, GN-VAC2: defence in depth beside the CRD's CEL).
+
+use super::facts::is_gateway;
+use super::grammar::{garage_duration_seconds, selector_error};
+use super::{Step, deny};
+use shared_types::common::VolumeType;
+use shared_types::garage_node::{GarageNode, NodeVolumeConfig};
+
+/// Shortest metadata snapshot interval Garage accepts.
+const MIN_SNAPSHOT_SECONDS: f64 = 600.0;
+
+/// `existingClaim`, treating an empty string as unset (as the CEL rules do).
+pub fn claim(vol: &NodeVolumeConfig) -> Option<&str> {
+    vol.existing_claim.as_deref().filter(|c| !c.is_empty())
+}
+
+/// True for an EmptyDir volume.
+pub fn is_empty_dir(vol: &NodeVolumeConfig) -> bool {
+    vol.type_ == Some(VolumeType::EmptyDir)
+}
+
+/// True when the volume names a real Kubernetes volume source.
+pub fn has_source(vol: &NodeVolumeConfig) -> bool {
+    is_empty_dir(vol) || claim(vol).is_some() || vol.size.is_some()
+}
+
+/// True for a released `readOnly: true` entry that names no volume source.
+pub fn is_read_only_only(vol: &NodeVolumeConfig) -> bool {
+    vol.read_only == Some(true) && !has_source(vol)
+}
+
+fn non_empty<T>(v: &Option<Vec<T>>) -> bool {
+    v.as_ref().is_some_and(|v| !v.is_empty())
+}
+
+/// GN-C21 storage part (metadata, data, dataPaths, snapshot interval).
+pub fn check(node: &GarageNode, warnings: &mut Vec<String>) -> Step {
+    let Some(storage) = &node.spec.storage else {
+        return Ok(());
+    };
+    if let Some(interval) = &storage.metadata_auto_snapshot_interval {
+        let field = "spec.storage.metadataAutoSnapshotInterval";
+        match garage_duration_seconds(interval) {
+            None => {
+                return Err(deny(
+                    "GN-C21",
+                    field,
+                    format!(
+                        "{interval:?} must be a Garage duration such as '10m', '1h', or '1h 30m'"
+                    ),
+                ));
+            }
+            Some(seconds) if seconds < MIN_SNAPSHOT_SECONDS => {
+                return Err(deny(
+                    "GN-C21",
+                    field,
+                    format!("{interval:?} must be at least 600 seconds (10m)"),
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    let read_only_msg = "readOnly applies only to multi-HDD storage.dataPaths[] entries; remove it";
+    if let Some(metadata) = &storage.metadata {
+        if metadata.read_only == Some(true) {
+            return Err(deny(
+                "GN-C21",
+                "spec.storage.metadata.readOnly",
+                read_only_msg,
+            ));
+        }
+        volume_source("spec.storage.metadata", metadata, warnings)?;
+    }
+    let has_paths = non_empty(&storage.data_paths);
+    if storage.data.is_some() && has_paths {
+        return Err(deny(
+            "GN-C21",
+            "spec.storage",
+            "storage.data and storage.dataPaths are mutually exclusive; use dataPaths for several disks",
+        ));
+    }
+    if let Some(data) = &storage.data {
+        if is_gateway(node) {
+            return Err(deny(
+                "GN-C21",
+                "spec.storage.data",
+                "storage.data is not allowed on gateway nodes, which store no blocks",
+            ));
+        }
+        if data.read_only == Some(true) {
+            return Err(deny("GN-C21", "spec.storage.data.readOnly", read_only_msg));
+        }
+        volume_source("spec.storage.data", data, warnings)?;
+    }
+    if has_paths {
+        if is_gateway(node) {
+            return Err(deny(
+                "GN-C21",
+                "spec.storage.dataPaths",
+                "storage.dataPaths is not allowed on gateway nodes, which store no blocks",
+            ));
+        }
+        for (i, path) in storage.data_paths.iter().flatten().enumerate() {
+            volume_source(&format!("spec.storage.dataPaths[{i}]"), path, warnings)?;
+        }
+    }
+    if !is_gateway(node) && storage.data.is_none() && !has_paths {
+        return Err(deny(
+            "GN-C21",
+            "spec.storage.data",
+            "storage.data or storage.dataPaths is required for storage nodes",
+        ));
+    }
+    Ok(())
+}
+
+/// GN-VS: one volume names exactly one kind of source, with only the fields
+/// that source uses.
+pub fn volume_source(field: &str, vol: &NodeVolumeConfig, warnings: &mut Vec<String>) -> Step {
+    let fail = |sub: &str, msg: String| Err(deny("GN-VS", format!("{field}.{sub}"), msg));
+    if is_empty_dir(vol) {
+        let emptydir = |sub: &str| {
+            format!(
+                "{sub}: not allowed with EmptyDir type; remove it or use a PersistentVolumeClaim"
+            )
+        };
+        if claim(vol).is_some() {
+            return fail("existingClaim", emptydir("existingClaim"));
+        }
+        if vol.storage_class_name.is_some() {
+            return fail("storageClassName", emptydir("storageClassName"));
+        }
+        if vol.selector.is_some() {
+            return fail("selector", emptydir("selector"));
+        }
+        if non_empty(&vol.access_modes) {
+            return fail("accessModes", emptydir("accessModes"));
+        }
+        if vol.labels.is_some() {
+            return fail("labels", emptydir("labels"));
+        }
+        if vol.annotations.is_some() {
+            return fail("annotations", emptydir("annotations"));
+        }
+        if vol.volume_attributes_class_name.is_some() {
+            return Err(deny(
+                "GN-VAC2",
+                format!("{field}.volumeAttributesClassName"),
+                "volumeAttributesClassName is only valid for PersistentVolumeClaim volumes; remove it or drop type: EmptyDir",
+            ));
+        }
+        return Ok(());
+    }
+    if claim(vol).is_none() && vol.size.is_none() {
+        return Err(deny(
+            "GN-VS",
+            field,
+            format!(
+                "{field} must specify existingClaim, size, or type=EmptyDir (readOnly does not provide a Kubernetes volume)"
+            ),
+        ));
+    }
+    if let Some(name) = claim(vol) {
+        let user_managed = |sub: &str| {
+            format!(
+                "{sub} cannot be combined with existingClaim {name:?}: the claim is already bound or user-managed; remove {sub}"
+            )
+        };
+        if vol.storage_class_name.is_some() {
+            return fail("storageClassName", user_managed("storageClassName"));
+        }
+        if vol.selector.is_some() {
+            return fail("selector", user_managed("selector"));
+        }
+        if non_empty(&vol.access_modes) {
+            return fail("accessModes", user_managed("accessModes"));
+        }
+        if vol.labels.is_some() {
+            return fail("labels", user_managed("labels"));
+        }
+        if vol.annotations.is_some() {
+            return fail("annotations", user_managed("annotations"));
+        }
+        if vol.volume_attributes_class_name.is_some() {
+            return Err(deny(
+                "GN-VAC1",
+                format!("{field}.volumeAttributesClassName"),
+                "volumeAttributesClassName cannot be combined with existingClaim: the referenced claim is user-managed; set the class on that claim yourself",
+            ));
+        }
+    }
+    if let Some(selector) = &vol.selector
+        && let Some(why) = selector_error(selector)
+    {
+        return fail(
+            "selector",
+            format!("invalid PersistentVolume label selector: {why}"),
+        );
+    }
+    if vol.selector.is_some() && vol.volume_attributes_class_name.is_some() {
+        warnings.push(format!("{field}: a statically bound PersistentVolume must itself carry spec.volumeAttributesClassName matching volumeAttributesClassName, or the claim will not bind [GN-W9]"));
+    }
+    Ok(())
+}

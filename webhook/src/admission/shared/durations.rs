@@ -1,0 +1,188 @@
+//! Garage configuration values: SH-5 RPC durations, SH-6 metadata snapshot
+//! interval, SH-7 compression level, SH-8 positive quantities.
+
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+
+use super::Problem;
+use super::quantity::milli_value;
+
+/// Parses a Go `time.Duration` string ("1ms", "1m30s", "-1.5h") into
+/// nanoseconds (as f64: only the ≥ 1 ms bound is checked).
+pub fn go_duration_nanos(s: &str) -> Option<f64> {
+    let (neg, mut rest) = match s.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, s.strip_prefix('+').unwrap_or(s)),
+    };
+    if rest == "0" {
+        return Some(0.0);
+    }
+    if rest.is_empty() {
+        return None;
+    }
+    let mut total = 0.0;
+    while !rest.is_empty() {
+        let n = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        if n == 0 {
+            return None;
+        }
+        let value: f64 = rest[..n].parse().ok()?;
+        rest = &rest[n..];
+        let u = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
+        let unit = match &rest[..u] {
+            "ns" => 1.0,
+            "us" | "µs" | "μs" => 1e3,
+            "ms" => 1e6,
+            "s" => 1e9,
+            "m" => 60e9,
+            "h" => 3600e9,
+            _ => return None,
+        };
+        total += value * unit;
+        rest = &rest[u..];
+    }
+    Some(if neg { -total } else { total })
+}
+
+/// SH-5: an RPC timeout must be a duration of at least 1ms.
+pub fn check_rpc_duration(field: &str, value: &str) -> Option<Problem> {
+    match go_duration_nanos(value) {
+        Some(n) if n >= 1e6 => None,
+        Some(_) => Some(Problem::new(
+            field,
+            format!("{value:?} must be at least 1ms"),
+        )),
+        None => Some(Problem::new(
+            field,
+            format!("{value:?} is not a duration such as '500ms' or '30s'"),
+        )),
+    }
+}
+
+/// Parses Garage's systemd-style duration ("10m", "1h 30m", "0.5h") into
+/// seconds.
+pub fn garage_duration_secs(s: &str) -> Option<f64> {
+    let mut rest = s.trim_start();
+    if rest.is_empty() {
+        return None;
+    }
+    let mut total = 0.0;
+    while !rest.is_empty() {
+        let n = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let number = &rest[..n];
+        if number.is_empty()
+            || number.starts_with('.')
+            || number.ends_with('.')
+            || number.matches('.').count() > 1
+        {
+            return None;
+        }
+        let value: f64 = number.parse().ok()?;
+        rest = rest[n..].trim_start();
+        let u = rest
+            .find(|c: char| !c.is_ascii_alphabetic())
+            .unwrap_or(rest.len());
+        let unit = match &rest[..u] {
+            "ns" => 1e-9,
+            "us" => 1e-6,
+            "ms" => 1e-3,
+            "s" => 1.0,
+            "m" => 60.0,
+            "h" => 3600.0,
+            "d" => 86400.0,
+            "w" => 7.0 * 86400.0,
+            "M" => 30.44 * 86400.0,
+            "y" => 365.25 * 86400.0,
+            _ => return None,
+        };
+        total += value * unit;
+        rest = rest[u..].trim_start();
+    }
+    Some(total)
+}
+
+/// SH-6: the metadata snapshot interval, if set, is a Garage duration of at
+/// least 10 minutes.
+pub fn check_snapshot_interval(field: &str, value: &str) -> Option<Problem> {
+    if value.is_empty() {
+        return None;
+    }
+    match garage_duration_secs(value) {
+        Some(s) if s >= 600.0 => None,
+        Some(_) => Some(Problem::new(
+            field,
+            format!("{value:?} must be at least 600 seconds (10m)"),
+        )),
+        None => Some(Problem::new(
+            field,
+            format!("{value:?} must be a Garage duration such as '10m', '1h', or '1h 30m'"),
+        )),
+    }
+}
+
+/// SH-7: `none` or an integer in [-99, 22].
+pub fn check_compression_level(field: &str, value: &str) -> Option<Problem> {
+    if value == "none" {
+        return None;
+    }
+    match value.parse::<i64>() {
+        Ok(v) if (-99..=22).contains(&v) => None,
+        _ => Some(Problem::new(
+            field,
+            format!("{value:?} must be 'none' or an integer between -99 and 22"),
+        )),
+    }
+}
+
+/// SH-8: a set quantity must be greater than zero.
+pub fn check_positive(field: &str, q: Option<&Quantity>) -> Option<Problem> {
+    let q = q?;
+    match milli_value(q) {
+        Some(v) if v > 0 => None,
+        _ => Some(Problem::new(
+            field,
+            format!("{field} must be greater than zero (got {:?})", q.0),
+        )),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sh5_rpc_durations() {
+        assert!(check_rpc_duration("f", "1ms").is_none());
+        assert!(check_rpc_duration("f", "999999ns").is_some());
+        assert!(check_rpc_duration("f", "1m30s").is_none());
+        assert!(check_rpc_duration("f", "soon").is_some());
+    }
+
+    #[test]
+    fn sh6_snapshot_intervals() {
+        for ok in ["600s", "10m", "1h 30m", "0.5h", "6h"] {
+            assert!(check_snapshot_interval("f", ok).is_none(), "{ok}");
+        }
+        for bad in ["599s", "9m 59s", "5m", "invalid"] {
+            assert!(check_snapshot_interval("f", bad).is_some(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn sh7_sh8_levels_and_quantities() {
+        assert!(check_compression_level("f", "none").is_none());
+        assert!(check_compression_level("f", "0").is_none());
+        for bad in ["-100", "23", "bogus"] {
+            assert!(check_compression_level("f", bad).is_some(), "{bad}");
+        }
+        assert!(check_positive("f", Some(&Quantity("1Mi".into()))).is_none());
+        assert!(check_positive("f", Some(&Quantity("-1Mi".into()))).is_some());
+        assert!(check_positive("f", None).is_none());
+    }
+}
