@@ -1,4 +1,14 @@
 //! garage-reconciler: the controllers that run Garage on Kubernetes, and the Garage Admin API
 //! client they drive it through.
+//!
+//! - [`desired`]: pure builders from a GarageCluster to the objects the reconciler owns.
+//! - [`layout`]: the pure layout planner ([`layout::plan_layout`]).
+//! - [`controller`]: the kube-runtime controllers that read, plan and write.
+//! - [`garage`]: the typed Admin API v2 client.
 
+pub mod controller;
+pub mod desired;
 pub mod garage;
+pub mod layout;
+pub mod leader;
+pub mod names;

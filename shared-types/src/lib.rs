@@ -21,4 +21,5 @@ pub mod garage_key;
 pub mod garage_node;
 pub mod garage_reference_grant;
 pub mod keys;
+pub mod quantity;
 pub mod schema;

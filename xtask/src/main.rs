@@ -6,6 +6,7 @@
 
 mod crds;
 mod demo;
+mod fuzz;
 mod test;
 mod tools;
 
@@ -16,6 +17,7 @@ const USAGE: &str = "usage: cargo xtask <command>
 commands:
   tools [--check]  build the pinned Kubernetes, etcd, garage and helm binaries once per version
   crds [--check]   write crds/*.yaml from the Rust types (--check: fail on drift)
+  fuzz [--seconds N]  run the webhook's fuzz targets for a bounded time (nightly)
   test             run every test: formatting, lints, CRD drift, workspace tests
   demo             start a local cluster with 3 nodes and the CRDs, until Ctrl-C";
 
@@ -26,6 +28,7 @@ fn main() -> Result<()> {
         Some("crds") => crds::run(&rest),
         Some("test") => test::run(&rest),
         Some("tools") => tools::run(&rest),
+        Some("fuzz") => fuzz::run(&rest),
         Some("demo") => demo::run(&rest),
         Some("help") | Some("--help") | Some("-h") | None => {
             println!("{USAGE}");

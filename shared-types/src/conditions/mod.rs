@@ -250,6 +250,13 @@ mod tests {
 
     /// Every reason declared in this module.
     const REASONS: &[&str] = &[
+        r::REASON_CLUSTER_READY,
+        r::REASON_NOT_ALL_REPLICAS_READY,
+        r::REASON_STORAGE_TOPOLOGY_NOT_READY,
+        r::REASON_LAYOUT_NOT_READY,
+        r::REASON_ROLE_REMOVAL_UNAVAILABLE,
+        r::REASON_IDENTITY_CHANGED,
+        r::REASON_FOREIGN_STAGED_CHANGES,
         r::REASON_RECONCILE_SUCCESS,
         r::REASON_RECONCILE_FAILED,
         r::REASON_RECONCILE_IN_PROGRESS,

@@ -255,3 +255,26 @@ pub const REASON_GRANT_PRESENT: &str = "GrantPresent";
 pub const REASON_ACTIVE_REFERENCES: &str = "ActiveReferences";
 /// `NoReferences`: nothing relies on the grant at the moment (`InUse=False`).
 pub const REASON_NO_REFERENCES: &str = "NoReferences";
+
+// --- GarageCluster readiness and layout (Rust reconciler) ---
+
+/// `ClusterReady`: reason of `Ready=True` on a `GarageCluster`.
+pub const REASON_CLUSTER_READY: &str = "ClusterReady";
+/// `NotAllReplicasReady`: some storage members have no ready pod or no known node ID yet
+/// (`Ready=False`).
+pub const REASON_NOT_ALL_REPLICAS_READY: &str = "NotAllReplicasReady";
+/// `StorageTopologyNotReady`: members are still joining the layout (`Ready=False`).
+pub const REASON_STORAGE_TOPOLOGY_NOT_READY: &str = "StorageTopologyNotReady";
+/// `LayoutNotReady`: the layout cannot be changed safely right now (unsettled history, staged
+/// changes the operator did not make) or Garage does not report healthy (`Ready=False`).
+pub const REASON_LAYOUT_NOT_READY: &str = "LayoutNotReady";
+/// `RoleRemovalUnavailable`: a storage scale-down was requested, but removing a role needs a
+/// prepared deletion with a drain proof, which this operator version does not implement, so
+/// nothing is removed (`StorageScaleDownBlocked=True`).
+pub const REASON_ROLE_REMOVAL_UNAVAILABLE: &str = "RoleRemovalUnavailable";
+/// `IdentityChanged`: a member's pod reports a Garage node ID other than the one recorded for
+/// it; the new identity is not put into the layout (`Ready=False` on the `GarageNode`).
+pub const REASON_IDENTITY_CHANGED: &str = "IdentityChanged";
+/// `ForeignStagedChanges`: Garage's staging area holds changes the operator did not make; it
+/// will not apply over them (`Ready=False`).
+pub const REASON_FOREIGN_STAGED_CHANGES: &str = "ForeignStagedChanges";

@@ -281,3 +281,7 @@ pub const ANNOTATION_PVC_RESERVATION_NONCE: &str = "garage.rajsingh.info/pvc-res
 /// probe Pod.
 pub const ANNOTATION_NODE_LOCAL_CAPABILITY_CLUSTER_UID: &str =
     "garage.rajsingh.info/node-local-capability-cluster-uid";
+/// Digest of the desired state the operator last rendered into a Service, PDB, Secret or
+/// `GarageNode` it owns. The operator compares it instead of the live fields (which the API
+/// server defaults), so a converged object is never rewritten.
+pub const ANNOTATION_RENDERED_HASH: &str = "garage.rajsingh.info/rendered-hash";

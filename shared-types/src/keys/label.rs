@@ -112,3 +112,27 @@ pub const RESERVED_POD_LABELS: &[&str] = &[
     LABEL_NODE_LOCAL_POOL,
     LABEL_KUBERNETES_NODE,
 ];
+
+/// Values the operator writes into the labels above. Declared here so that selectors and
+/// builders never spell them.
+pub mod value {
+    /// Value of [`LABEL_APP_NAME`](super::LABEL_APP_NAME) on everything the operator runs.
+    pub const APP_NAME_GARAGE: &str = "garage";
+    /// Value of [`LABEL_APP_MANAGED_BY`](super::LABEL_APP_MANAGED_BY) on workloads, Services,
+    /// ConfigMaps, Secrets, PDBs and Pods.
+    pub const MANAGED_BY_OPERATOR: &str = "garage-operator";
+    /// Value of [`LABEL_APP_MANAGED_BY`](super::LABEL_APP_MANAGED_BY) on the `GarageNode`s the
+    /// operator generates (a different value than on workloads, kept for compatibility).
+    pub const MANAGED_BY_GENERATED_NODE: &str = "operator";
+    /// Value of [`LABEL_TIER`](super::LABEL_TIER) and
+    /// [`LABEL_APP_COMPONENT`](super::LABEL_APP_COMPONENT) for the storage tier.
+    pub const TIER_STORAGE: &str = "storage";
+    /// Value of [`LABEL_TIER`](super::LABEL_TIER) for the gateway tier.
+    pub const TIER_GATEWAY: &str = "gateway";
+    /// Value of [`LABEL_APP_COMPONENT`](super::LABEL_APP_COMPONENT) on per-`GarageNode`
+    /// workloads.
+    pub const COMPONENT_NODE: &str = "node";
+    /// Value of [`LABEL_STORAGE_GROUP`](super::LABEL_STORAGE_GROUP) for the default
+    /// (StatefulSet/PVC) storage group.
+    pub const STORAGE_GROUP_DEFAULT: &str = "default";
+}

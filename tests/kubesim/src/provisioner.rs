@@ -31,13 +31,18 @@ use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use kube::{Api, Client, Resource, ResourceExt};
+use shared_types::quantity::QuantityValue;
 use tokio::task::JoinHandle;
 
 use crate::{DRIVER_NAME, STORAGE_CLASS};
 
-mod quantity;
-
-use quantity::bytes;
+/// The size a storage quantity stands for, in bytes rounded up; `None` (less
+/// than every size) when absent, unparsable or negative, so that such a
+/// value never looks like room to grow into.
+fn bytes(quantity: Option<&Quantity>) -> Option<u128> {
+    let value = QuantityValue::try_from(quantity?).ok()?.value()?;
+    u128::try_from(value).ok()
+}
 
 /// Set by the scheduler on a `WaitForFirstConsumer` claim once it has picked
 /// the node of the first Pod that uses it.
@@ -544,5 +549,31 @@ async fn publish(
     // to record one must not fail the step it describes.
     if let Err(error) = ctx.recorder.publish(&event, &claim.object_ref(&())).await {
         tracing::debug!(%error, reason, "could not publish event");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn q(text: &str) -> Quantity {
+        Quantity(text.to_string())
+    }
+
+    #[test]
+    fn sizes_compare_in_whole_bytes() {
+        assert_eq!(bytes(Some(&q("1.5Gi"))), Some(3 << 29));
+        assert_eq!(bytes(Some(&q("1500m"))), Some(2));
+        assert!(bytes(Some(&q("1Gi"))) > bytes(Some(&q("1G"))));
+        assert!(bytes(Some(&q("2Gi"))) > bytes(Some(&q("1Gi"))));
+    }
+
+    #[test]
+    fn nonsense_and_negative_sizes_are_less_than_every_size() {
+        for bad in ["", "Gi", "1Zi", "-1Gi"] {
+            assert_eq!(bytes(Some(&q(bad))), None, "{bad:?}");
+        }
+        assert_eq!(bytes(None), None);
+        assert!(bytes(Some(&q("0"))) > bytes(None));
     }
 }

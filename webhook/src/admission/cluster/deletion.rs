@@ -1,6 +1,8 @@
 //! DELETE of a GarageCluster (GC-D1..GC-D11): a federated site retires
 //! only through a prepared, proven Drain.
 
+use shared_types::conditions::cluster::CONDITION_STORAGE_DRAIN_READY;
+use shared_types::conditions::reason::REASON_COMPLETED;
 use shared_types::garage_cluster::common::{
     ConsistencyMode, DeletionPolicy, DrainActorKind, StorageDrainStatus, UnverifiedPeersPolicy,
 };
@@ -9,27 +11,17 @@ use shared_types::keys::annotation::ANNOTATION_DRAIN;
 
 use super::federation::ASSUME_CONSISTENT_WARNING;
 use super::tiers::Shape;
+use crate::admission::shared::node_id::is_canonical_id_set;
 use crate::admission::shared::readiness::drain_readiness;
 use crate::admission::shared::replication::{effective_consistency, effective_peer_policy};
 use crate::admission::{Context, Verdict};
-
-fn canonical(ids: &[String]) -> bool {
-    let mut sorted = ids.to_vec();
-    sorted.sort();
-    sorted.dedup();
-    sorted == ids
-        && ids.iter().all(|i| {
-            i.len() == 64
-                && i.chars()
-                    .all(|c| c.is_ascii_digit() || ('a'..='f').contains(&c))
-        })
-}
+use crate::convert::V1BETA2;
 
 /// SH-20 without the target-hash comparison (see docs/compatibility/admission-cluster.md).
 fn terminal_token(c: &GarageCluster, d: &StorageDrainStatus) -> Result<(), String> {
     let a = d.actor.as_ref().ok_or("the drain record has no actor")?;
     let uid = c.metadata.uid.as_deref().unwrap_or_default();
-    let same = a.api_version.as_deref() == Some("garage.rajsingh.info/v1beta2")
+    let same = a.api_version.as_deref() == Some(V1BETA2)
         && a.kind == Some(DrainActorKind::GarageCluster)
         && a.namespace == c.metadata.namespace
         && a.name == c.metadata.name
@@ -47,15 +39,18 @@ fn terminal_token(c: &GarageCluster, d: &StorageDrainStatus) -> Result<(), Strin
     match (d.started_at.as_ref(), d.completed_at.as_ref()) {
         (Some(s), Some(e)) if e.0 >= s.0 => {}
         _ => {
-            return Err(
-                "timestamps are invalid: wait for StorageDrainReady=True reason Completed".into(),
-            );
+            return Err(format!(
+                "timestamps are invalid: wait for {CONDITION_STORAGE_DRAIN_READY}=True reason {REASON_COMPLETED}"
+            ));
         }
     }
     let roles = d.role_removal_node_ids.clone().unwrap_or_default();
     let removed = d.removed_storage_node_ids.clone().unwrap_or_default();
     let unavailable = d.unavailable_source_node_ids.clone().unwrap_or_default();
-    if !canonical(&roles) || !canonical(&removed) || !canonical(&unavailable) {
+    if ![&roles, &removed, &unavailable]
+        .into_iter()
+        .all(|ids| is_canonical_id_set(ids))
+    {
         return Err(
             "node ID sets must be sorted, de-duplicated, lower-case 64-hex Garage node IDs".into(),
         );
@@ -107,7 +102,7 @@ pub fn check(old: Option<&GarageCluster>, ctx: &Context, verdict: &mut Verdict) 
         .and_then(|a| a.get(ANNOTATION_DRAIN))
         .is_some_and(|v| v == "true");
     let Some(d) = drain.filter(|_| annotated) else {
-        verdict.deny("GC-D5", "metadata.annotations", format!("deletionPolicy: Drain is a prepared deletion: set annotation {ANNOTATION_DRAIN}=\"true\" and wait for StorageDrainReady=True reason Completed before deleting the GarageCluster"));
+        verdict.deny("GC-D5", "metadata.annotations", format!("deletionPolicy: Drain is a prepared deletion: set annotation {ANNOTATION_DRAIN}=\"true\" and wait for {CONDITION_STORAGE_DRAIN_READY}=True reason {REASON_COMPLETED} before deleting the GarageCluster"));
         return;
     };
     if let Err(e) = terminal_token(c, d) {

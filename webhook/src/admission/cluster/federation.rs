@@ -3,7 +3,8 @@
 //! GC-W9, GC-W10.
 
 use shared_types::garage_cluster::common::{
-    ConsistencyMode, DeletionPolicy, UnverifiedPeersPolicy,
+    ConsistencyMode, DeletionPolicy, LayoutManagementConfig, ReplicationConfig,
+    UnverifiedPeersPolicy,
 };
 use shared_types::garage_cluster::v1beta2::GarageCluster;
 use shared_types::keys::annotation::{
@@ -56,15 +57,37 @@ pub fn check_shape(c: &GarageCluster, legacy: bool, verdict: &mut Verdict) {
         .collect();
     deny_all(verdict, "GC-C16", check_remote_clusters(&remotes, legacy));
     if spec.storage.is_some() && spec.deletion_policy == Some(DeletionPolicy::Drain) {
-        if remotes.is_empty() {
-            verdict.deny("GC-C17", "spec.deletionPolicy", "Drain retires one site from a surviving federated Garage layout and requires spec.remoteClusters; use Destroy for a standalone/all-local store");
-        } else if effective_consistency(spec.replication.as_ref()) != ConsistencyMode::Consistent {
-            verdict.deny("GC-C17", "spec.replication.consistencyMode", "Drain with spec.remoteClusters requires spec.replication.consistencyMode: consistent");
-        } else if effective_peer_policy(spec.layout_management.as_ref())
-            != UnverifiedPeersPolicy::AssumeConsistent
-        {
-            verdict.deny("GC-C17", "spec.layoutManagement.drain.unverifiedPeersPolicy", "Drain with spec.remoteClusters requires spec.layoutManagement.drain.unverifiedPeersPolicy: AssumeConsistent");
-        }
+        check_drain_prerequisites(
+            "GC-C17",
+            !remotes.is_empty(),
+            spec.replication.as_ref(),
+            spec.layout_management.as_ref(),
+            verdict,
+        );
+    }
+}
+
+/// GC-C17 (G1-C13 on v1beta1) for a storage cluster with deletionPolicy
+/// Drain: Drain retires one site from a surviving federated layout, which is
+/// only provably safe with remote clusters, consistent replication and the
+/// AssumeConsistent peer policy.
+pub fn check_drain_prerequisites(
+    rule: &'static str,
+    has_remotes: bool,
+    replication: Option<&ReplicationConfig>,
+    layout_management: Option<&LayoutManagementConfig>,
+    verdict: &mut Verdict,
+) {
+    if !has_remotes {
+        verdict.deny(rule, "spec.deletionPolicy", "Drain retires one site from a surviving federated Garage layout and requires spec.remoteClusters; use Destroy for a standalone/all-local store");
+    } else if effective_consistency(replication) != ConsistencyMode::Consistent {
+        verdict.deny(
+            rule,
+            "spec.replication.consistencyMode",
+            "Drain with spec.remoteClusters requires spec.replication.consistencyMode: consistent",
+        );
+    } else if effective_peer_policy(layout_management) != UnverifiedPeersPolicy::AssumeConsistent {
+        verdict.deny(rule, "spec.layoutManagement.drain.unverifiedPeersPolicy", "Drain with spec.remoteClusters requires spec.layoutManagement.drain.unverifiedPeersPolicy: AssumeConsistent");
     }
 }
 

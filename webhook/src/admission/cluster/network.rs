@@ -2,6 +2,7 @@
 //! GC-C25, GC-C26, GC-U10 admin port, GC-U11 RPC identity source and the
 //! address warnings GC-W12..GC-W14.
 
+use shared_types::garage_cluster::common::{BlockConfig, NetworkConfig};
 use shared_types::garage_cluster::v1beta2::{GarageCluster, GarageClusterSpec};
 use shared_types::keys::annotation::ANNOTATION_MIGRATE_LEGACY_RPC_SECRET;
 
@@ -95,31 +96,14 @@ pub fn check_shape(spec: &GarageClusterSpec, legacy: bool, verdict: &mut Verdict
             }),
         );
     }
-    for (field, v) in [
-        (
-            "spec.network.rpcPingTimeout",
-            net.and_then(|n| n.rpc_ping_timeout.as_deref()),
-        ),
-        (
-            "spec.network.rpcTimeout",
-            net.and_then(|n| n.rpc_timeout.as_deref()),
-        ),
-    ] {
-        if let Some(v) = v.filter(|v| !v.is_empty()) {
-            deny_first(verdict, "GC-C26", check_rpc_duration(field, v));
-        }
-    }
-    if let Some(i) = spec
-        .storage
-        .as_ref()
-        .and_then(|s| s.metadata_auto_snapshot_interval.as_deref())
-    {
-        deny_first(
-            verdict,
-            "GC-C26",
-            check_snapshot_interval("spec.storage.metadataAutoSnapshotInterval", i),
-        );
-    }
+    check_timeouts(
+        "GC-C26",
+        net,
+        spec.storage
+            .as_ref()
+            .and_then(|s| s.metadata_auto_snapshot_interval.as_deref()),
+        verdict,
+    );
     let db = spec.database.as_ref();
     deny_first(
         verdict,
@@ -137,24 +121,60 @@ pub fn check_shape(spec: &GarageClusterSpec, legacy: bool, verdict: &mut Verdict
             db.and_then(|d| d.fjall_block_cache_size.as_ref()),
         ),
     );
-    let b = spec.blocks.as_ref();
-    deny_first(
-        verdict,
-        "GC-C26",
-        check_positive("spec.blocks.size", b.and_then(|b| b.size.as_ref())),
-    );
-    deny_first(
-        verdict,
-        "GC-C26",
-        check_positive(
-            "spec.blocks.ramBufferMax",
-            b.and_then(|b| b.ram_buffer_max.as_ref()),
+    check_blocks("GC-C26", spec.blocks.as_ref(), verdict);
+}
+
+/// The RPC timeouts and the metadata snapshot interval under `rule` (GC-C26
+/// on v1beta2, G1-C16 on v1beta1, which carry them alike).
+pub fn check_timeouts(
+    rule: &'static str,
+    net: Option<&NetworkConfig>,
+    snapshot_interval: Option<&str>,
+    verdict: &mut Verdict,
+) {
+    for (field, v) in [
+        (
+            "spec.network.rpcPingTimeout",
+            net.and_then(|n| n.rpc_ping_timeout.as_deref()),
         ),
-    );
-    if let Some(l) = b.and_then(|b| b.compression_level.as_deref()) {
+        (
+            "spec.network.rpcTimeout",
+            net.and_then(|n| n.rpc_timeout.as_deref()),
+        ),
+    ] {
+        if let Some(v) = v.filter(|v| !v.is_empty()) {
+            deny_first(verdict, rule, check_rpc_duration(field, v));
+        }
+    }
+    if let Some(i) = snapshot_interval {
         deny_first(
             verdict,
-            "GC-C26",
+            rule,
+            check_snapshot_interval("spec.storage.metadataAutoSnapshotInterval", i),
+        );
+    }
+}
+
+/// The block size, RAM buffer and compression level under `rule` (GC-C26 on
+/// v1beta2, G1-C16 on v1beta1).
+pub fn check_blocks(rule: &'static str, blocks: Option<&BlockConfig>, verdict: &mut Verdict) {
+    deny_first(
+        verdict,
+        rule,
+        check_positive("spec.blocks.size", blocks.and_then(|b| b.size.as_ref())),
+    );
+    deny_first(
+        verdict,
+        rule,
+        check_positive(
+            "spec.blocks.ramBufferMax",
+            blocks.and_then(|b| b.ram_buffer_max.as_ref()),
+        ),
+    );
+    if let Some(l) = blocks.and_then(|b| b.compression_level.as_deref()) {
+        deny_first(
+            verdict,
+            rule,
             check_compression_level("spec.blocks.compressionLevel", l),
         );
     }

@@ -3,6 +3,7 @@
 //! update on a fully prepared old generation (seed 000, "Safe update
 //! sequencing").
 
+use shared_types::conditions::cluster::CONDITION_STORAGE_ROLLOUT_READY;
 use shared_types::garage_cluster::common::{ConsistencyMode, LayoutPolicy, UnverifiedPeersPolicy};
 use shared_types::garage_cluster::v1beta2::{GarageCluster, GarageClusterSpec, NodeLocalPoolSpec};
 
@@ -69,11 +70,11 @@ pub fn check(old: &GarageCluster, new: &GarageClusterSpec, verdict: &mut Verdict
     }
     let r = "GC-S10";
     if !topology_only(os, new) {
-        verdict.deny(r, "spec", "positive-capacity membership removal must be a topology-only update: apply workload, Garage configuration, and retained-pool changes first, wait for StorageRolloutReady=True at that generation, then change only storage membership");
+        verdict.deny(r, "spec", format!("positive-capacity membership removal must be a topology-only update: apply workload, Garage configuration, and retained-pool changes first, wait for {CONDITION_STORAGE_ROLLOUT_READY}=True at that generation, then change only storage membership"));
         return;
     }
     if effective_consistency(os.replication.as_ref()) != ConsistencyMode::Consistent {
-        verdict.deny(r, "spec.replication.consistencyMode", "positive-capacity removal is a two-step operation: first set spec.replication.consistencyMode: consistent and wait for StorageRolloutReady=True at that generation; remove capacity in a later update");
+        verdict.deny(r, "spec.replication.consistencyMode", format!("positive-capacity removal is a two-step operation: first set spec.replication.consistencyMode: consistent and wait for {CONDITION_STORAGE_ROLLOUT_READY}=True at that generation; remove capacity in a later update"));
         return;
     }
     if effective_consistency(new.replication.as_ref()) != ConsistencyMode::Consistent {
@@ -86,7 +87,7 @@ pub fn check(old: &GarageCluster, new: &GarageClusterSpec, verdict: &mut Verdict
             == UnverifiedPeersPolicy::AssumeConsistent
     };
     if federated && !(assume(os) && assume(new)) {
-        verdict.deny(r, "spec.layoutManagement.drain.unverifiedPeersPolicy", "federated positive-capacity removal is a two-step operation: set spec.layoutManagement.drain.unverifiedPeersPolicy: AssumeConsistent and wait for StorageRolloutReady=True at that generation; remove capacity in a later update");
+        verdict.deny(r, "spec.layoutManagement.drain.unverifiedPeersPolicy", format!("federated positive-capacity removal is a two-step operation: set spec.layoutManagement.drain.unverifiedPeersPolicy: AssumeConsistent and wait for {CONDITION_STORAGE_ROLLOUT_READY}=True at that generation; remove capacity in a later update"));
         return;
     }
     if let Err(reason) = drain_readiness(old) {

@@ -10,10 +10,9 @@ use shared_types::keys::annotation::{
     ANNOTATION_V1BETA2_GATEWAY_TIER, ANNOTATION_V1BETA2_NODE_LOCAL_POOLS, ANNOTATION_V1BETA2_ONLY,
 };
 
+use super::federation::check_drain_prerequisites;
+use super::network::{check_blocks, check_timeouts};
 use super::tiers::MAX_REPLICAS;
-use crate::admission::shared::durations::{
-    check_compression_level, check_positive, check_rpc_duration, check_snapshot_interval,
-};
 use crate::admission::shared::endpoints::{Listeners, check_admin_endpoint, check_listeners};
 use crate::admission::shared::env::check_env;
 use crate::admission::shared::labels::{check_node_tags, check_pod_labels};
@@ -21,9 +20,7 @@ use crate::admission::shared::names::{is_dns1035_label, is_label_value};
 use crate::admission::shared::remote::{
     RemoteView, check_cluster_reference, check_remote_clusters,
 };
-use crate::admission::shared::replication::{
-    check_zone_redundancy, effective_consistency, effective_peer_policy,
-};
+use crate::admission::shared::replication::check_zone_redundancy;
 use crate::admission::shared::services::{check_consul, check_public_endpoint, check_service};
 use crate::admission::shared::volume::{CLAIM_TEMPLATE_MESSAGE, VolumeShape, check_volume_shape};
 use crate::admission::shared::{deny_all, deny_first};
@@ -369,17 +366,13 @@ pub(super) fn shape_rules(c: &Spoke<'_>, legacy: bool, strict_labels: bool, verd
         .collect();
     deny_all(verdict, "G1-C12", check_remote_clusters(&remotes, legacy));
     if c.storage() && spec.deletion_policy == Some(DeletionPolicy::Drain) {
-        if remotes.is_empty() {
-            verdict.deny("G1-C13", "spec.deletionPolicy", "Drain retires one site from a surviving federated Garage layout and requires spec.remoteClusters; use Destroy for a standalone/all-local store");
-        } else if effective_consistency(spec.replication.as_ref())
-            != shared_types::garage_cluster::common::ConsistencyMode::Consistent
-        {
-            verdict.deny("G1-C13", "spec.replication.consistencyMode", "Drain with spec.remoteClusters requires spec.replication.consistencyMode: consistent");
-        } else if effective_peer_policy(spec.layout_management.as_ref())
-            != shared_types::garage_cluster::common::UnverifiedPeersPolicy::AssumeConsistent
-        {
-            verdict.deny("G1-C13", "spec.layoutManagement.drain.unverifiedPeersPolicy", "Drain with spec.remoteClusters requires spec.layoutManagement.drain.unverifiedPeersPolicy: AssumeConsistent");
-        }
+        check_drain_prerequisites(
+            "G1-C13",
+            !remotes.is_empty(),
+            spec.replication.as_ref(),
+            spec.layout_management.as_ref(),
+            verdict,
+        );
     }
     check_gateway(c, legacy, verdict);
     check_default_storage(c, verdict);
@@ -395,49 +388,13 @@ pub(super) fn shape_rules(c: &Spoke<'_>, legacy: bool, strict_labels: bool, verd
                 admin: spec.admin.as_ref(),
             }),
         );
-        let net = spec.network.as_ref();
-        for (f, v) in [
-            (
-                "spec.network.rpcPingTimeout",
-                net.and_then(|n| n.rpc_ping_timeout.as_deref()),
-            ),
-            (
-                "spec.network.rpcTimeout",
-                net.and_then(|n| n.rpc_timeout.as_deref()),
-            ),
-        ] {
-            if let Some(v) = v.filter(|v| !v.is_empty()) {
-                deny_first(verdict, "G1-C16", check_rpc_duration(f, v));
-            }
-        }
-        if let Some(i) = st.and_then(|s| s.metadata_auto_snapshot_interval.as_deref()) {
-            deny_first(
-                verdict,
-                "G1-C16",
-                check_snapshot_interval("spec.storage.metadataAutoSnapshotInterval", i),
-            );
-        }
-        let b = spec.blocks.as_ref();
-        deny_first(
-            verdict,
+        check_timeouts(
             "G1-C16",
-            check_positive("spec.blocks.size", b.and_then(|b| b.size.as_ref())),
-        );
-        deny_first(
+            spec.network.as_ref(),
+            st.and_then(|s| s.metadata_auto_snapshot_interval.as_deref()),
             verdict,
-            "G1-C16",
-            check_positive(
-                "spec.blocks.ramBufferMax",
-                b.and_then(|b| b.ram_buffer_max.as_ref()),
-            ),
         );
-        if let Some(l) = b.and_then(|b| b.compression_level.as_deref()) {
-            deny_first(
-                verdict,
-                "G1-C16",
-                check_compression_level("spec.blocks.compressionLevel", l),
-            );
-        }
+        check_blocks("G1-C16", spec.blocks.as_ref(), verdict);
     }
     if let Some(m) = spec
         .layout_management

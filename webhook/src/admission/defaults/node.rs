@@ -2,6 +2,7 @@
 //! every later comparison (immutability, acknowledgements, drain tokens)
 //! sees one spelling of a node ID.
 
+use crate::admission::shared::node_id::canonical_id;
 use shared_types::garage_node::GarageNode;
 use shared_types::keys::annotation::{
     ANNOTATION_ACKNOWLEDGE_LOST_SOURCE, ANNOTATION_NODE_LOCAL_POOL_RECOVERY_NODE_ID,
@@ -10,15 +11,11 @@ use shared_types::keys::annotation::{
 /// Garage's default RPC port, used for an external node without one.
 const DEFAULT_RPC_PORT: i32 = 3901;
 
-fn canonical(s: &str) -> String {
-    s.trim().to_ascii_lowercase()
-}
-
 /// DEF-GN: the GarageNode with the webhook defaults applied.
 pub fn default_node(obj: &GarageNode) -> GarageNode {
     let mut out = obj.clone();
     if let Some(id) = out.spec.node_id.as_mut() {
-        *id = canonical(id);
+        *id = canonical_id(id);
     }
     if let Some(annotations) = out.metadata.annotations.as_mut() {
         for key in [
@@ -26,7 +23,7 @@ pub fn default_node(obj: &GarageNode) -> GarageNode {
             ANNOTATION_NODE_LOCAL_POOL_RECOVERY_NODE_ID,
         ] {
             if let Some(value) = annotations.get_mut(key) {
-                *value = canonical(value);
+                *value = canonical_id(value);
             }
         }
     }

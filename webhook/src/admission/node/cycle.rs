@@ -3,8 +3,9 @@
 //! (GN-CY2). The caller prefixes every reason with the cycle annotation.
 
 use super::facts::{self, is_external, is_gateway, is_pool};
-use super::grammar::{is_node_id, quantity_nanos};
 use super::storage::claim;
+use crate::admission::shared::node_id::is_node_id;
+use crate::admission::shared::quantity;
 use shared_types::garage_cluster::v1beta2::GarageCluster;
 use shared_types::garage_node::GarageNode;
 use shared_types::keys::annotation::{ANNOTATION_ACKNOWLEDGE_LOST_SOURCE, ANNOTATION_DRAIN};
@@ -34,8 +35,8 @@ pub fn profile(node: &GarageNode) -> Result<(), Ineligible> {
         .spec
         .capacity
         .as_ref()
-        .and_then(quantity_nanos)
-        .is_none_or(|c| c <= 0)
+        .and_then(quantity::parse)
+        .is_none_or(|c| !c.is_positive())
     {
         return fail("automatic cycle requires a positive capacity");
     }

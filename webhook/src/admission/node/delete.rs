@@ -5,6 +5,7 @@ use super::drain_token::{self, ExpectedActor, Required};
 use super::facts::{self, cluster_namespace, drain_requested, is_external, is_gateway, is_pool};
 use super::{Step, deny, parent};
 use crate::admission::Context;
+use crate::admission::shared::replication::effective_peer_policy;
 use shared_types::conditions::node::CONDITION_DRAIN_PREPARED;
 use shared_types::conditions::reason::REASON_PREPARED_NOT_IN_LAYOUT;
 use shared_types::garage_cluster::common::{
@@ -13,6 +14,7 @@ use shared_types::garage_cluster::common::{
 use shared_types::garage_cluster::v1beta2::GarageCluster;
 use shared_types::garage_node::GarageNode;
 use shared_types::keys::annotation::ANNOTATION_DRAIN;
+use shared_types::keys::label::value::TIER_STORAGE;
 use shared_types::keys::label::{LABEL_CLUSTER, LABEL_NODE_LOCAL_POOL, LABEL_TIER};
 
 /// Validates a DELETE of `node`.
@@ -112,6 +114,19 @@ fn drain_owned_elsewhere(
             uid,
         };
         let ids = [id.clone()];
+        let verify = |removed_storage: &[String]| {
+            let required = Required {
+                role_removal: &ids,
+                removed_storage,
+            };
+            drain_token::verify(Some(drain), &expected, &required).map_err(|e| {
+                deny(
+                    "GN-D5",
+                    "metadata.name",
+                    format!("terminal drain preparation is invalid: {e}"),
+                )
+            })
+        };
         if is_gateway(node) {
             if drain.completed_at.is_none() {
                 return fail("gateway role retirement is still converging; wait for status.storageDrain.completedAt".into());
@@ -126,43 +141,15 @@ fn drain_owned_elsewhere(
                         .into(),
                 );
             }
-            drain_token::verify(
-                Some(drain),
-                &expected,
-                &Required {
-                    role_removal: &ids,
-                    removed_storage: &[],
-                },
-            )
-            .map_err(|e| {
-                deny(
-                    "GN-D5",
-                    "metadata.name",
-                    format!("terminal drain preparation is invalid: {e}"),
-                )
-            })?;
+            verify(&[])?;
             return Ok(false);
         }
         if !drain_requested(node) {
             return fail(format!(
-                "drain is not prepared for deletion: set annotation {ANNOTATION_DRAIN}=\"true\" and wait for DrainPrepared=True"
+                "drain is not prepared for deletion: set annotation {ANNOTATION_DRAIN}=\"true\" and wait for {CONDITION_DRAIN_PREPARED}=True"
             ));
         }
-        drain_token::verify(
-            Some(drain),
-            &expected,
-            &Required {
-                role_removal: &ids,
-                removed_storage: &ids,
-            },
-        )
-        .map_err(|e| {
-            deny(
-                "GN-D5",
-                "metadata.name",
-                format!("terminal drain preparation is invalid: {e}"),
-            )
-        })?;
+        verify(&ids)?;
         let unavailable = drain
             .unavailable_source_node_ids
             .iter()
@@ -334,7 +321,8 @@ fn storage_node(
         .as_ref()
         .is_some_and(|r| !r.is_empty());
     if (is_external(node) || federated || external_sibling)
-        && parent::peer_policy(owner) != UnverifiedPeersPolicy::AssumeConsistent
+        && effective_peer_policy(owner.spec.layout_management.as_ref())
+            != UnverifiedPeersPolicy::AssumeConsistent
     {
         return fail(format!(
             "deleting storage while the parent has external or federated Garage processes requires GarageCluster {} spec.layoutManagement.drain.unverifiedPeersPolicy: AssumeConsistent",
@@ -359,7 +347,7 @@ fn lost_workload_gone(node: &GarageNode, ctx: &Context) -> Step {
         let k8s_node = node.spec.kubernetes_node_name.clone();
         let still_running = pods.clone().find(|p| {
             label(p, LABEL_CLUSTER).as_deref() == Some(node.spec.cluster_ref.name.as_str())
-                && label(p, LABEL_TIER).as_deref() == Some("storage")
+                && label(p, LABEL_TIER).as_deref() == Some(TIER_STORAGE)
                 && label(p, LABEL_NODE_LOCAL_POOL) == node.spec.node_local_pool_name
                 && p.spec.as_ref().and_then(|s| s.node_name.clone()) == k8s_node
         });

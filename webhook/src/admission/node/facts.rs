@@ -1,7 +1,8 @@
 //! What a GarageNode is, read from its spec and metadata: backing, tier,
 //! ownership and the annotations that request drains, cycles and recovery.
 
-use super::grammar::{canonical_id, is_node_id};
+use crate::admission::shared::node_id::{canonical_id, is_node_id};
+use crate::convert::{GROUP, V1BETA1, V1BETA2};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use shared_types::garage_node::{GarageNode, NodeBacking};
 use shared_types::keys::annotation::{
@@ -9,17 +10,12 @@ use shared_types::keys::annotation::{
     ANNOTATION_NODE_LOCAL_POOL_RECOVERY_NODE_ID,
 };
 use shared_types::keys::label::LABEL_APP_MANAGED_BY;
+use shared_types::keys::label::value::MANAGED_BY_GENERATED_NODE;
 
-/// API group of every garage-operator custom resource.
-pub const GROUP: &str = "garage.rajsingh.info";
 /// apiVersion a GarageNode drain actor must carry (the only GarageNode version).
-pub const NODE_API_VERSION: &str = "garage.rajsingh.info/v1beta1";
+pub const NODE_API_VERSION: &str = V1BETA1;
 /// apiVersion a GarageCluster drain actor must carry (the storage version).
-pub const CLUSTER_API_VERSION: &str = "garage.rajsingh.info/v1beta2";
-/// Value of `app.kubernetes.io/managed-by` on GarageNodes the operator
-/// generates (the spec keeps it distinct from `garage-operator` on workloads).
-// TODO(shared-types): move next to LABEL_APP_MANAGED_BY as a value constant.
-pub const MANAGED_BY_OPERATOR: &str = "operator";
+pub const CLUSTER_API_VERSION: &str = V1BETA2;
 
 /// The object's name (empty when absent, which the API server never sends).
 pub fn name(node: &GarageNode) -> &str {
@@ -161,7 +157,7 @@ pub fn is_operator_child(node: &GarageNode) -> bool {
         .as_ref()
         .and_then(|l| l.get(LABEL_APP_MANAGED_BY))
         .map(String::as_str);
-    label == Some(MANAGED_BY_OPERATOR) && controlled_by_referenced_cluster(node)
+    label == Some(MANAGED_BY_GENERATED_NODE) && controlled_by_referenced_cluster(node)
 }
 
 /// Why the recovery pin cannot be trusted, or `Ok` with the pin (possibly

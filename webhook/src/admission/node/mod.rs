@@ -11,11 +11,8 @@ mod create;
 mod cycle;
 mod delete;
 mod drain_token;
-mod environment;
 mod facts;
-mod grammar;
 mod parent;
-mod pod_labels;
 mod shape;
 mod storage;
 mod update;
@@ -33,26 +30,6 @@ fn deny(rule: &'static str, field: impl Into<String>, message: impl Into<String>
         rule,
         field: field.into(),
         message: message.into(),
-    }
-}
-
-/// A finding of a helper that does not know which rule applied it.
-struct Finding {
-    field: String,
-    message: String,
-}
-
-impl Finding {
-    fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
-        Finding {
-            field: field.into(),
-            message: message.into(),
-        }
-    }
-
-    /// Reports the finding under `rule`.
-    fn rule(self, rule: &'static str) -> Violation {
-        deny(rule, self.field, self.message)
     }
 }
 

@@ -4,12 +4,14 @@
 //! positive-capacity removal (GN-DR).
 
 use crate::admission::Context;
+use crate::admission::shared::readiness::fully_replicated;
+use crate::admission::shared::replication::effective_consistency;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use shared_types::conditions::cluster::{
     CONDITION_MANAGEMENT_HANDLE_READY, CONDITION_STORAGE_ROLLOUT_READY,
 };
 use shared_types::conditions::reason::REASON_STORAGE_ROLLING_OUT;
-use shared_types::garage_cluster::common::{ConsistencyMode, UnverifiedPeersPolicy};
+use shared_types::garage_cluster::common::ConsistencyMode;
 use shared_types::garage_cluster::v1beta2::GarageCluster;
 
 /// `namespace/name` of a cluster, for messages.
@@ -129,27 +131,6 @@ pub fn storage_drain_id(owner: &GarageCluster) -> Option<String> {
         .map(|d| d.transaction_id.clone().unwrap_or_default())
 }
 
-/// SH-23: effective consistency mode (`consistent` when unset).
-pub fn consistency(cluster: &GarageCluster) -> ConsistencyMode {
-    cluster
-        .spec
-        .replication
-        .as_ref()
-        .and_then(|r| r.consistency_mode)
-        .unwrap_or(ConsistencyMode::Consistent)
-}
-
-/// SH-23: effective unverified-peers policy (`Block` when unset).
-pub fn peer_policy(cluster: &GarageCluster) -> UnverifiedPeersPolicy {
-    cluster
-        .spec
-        .layout_management
-        .as_ref()
-        .and_then(|l| l.drain.as_ref())
-        .and_then(|d| d.unverified_peers_policy)
-        .unwrap_or(UnverifiedPeersPolicy::Block)
-}
-
 /// GN-DR: whether the owner's layout is safe for a positive-capacity removal
 /// or replacement; the reason when not.
 pub fn drain_readiness(owner: &GarageCluster) -> Result<(), String> {
@@ -170,7 +151,7 @@ pub fn drain_readiness(owner: &GarageCluster) -> Result<(), String> {
             key(owner)
         ));
     }
-    if consistency(owner) != ConsistencyMode::Consistent {
+    if effective_consistency(owner.spec.replication.as_ref()) != ConsistencyMode::Consistent {
         return Err(format!(
             "GarageCluster {} requires parent spec.replication.consistencyMode: consistent for a prepared removal; roll that out first",
             key(owner)
@@ -188,19 +169,10 @@ pub fn drain_readiness(owner: &GarageCluster) -> Result<(), String> {
             key(owner)
         ));
     }
-    let healthy = status.and_then(|s| s.health.as_ref()).is_some_and(|h| {
-        let storage = h.storage_nodes.unwrap_or_default();
-        let partitions = h.partitions.unwrap_or_default();
-        h.status.as_deref() == Some("healthy")
-            && h.healthy == Some(true)
-            && h.available == Some(true)
-            && storage > 0
-            && h.storage_nodes_ok == Some(storage)
-            && partitions > 0
-            && h.partitions_quorum == Some(partitions)
-            && h.partitions_all_ok == Some(partitions)
-    });
-    if !healthy {
+    if !status
+        .and_then(|s| s.health.as_ref())
+        .is_some_and(fully_replicated)
+    {
         return Err(format!(
             "GarageCluster {} requires cached Garage health to show every storage node up and every partition fully replicated",
             key(owner)

@@ -5,8 +5,11 @@
 //! backing).
 
 use super::facts::{self, cluster_namespace, is_external, is_gateway, is_pool};
-use super::grammar::{is_dns1123_label, is_dns1123_subdomain, is_node_id, is_qualified_name};
-use super::{Step, deny, environment, pod_labels, storage};
+use super::{Step, deny, storage};
+use crate::admission::shared::env::check_env;
+use crate::admission::shared::labels::check_pod_labels;
+use crate::admission::shared::names::{is_dns1123_label, is_dns1123_subdomain, is_qualified_name};
+use crate::admission::shared::node_id::is_node_id;
 use shared_types::common::{PublicEndpointConfig, PublicEndpointType};
 use shared_types::garage_node::GarageNode;
 use shared_types::keys::annotation::{
@@ -70,17 +73,17 @@ pub fn check(node: &GarageNode, legacy: bool, warnings: &mut Vec<String>) -> Ste
         ));
     }
     annotations(node, warnings)?;
-    if let Some(problem) = environment::check(
-        "spec",
-        spec.env.as_deref().unwrap_or_default(),
-        spec.env_from.as_deref().unwrap_or_default(),
-    ) {
-        return Err(problem.rule("GN-C9"));
-    }
-    if let Some(labels) = &spec.pod_labels
-        && let Some(problem) = pod_labels::check_strict("spec.podLabels", labels)
+    if let Some(problem) = check_env("spec", spec.env.as_ref(), spec.env_from.as_ref())
+        .into_iter()
+        .next()
     {
-        return Err(problem.rule("GN-C10"));
+        return Err(problem.violation("GN-C9"));
+    }
+    if let Some(problem) = check_pod_labels("spec.podLabels", spec.pod_labels.as_ref())
+        .into_iter()
+        .next()
+    {
+        return Err(problem.violation("GN-C10"));
     }
     cluster_ref(node, legacy)?;
     if spec.zone.is_empty() {

@@ -3,13 +3,11 @@
 //! seed 002 (GN-VAC1, GN-VAC2: defence in depth beside the CRD's CEL).
 
 use super::facts::is_gateway;
-use super::grammar::{garage_duration_seconds, selector_error};
 use super::{Step, deny};
+use crate::admission::shared::durations::check_snapshot_interval_strict;
+use crate::admission::shared::selector::conversion_error;
 use shared_types::common::VolumeType;
 use shared_types::garage_node::{GarageNode, NodeVolumeConfig};
-
-/// Shortest metadata snapshot interval Garage accepts.
-const MIN_SNAPSHOT_SECONDS: f64 = 600.0;
 
 /// `existingClaim`, treating an empty string as unset (as the CEL rules do).
 pub fn claim(vol: &NodeVolumeConfig) -> Option<&str> {
@@ -40,27 +38,11 @@ pub fn check(node: &GarageNode, warnings: &mut Vec<String>) -> Step {
     let Some(storage) = &node.spec.storage else {
         return Ok(());
     };
-    if let Some(interval) = &storage.metadata_auto_snapshot_interval {
-        let field = "spec.storage.metadataAutoSnapshotInterval";
-        match garage_duration_seconds(interval) {
-            None => {
-                return Err(deny(
-                    "GN-C21",
-                    field,
-                    format!(
-                        "{interval:?} must be a Garage duration such as '10m', '1h', or '1h 30m'"
-                    ),
-                ));
-            }
-            Some(seconds) if seconds < MIN_SNAPSHOT_SECONDS => {
-                return Err(deny(
-                    "GN-C21",
-                    field,
-                    format!("{interval:?} must be at least 600 seconds (10m)"),
-                ));
-            }
-            Some(_) => {}
-        }
+    if let Some(interval) = &storage.metadata_auto_snapshot_interval
+        && let Some(problem) =
+            check_snapshot_interval_strict("spec.storage.metadataAutoSnapshotInterval", interval)
+    {
+        return Err(problem.violation("GN-C21"));
     }
     let read_only_msg = "readOnly applies only to multi-HDD storage.dataPaths[] entries; remove it";
     if let Some(metadata) = &storage.metadata {
@@ -120,29 +102,25 @@ pub fn check(node: &GarageNode, warnings: &mut Vec<String>) -> Step {
 /// that source uses.
 pub fn volume_source(field: &str, vol: &NodeVolumeConfig, warnings: &mut Vec<String>) -> Step {
     let fail = |sub: &str, msg: String| Err(deny("GN-VS", format!("{field}.{sub}"), msg));
+    // The claim-shaping fields, in the order they are reported.
+    let claim_fields = [
+        ("storageClassName", vol.storage_class_name.is_some()),
+        ("selector", vol.selector.is_some()),
+        ("accessModes", non_empty(&vol.access_modes)),
+        ("labels", vol.labels.is_some()),
+        ("annotations", vol.annotations.is_some()),
+    ];
+    let first_set =
+        |fields: &[(&'static str, bool)]| fields.iter().find(|(_, set)| *set).map(|(sub, _)| *sub);
     if is_empty_dir(vol) {
-        let emptydir = |sub: &str| {
-            format!(
-                "{sub}: not allowed with EmptyDir type; remove it or use a PersistentVolumeClaim"
-            )
-        };
-        if claim(vol).is_some() {
-            return fail("existingClaim", emptydir("existingClaim"));
-        }
-        if vol.storage_class_name.is_some() {
-            return fail("storageClassName", emptydir("storageClassName"));
-        }
-        if vol.selector.is_some() {
-            return fail("selector", emptydir("selector"));
-        }
-        if non_empty(&vol.access_modes) {
-            return fail("accessModes", emptydir("accessModes"));
-        }
-        if vol.labels.is_some() {
-            return fail("labels", emptydir("labels"));
-        }
-        if vol.annotations.is_some() {
-            return fail("annotations", emptydir("annotations"));
+        let existing = [("existingClaim", claim(vol).is_some())];
+        if let Some(sub) = first_set(&existing).or_else(|| first_set(&claim_fields)) {
+            return fail(
+                sub,
+                format!(
+                    "{sub}: not allowed with EmptyDir type; remove it or use a PersistentVolumeClaim"
+                ),
+            );
         }
         if vol.volume_attributes_class_name.is_some() {
             return Err(deny(
@@ -163,25 +141,13 @@ pub fn volume_source(field: &str, vol: &NodeVolumeConfig, warnings: &mut Vec<Str
         ));
     }
     if let Some(name) = claim(vol) {
-        let user_managed = |sub: &str| {
-            format!(
-                "{sub} cannot be combined with existingClaim {name:?}: the claim is already bound or user-managed; remove {sub}"
-            )
-        };
-        if vol.storage_class_name.is_some() {
-            return fail("storageClassName", user_managed("storageClassName"));
-        }
-        if vol.selector.is_some() {
-            return fail("selector", user_managed("selector"));
-        }
-        if non_empty(&vol.access_modes) {
-            return fail("accessModes", user_managed("accessModes"));
-        }
-        if vol.labels.is_some() {
-            return fail("labels", user_managed("labels"));
-        }
-        if vol.annotations.is_some() {
-            return fail("annotations", user_managed("annotations"));
+        if let Some(sub) = first_set(&claim_fields) {
+            return fail(
+                sub,
+                format!(
+                    "{sub} cannot be combined with existingClaim {name:?}: the claim is already bound or user-managed; remove {sub}"
+                ),
+            );
         }
         if vol.volume_attributes_class_name.is_some() {
             return Err(deny(
@@ -192,7 +158,7 @@ pub fn volume_source(field: &str, vol: &NodeVolumeConfig, warnings: &mut Vec<Str
         }
     }
     if let Some(selector) = &vol.selector
-        && let Some(why) = selector_error(selector)
+        && let Some(why) = conversion_error(selector)
     {
         return fail(
             "selector",

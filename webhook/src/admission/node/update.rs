@@ -5,10 +5,12 @@ use super::facts::{
     self, annotation, cluster_namespace, cycle_requested, drain_requested, is_external, is_pool,
     lost_source_ack,
 };
-use super::grammar::canonical_id;
-use super::{Step, create, cycle, deny, environment, parent, pod_labels, shape, volume_update};
+use super::{Step, create, cycle, deny, parent, shape, volume_update};
 use crate::admission::Context;
-use shared_types::garage_cluster::common::DrainActorKind;
+use crate::admission::shared::env::grandfather_env;
+use crate::admission::shared::labels::{check_pod_labels_update, renderable_pod_labels};
+use crate::admission::shared::node_id::canonical_id;
+use shared_types::garage_cluster::common::{DrainActorKind, StorageRolloutStatus};
 use shared_types::garage_cluster::v1beta2::GarageCluster;
 use shared_types::garage_node::{CyclePhase, GarageNode, GarageNodeSpec};
 use shared_types::keys::annotation::{
@@ -96,28 +98,24 @@ pub fn validate(
     let grandfathered_name = name_grandfathering(old, new, &change, warnings)?;
     let mut copy = new.clone();
     if let Some(labels) = &new.spec.pod_labels {
-        let empty = Default::default();
-        let old_labels = old.spec.pod_labels.as_ref().unwrap_or(&empty);
-        let retained = pod_labels::check_update("spec.podLabels", old_labels, labels)
-            .map_err(|f| f.rule("GN-U7"))?;
-        warnings.extend(
-            retained
-                .warnings
-                .into_iter()
-                .map(|w| format!("{w} [GN-W7]")),
-        );
-        copy.spec.pod_labels = Some(retained.kept);
+        let (problems, legacy) =
+            check_pod_labels_update("spec.podLabels", old.spec.pod_labels.as_ref(), Some(labels));
+        if let Some(problem) = problems.into_iter().next() {
+            return Err(problem.violation("GN-U7"));
+        }
+        warnings.extend(legacy.into_iter().map(|w| format!("{w} [GN-W7]")));
+        copy.spec.pod_labels = Some(renderable_pod_labels(labels));
     }
     // GN-U8: the rest of the validation copy, then the shape rules.
     volume_update::neutralise_legacy(old, &mut copy, warnings)?;
-    let env = environment::grandfather(
+    let env = grandfather_env(
         "spec",
         old.spec.env.as_deref().unwrap_or_default(),
         old.spec.env_from.as_deref().unwrap_or_default(),
         new.spec.env.as_deref().unwrap_or_default(),
         new.spec.env_from.as_deref().unwrap_or_default(),
     )
-    .map_err(|f| f.rule("GN-U8"))?;
+    .map_err(|p| p.violation("GN-U8"))?;
     warnings.extend(env.warnings.into_iter().map(|w| format!("{w} [GN-W5]")));
     copy.spec.env = new.spec.env.as_ref().map(|_| env.env);
     copy.spec.env_from = new.spec.env_from.as_ref().map(|_| env.env_from);
@@ -216,9 +214,17 @@ fn parent_freeze<'a>(
     Ok(Some(owner))
 }
 
-fn same_uid(old: &GarageNode, new: &GarageNode) -> Option<String> {
+/// The owner's storage-rollout record and the node's UID, when a rollout is
+/// recorded and `old` and `new` are the same object incarnation: the only
+/// case in which a rollout exception can apply to this update.
+fn rollout_on_same_object<'a>(
+    old: &'a GarageNode,
+    new: &GarageNode,
+    owner: &'a GarageCluster,
+) -> Option<(&'a StorageRolloutStatus, &'a str)> {
+    let record = owner.status.as_ref()?.storage_rollout.as_ref()?;
     let uid = facts::uid(old);
-    (!uid.is_empty() && uid == facts::uid(new)).then(|| uid.to_string())
+    (!uid.is_empty() && uid == facts::uid(new)).then_some((record, uid))
 }
 
 /// GN-U4r: only workload overrides change, on the exact rollout actor.
@@ -228,20 +234,13 @@ fn roll_forward(
     owner: &GarageCluster,
     change: &Change,
 ) -> bool {
-    let Some(record) = owner
-        .status
-        .as_ref()
-        .and_then(|s| s.storage_rollout.as_ref())
-    else {
-        return false;
-    };
-    let Some(uid) = same_uid(old, new) else {
+    let Some((record, uid)) = rollout_on_same_object(old, new, owner) else {
         return false;
     };
     change.spec
         && !change.drain_request
         && record.garage_node_name.as_deref() == Some(facts::name(new))
-        && record.garage_node_uid.as_deref() == Some(uid.as_str())
+        && record.garage_node_uid.as_deref() == Some(uid)
         && without_workload_overrides(&old.spec) == without_workload_overrides(&new.spec)
 }
 
@@ -252,14 +251,7 @@ fn rollout_escalation(
     owner: &GarageCluster,
     change: &Change,
 ) -> bool {
-    let Some(record) = owner
-        .status
-        .as_ref()
-        .and_then(|s| s.storage_rollout.as_ref())
-    else {
-        return false;
-    };
-    let Some(uid) = same_uid(old, new) else {
+    let Some((record, uid)) = rollout_on_same_object(old, new, owner) else {
         return false;
     };
     let ack = lost_source_ack(new);
@@ -285,7 +277,7 @@ fn rollout_escalation(
         && !ack.is_empty()
         && ack == known
         && ack == record_id
-        && record.garage_node_uid.as_deref() == Some(uid.as_str())
+        && record.garage_node_uid.as_deref() == Some(uid)
         && actor
         && other_annotations(old) == other_annotations(new)
 }

@@ -4,9 +4,10 @@
 //! VolumeAttributesClass carve-out of seed 002 (GN-VAC3).
 
 use super::facts::{self, is_operator_child};
-use super::grammar::{quantity_eq, quantity_nanos, selector_error};
 use super::storage::{claim, has_source, is_empty_dir, is_read_only_only};
 use super::{Step, deny};
+use crate::admission::shared::quantity::{self, quantity_eq};
+use crate::admission::shared::selector::conversion_error;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use shared_types::garage_node::{GarageNode, NodeVolumeConfig};
 
@@ -88,7 +89,7 @@ fn legacy_fields(old: &NodeVolumeConfig) -> Vec<Legacy> {
     } else if old
         .selector
         .as_ref()
-        .is_some_and(|s| selector_error(s).is_some())
+        .is_some_and(|s| conversion_error(s).is_some())
     {
         vec![Legacy::Selector]
     } else {
@@ -246,8 +247,8 @@ fn volume(
         ));
     }
     let grows = match (
-        old.size.as_ref().and_then(quantity_nanos),
-        new.size.as_ref().and_then(quantity_nanos),
+        old.size.as_ref().and_then(quantity::parse),
+        new.size.as_ref().and_then(quantity::parse),
     ) {
         (Some(o), Some(n)) => n > o,
         _ => false,

@@ -47,19 +47,36 @@ pub fn go_duration_nanos(s: &str) -> Option<f64> {
     Some(if neg { -total } else { total })
 }
 
-/// SH-5: an RPC timeout must be a duration of at least 1ms.
-pub fn check_rpc_duration(field: &str, value: &str) -> Option<Problem> {
-    match go_duration_nanos(value) {
-        Some(n) if n >= 1e6 => None,
+/// The problem with a duration `value` that parsed to `parsed`, if it is
+/// not at least `min`; `minimum` and `grammar` complete the messages.
+fn at_least(
+    field: &str,
+    value: &str,
+    parsed: Option<f64>,
+    min: f64,
+    minimum: &str,
+    grammar: &str,
+) -> Option<Problem> {
+    match parsed {
+        Some(v) if v >= min => None,
         Some(_) => Some(Problem::new(
             field,
-            format!("{value:?} must be at least 1ms"),
+            format!("{value:?} must be at least {minimum}"),
         )),
-        None => Some(Problem::new(
-            field,
-            format!("{value:?} is not a duration such as '500ms' or '30s'"),
-        )),
+        None => Some(Problem::new(field, format!("{value:?} {grammar}"))),
     }
+}
+
+/// SH-5: an RPC timeout must be a duration of at least 1ms.
+pub fn check_rpc_duration(field: &str, value: &str) -> Option<Problem> {
+    at_least(
+        field,
+        value,
+        go_duration_nanos(value),
+        1e6,
+        "1ms",
+        "is not a duration such as '500ms' or '30s'",
+    )
 }
 
 /// Parses Garage's systemd-style duration ("10m", "1h 30m", "0.5h") into
@@ -107,22 +124,38 @@ pub fn garage_duration_secs(s: &str) -> Option<f64> {
 }
 
 /// SH-6: the metadata snapshot interval, if set, is a Garage duration of at
-/// least 10 minutes.
+/// least 10 minutes. An empty value means unset.
 pub fn check_snapshot_interval(field: &str, value: &str) -> Option<Problem> {
     if value.is_empty() {
         return None;
     }
-    match garage_duration_secs(value) {
-        Some(s) if s >= 600.0 => None,
-        Some(_) => Some(Problem::new(
-            field,
-            format!("{value:?} must be at least 600 seconds (10m)"),
-        )),
-        None => Some(Problem::new(
-            field,
-            format!("{value:?} must be a Garage duration such as '10m', '1h', or '1h 30m'"),
-        )),
-    }
+    at_least(
+        field,
+        value,
+        garage_duration_secs(value),
+        600.0,
+        "600 seconds (10m)",
+        "must be a Garage duration such as '10m', '1h', or '1h 30m'",
+    )
+}
+
+/// SH-6 as GarageNode's GN-C21 has always applied it: that field has no
+/// "unset" spelling, so an empty value, or one that starts with a blank, is
+/// not a duration either.
+pub fn check_snapshot_interval_strict(field: &str, value: &str) -> Option<Problem> {
+    let parsed = if value.starts_with(char::is_whitespace) {
+        None
+    } else {
+        garage_duration_secs(value)
+    };
+    at_least(
+        field,
+        value,
+        parsed,
+        600.0,
+        "600 seconds (10m)",
+        "must be a Garage duration such as '10m', '1h', or '1h 30m'",
+    )
 }
 
 /// SH-7: `none` or an integer in [-99, 22].
@@ -172,6 +205,32 @@ mod tests {
         for bad in ["599s", "9m 59s", "5m", "invalid"] {
             assert!(check_snapshot_interval("f", bad).is_some(), "{bad}");
         }
+    }
+
+    #[test]
+    fn sh6_strict_refuses_empty_and_leading_blanks() {
+        assert!(check_snapshot_interval("f", "").is_none());
+        assert!(check_snapshot_interval("f", " 10m").is_none());
+        assert!(check_snapshot_interval_strict("f", "10m").is_none());
+        assert!(check_snapshot_interval_strict("f", "1h 30m ").is_none());
+        for bad in ["", " 10m", "5m", "10"] {
+            assert!(
+                check_snapshot_interval_strict("f", bad).is_some(),
+                "{bad:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn garage_durations_follow_the_systemd_grammar() {
+        assert_eq!(garage_duration_secs("10m"), Some(600.0));
+        assert_eq!(garage_duration_secs("1h 30m"), Some(5400.0));
+        assert_eq!(garage_duration_secs("0.5h"), Some(1800.0));
+        assert_eq!(garage_duration_secs("599s"), Some(599.0));
+        assert_eq!(garage_duration_secs("5ms"), Some(0.005));
+        assert_eq!(garage_duration_secs("invalid"), None);
+        assert_eq!(garage_duration_secs(""), None);
+        assert_eq!(garage_duration_secs("10"), None);
     }
 
     #[test]

@@ -50,23 +50,28 @@ pub fn check_pod_labels_update(
     let (mut legacy_reserved, mut legacy_invalid) = (Vec::new(), Vec::new());
     for (k, v) in new.into_iter().flatten() {
         let unchanged = old.and_then(|o| o.get(k)) == Some(v);
-        let invalid = !is_qualified_name(k) || !is_label_value(v);
-        if invalid {
-            if unchanged {
-                legacy_invalid.push(k.clone());
-            } else {
-                problems.push(Problem::new(
-                    field,
-                    format!("invalid key or value for label {k:?}"),
-                ));
-            }
-        } else if RESERVED_POD_LABELS.contains(&k.as_str()) {
+        // Ownership first: a reserved key with a bad value is still the
+        // operator's label, and is reported as such.
+        if RESERVED_POD_LABELS.contains(&k.as_str()) {
             if unchanged {
                 legacy_reserved.push(k.clone());
             } else {
                 problems.push(Problem::new(
                     field,
-                    format!("operator-managed label {k:?} cannot be introduced or changed"),
+                    format!(
+                        "operator-managed label {k:?} cannot be introduced or changed; remove it"
+                    ),
+                ));
+            }
+        } else if !is_qualified_name(k) || !is_label_value(v) {
+            if unchanged {
+                legacy_invalid.push(k.clone());
+            } else {
+                problems.push(Problem::new(
+                    field,
+                    format!(
+                        "invalid label {k:?}={v:?} cannot be introduced or changed; use a valid label key and value"
+                    ),
                 ));
             }
         }
@@ -85,6 +90,19 @@ pub fn check_pod_labels_update(
         ));
     }
     (problems, warnings)
+}
+
+/// The pod labels rendered workloads carry: valid and not operator-managed.
+/// After [`check_pod_labels_update`] found no problem, the rest are the
+/// tolerated legacy labels, which are ignored.
+pub fn renderable_pod_labels(labels: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+    labels
+        .iter()
+        .filter(|(k, v)| {
+            is_qualified_name(k) && is_label_value(v) && !RESERVED_POD_LABELS.contains(&k.as_str())
+        })
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
 }
 
 /// SH-14: no default node tag may use an operator-owned prefix.

@@ -11,6 +11,7 @@ pub mod endpoints;
 pub mod env;
 pub mod labels;
 pub mod names;
+pub mod node_id;
 pub mod paths;
 pub mod quantity;
 pub mod readiness;
@@ -20,7 +21,7 @@ pub mod selector;
 pub mod services;
 pub mod volume;
 
-use super::Verdict;
+use super::{Verdict, Violation};
 
 /// One finding of a helper validator: the offending field and what to do.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -37,6 +38,16 @@ impl Problem {
         Problem {
             field: field.into(),
             message: message.into(),
+        }
+    }
+
+    /// The finding as a broken `rule`, for rule sets that stop at the first
+    /// violation.
+    pub fn violation(self, rule: &'static str) -> Violation {
+        Violation {
+            rule,
+            field: self.field,
+            message: self.message,
         }
     }
 }

@@ -73,4 +73,14 @@ mod tests {
         assert!(is_label_value(""));
         assert!(!is_label_value(&"x".repeat(64)));
     }
+
+    #[test]
+    fn names_the_garage_node_rules_check() {
+        assert!(is_dns1123_label("garage"));
+        assert!(!is_dns1123_label("Bad_Namespace"));
+        assert!(is_dns1123_subdomain("a.b-c"));
+        assert!(!is_dns1123_subdomain("Bad_Cluster"));
+        assert!(is_qualified_name("topology.kubernetes.io/zone"));
+        assert!(!is_qualified_name("bad key"));
+    }
 }

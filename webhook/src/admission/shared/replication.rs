@@ -6,6 +6,8 @@ use shared_types::garage_cluster::common::{
     ZoneRedundancyMode,
 };
 
+use shared_types::keys::annotation::ANNOTATION_PURGE_CLUSTER_LAYOUT;
+
 use super::Problem;
 
 /// SH-18: zone redundancy settings against the replication factor.
@@ -99,19 +101,16 @@ pub fn check_factor_change(
         return Err(Problem::new(
             field,
             format!(
-                "changing the replication factor from {old_factor} to {new_factor} requires setting garage.rajsingh.info/purge-cluster-layout=\"factor={new_factor}\" in the same API update"
+                "changing the replication factor from {old_factor} to {new_factor} requires setting {ANNOTATION_PURGE_CLUSTER_LAYOUT}=\"factor={new_factor}\" in the same API update"
             ),
         ));
     };
-    let req = parse_purge_request(value).map_err(|e| {
-        Problem::new(
-            "metadata.annotations[garage.rajsingh.info/purge-cluster-layout]",
-            format!("{value:?} is invalid: {e}"),
-        )
-    })?;
+    let annotation_field = format!("metadata.annotations[{ANNOTATION_PURGE_CLUSTER_LAYOUT}]");
+    let req = parse_purge_request(value)
+        .map_err(|e| Problem::new(&annotation_field, format!("{value:?} is invalid: {e}")))?;
     if req.factor != new_factor {
         return Err(Problem::new(
-            "metadata.annotations[garage.rajsingh.info/purge-cluster-layout]",
+            annotation_field,
             format!(
                 "requests factor={} but spec.replication.factor is {new_factor}; make them agree",
                 req.factor

@@ -138,4 +138,20 @@ mod tests {
         let bad_in = sel(json!({"matchExpressions": [{"key": "k", "operator": "In"}]}));
         assert!(conversion_error(&bad_in).is_some());
     }
+
+    #[test]
+    fn selectors_are_checked_like_label_selector_as_selector() {
+        let ok = sel(json!({"matchLabels": {"disk": "ssd"}}));
+        assert_eq!(conversion_error(&ok), None);
+        let bad_key = sel(json!({"matchLabels": {"bad key": "x"}}));
+        assert!(conversion_error(&bad_key).is_some());
+        let bad_op = sel(json!({
+            "matchExpressions": [{"key": "disk", "operator": "Near", "values": ["a"]}]
+        }));
+        assert!(conversion_error(&bad_op).is_some());
+        let in_without_values = sel(json!({
+            "matchExpressions": [{"key": "disk", "operator": "In"}]
+        }));
+        assert!(conversion_error(&in_without_values).is_some());
+    }
 }

@@ -574,7 +574,7 @@ fn create_table() {
 #[test]
 fn every_reserved_environment_name_is_refused() {
     let c = ctx(vec![cluster()]);
-    for name in super::super::environment::RESERVED_ENV {
+    for name in crate::admission::shared::env::RESERVED_ENV {
         let node = merge(
             storage_node(),
             json!({"spec": {"env": [{"name": name, "value": "x"}]}}),

@@ -1,0 +1,296 @@
+//! Writing the CA bundle into this install's ValidatingWebhookConfigurations,
+//! MutatingWebhookConfigurations and CRD conversion stanzas, and putting it back when someone
+//! changes it. Only objects carrying the install label are touched.
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use json_patch::Patch as JsonPatch;
+use k8s_openapi::api::admissionregistration::v1::{
+    MutatingWebhookConfiguration, ValidatingWebhookConfiguration, WebhookClientConfig,
+};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{ListParams, Patch, PatchParams};
+use kube::{Api, Client};
+use serde_json::{Value, json};
+
+use crate::bundle::bundle_matches;
+use crate::{Error, InstallLabel};
+
+/// JSON Patch operations that set the caBundle of every webhook whose bundle differs from
+/// `bundle_pem`, or `None` when all match. `webhooks` holds each webhook's name and current
+/// caBundle in list order; a `test` on the name keeps a concurrent reordering from pointing
+/// the write at another webhook.
+pub fn webhooks_patch(webhooks: &[(&str, Option<&[u8]>)], bundle_pem: &str) -> Option<JsonPatch> {
+    let encoded = STANDARD.encode(bundle_pem.as_bytes());
+    let mut ops = Vec::new();
+    for (index, (name, current)) in webhooks.iter().enumerate() {
+        if bundle_matches(*current, bundle_pem.as_bytes()) {
+            continue;
+        }
+        ops.push(json!({"op": "test", "path": format!("/webhooks/{index}/name"), "value": name}));
+        ops.push(json!({
+            "op": "add",
+            "path": format!("/webhooks/{index}/clientConfig/caBundle"),
+            "value": encoded,
+        }));
+    }
+    if ops.is_empty() {
+        return None;
+    }
+    serde_json::from_value(Value::Array(ops)).ok()
+}
+
+/// The JSON Patch that sets the conversion webhook's caBundle of `crd`, or `None` when the CRD
+/// has no webhook conversion or already carries `bundle_pem`.
+pub fn crd_patch(crd: &CustomResourceDefinition, bundle_pem: &str) -> Option<JsonPatch> {
+    let conversion = crd.spec.conversion.as_ref()?;
+    if conversion.strategy != "Webhook" {
+        return None;
+    }
+    let client_config = conversion.webhook.as_ref()?.client_config.as_ref()?;
+    let current = client_config.ca_bundle.as_ref().map(|b| b.0.as_slice());
+    if bundle_matches(current, bundle_pem.as_bytes()) {
+        return None;
+    }
+    let ops = json!([
+        {"op": "test", "path": "/spec/conversion/strategy", "value": "Webhook"},
+        {
+            "op": "add",
+            "path": "/spec/conversion/webhook/clientConfig/caBundle",
+            "value": STANDARD.encode(bundle_pem.as_bytes()),
+        },
+    ]);
+    serde_json::from_value(ops).ok()
+}
+
+fn current(config: &WebhookClientConfig) -> Option<&[u8]> {
+    config.ca_bundle.as_ref().map(|b| b.0.as_slice())
+}
+
+/// Publishes the CA bundle of one install.
+#[derive(Clone)]
+pub struct Injector {
+    client: Client,
+    label: InstallLabel,
+    manager: String,
+}
+
+impl Injector {
+    /// An injector for objects labelled `label`; `manager` is the field manager of its writes.
+    pub fn new(client: Client, label: InstallLabel, manager: &str) -> Self {
+        Injector {
+            client,
+            label,
+            manager: manager.to_owned(),
+        }
+    }
+
+    /// The label selecting this install's objects.
+    pub fn label(&self) -> &InstallLabel {
+        &self.label
+    }
+
+    fn params(&self) -> PatchParams {
+        PatchParams {
+            field_manager: Some(self.manager.clone()),
+            ..PatchParams::default()
+        }
+    }
+
+    /// Makes every labelled webhook configuration and CRD trust `bundle_pem`. Returns how many
+    /// objects were patched (0 in the steady state: nothing is written when all match). Every
+    /// object is tried even when one fails; the first failure is returned.
+    pub async fn reconcile(&self, bundle_pem: &str) -> Result<usize, Error> {
+        let list = ListParams::default().labels(&self.label.selector());
+        let mut patched = 0;
+        let mut first_error = None;
+
+        let validating: Api<ValidatingWebhookConfiguration> = Api::all(self.client.clone());
+        match validating.list(&list).await {
+            Ok(objects) => {
+                for object in objects {
+                    let hooks: Vec<_> = object
+                        .webhooks
+                        .iter()
+                        .flatten()
+                        .map(|w| (w.name.as_str(), current(&w.client_config)))
+                        .collect();
+                    if let Some(patch) = webhooks_patch(&hooks, bundle_pem) {
+                        let name = object.metadata.name.clone().unwrap_or_default();
+                        let what = format!("ValidatingWebhookConfiguration {name}");
+                        self.apply(
+                            &validating,
+                            &name,
+                            &what,
+                            patch,
+                            &mut patched,
+                            &mut first_error,
+                        )
+                        .await;
+                    }
+                }
+            }
+            Err(e) => {
+                first_error
+                    .get_or_insert(Error::kube("listing ValidatingWebhookConfigurations", e));
+            }
+        }
+
+        let mutating: Api<MutatingWebhookConfiguration> = Api::all(self.client.clone());
+        match mutating.list(&list).await {
+            Ok(objects) => {
+                for object in objects {
+                    let hooks: Vec<_> = object
+                        .webhooks
+                        .iter()
+                        .flatten()
+                        .map(|w| (w.name.as_str(), current(&w.client_config)))
+                        .collect();
+                    if let Some(patch) = webhooks_patch(&hooks, bundle_pem) {
+                        let name = object.metadata.name.clone().unwrap_or_default();
+                        let what = format!("MutatingWebhookConfiguration {name}");
+                        self.apply(
+                            &mutating,
+                            &name,
+                            &what,
+                            patch,
+                            &mut patched,
+                            &mut first_error,
+                        )
+                        .await;
+                    }
+                }
+            }
+            Err(e) => {
+                first_error.get_or_insert(Error::kube("listing MutatingWebhookConfigurations", e));
+            }
+        }
+
+        let crds: Api<CustomResourceDefinition> = Api::all(self.client.clone());
+        match crds.list(&list).await {
+            Ok(objects) => {
+                for object in objects {
+                    if let Some(patch) = crd_patch(&object, bundle_pem) {
+                        let name = object.metadata.name.clone().unwrap_or_default();
+                        let what = format!("CustomResourceDefinition {name}");
+                        self.apply(&crds, &name, &what, patch, &mut patched, &mut first_error)
+                            .await;
+                    }
+                }
+            }
+            Err(e) => {
+                first_error.get_or_insert(Error::kube("listing CustomResourceDefinitions", e));
+            }
+        }
+
+        match first_error {
+            Some(e) => Err(e),
+            None => Ok(patched),
+        }
+    }
+
+    async fn apply<K>(
+        &self,
+        api: &Api<K>,
+        name: &str,
+        what: &str,
+        patch: JsonPatch,
+        patched: &mut usize,
+        first_error: &mut Option<Error>,
+    ) where
+        K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+    {
+        match api
+            .patch(name, &self.params(), &Patch::<()>::Json(patch))
+            .await
+        {
+            Ok(_) => {
+                tracing::info!(object = %what, "caBundle written");
+                *patched += 1;
+            }
+            // A concurrent edit (the object changed between list and patch) is retried on the
+            // next pass, which the change itself triggers.
+            Err(kube::Error::Api(status)) if status.is_invalid() || status.is_conflict() => {
+                tracing::debug!(object = %what, "caBundle patch raced another write; retrying later");
+            }
+            Err(e) => {
+                first_error
+                    .get_or_insert(Error::kube(format!("patching the caBundle of {what}"), e));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, SystemTime};
+
+    use super::*;
+    use crate::generate::new_authority;
+
+    fn pem() -> String {
+        new_authority(SystemTime::now(), Duration::from_secs(600))
+            .unwrap()
+            .cert_pem
+    }
+
+    #[test]
+    fn only_differing_webhooks_are_patched() {
+        let bundle = pem();
+        let other = pem();
+        let hooks = [
+            ("a.example", Some(bundle.as_bytes())),
+            ("b.example", Some(other.as_bytes())),
+            ("c.example", None),
+        ];
+        let patch = webhooks_patch(&hooks, &bundle).unwrap();
+        let ops = serde_json::to_value(&patch).unwrap();
+        let paths: Vec<_> = ops
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["path"].as_str().unwrap().to_owned())
+            .collect();
+        assert_eq!(
+            paths,
+            [
+                "/webhooks/1/name",
+                "/webhooks/1/clientConfig/caBundle",
+                "/webhooks/2/name",
+                "/webhooks/2/clientConfig/caBundle"
+            ]
+        );
+        assert_eq!(
+            ops[1]["value"].as_str().unwrap(),
+            STANDARD.encode(bundle.as_bytes())
+        );
+        let all_good = [("a.example", Some(bundle.as_bytes()))];
+        assert!(webhooks_patch(&all_good, &bundle).is_none());
+    }
+
+    #[test]
+    fn crds_without_webhook_conversion_are_left_alone() {
+        let bundle = pem();
+        let mut crd: CustomResourceDefinition = serde_json::from_value(json!({
+            "metadata": {"name": "garageclusters.garage.rajsingh.info"},
+            "spec": {
+                "group": "garage.rajsingh.info",
+                "names": {"kind": "GarageCluster", "plural": "garageclusters"},
+                "scope": "Namespaced",
+                "versions": [],
+                "conversion": {"strategy": "Webhook", "webhook": {
+                    "clientConfig": {"url": "https://127.0.0.1:1/convert"},
+                    "conversionReviewVersions": ["v1"]
+                }}
+            }
+        }))
+        .unwrap();
+        assert!(crd_patch(&crd, &bundle).is_some());
+        if let Some(c) = crd.spec.conversion.as_mut() {
+            c.strategy = "None".into();
+        }
+        assert!(crd_patch(&crd, &bundle).is_none());
+        crd.spec.conversion = None;
+        assert!(crd_patch(&crd, &bundle).is_none());
+    }
+}

@@ -1,0 +1,127 @@
+//! `garage-reconciler`: runs the GarageCluster and GarageNode controllers while holding the
+//! leader Lease, serves `/metrics`, `/healthz` and `/readyz`, logs JSON, and stops cleanly on
+//! SIGTERM or Ctrl-C.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use anyhow::Context as _;
+use reconciler::controller::{self, Metrics};
+use reconciler::leader::{self, LeaseConfig};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+
+fn main() -> anyhow::Result<()> {
+    // Reconcile futures hold many Kubernetes objects; debug builds keep them on the stack.
+    tokio::runtime::Builder::new_multi_thread()
+        .thread_stack_size(16 << 20)
+        .enable_all()
+        .build()
+        .context("starting the tokio runtime")?
+        .block_on(run())
+}
+
+async fn run() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .json()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .init();
+    let listen =
+        std::env::var("GARAGE_RECONCILER_LISTEN").unwrap_or_else(|_| "0.0.0.0:8080".into());
+    let namespace = std::env::var("POD_NAMESPACE").unwrap_or_else(|_| "garage-operator".into());
+    let identity = std::env::var("POD_NAME")
+        .or_else(|_| std::env::var("HOSTNAME"))
+        .unwrap_or_else(|_| format!("garage-reconciler-{}", std::process::id()));
+    let client = kube::Client::try_default()
+        .await
+        .context("no Kubernetes client configuration (in-cluster or KUBECONFIG)")?;
+    let metrics = Arc::new(Metrics::default());
+    let leading = Arc::new(AtomicBool::new(false));
+    let server = TcpListener::bind(&listen)
+        .await
+        .with_context(|| format!("binding {listen}"))?;
+    tokio::spawn(serve(server, metrics.clone(), leading.clone()));
+
+    let lease = LeaseConfig {
+        namespace,
+        name: "garage-reconciler-leader".into(),
+        identity,
+        duration: Duration::from_secs(15),
+        renew_every: Duration::from_secs(4),
+    };
+    let terminate = async {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .context("installing the SIGTERM handler")?;
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = tokio::signal::ctrl_c() => {}
+        }
+        anyhow::Ok(())
+    };
+    tokio::pin!(terminate);
+    tokio::select! {
+        () = leader::acquire(&client, &lease) => {}
+        r = &mut terminate => { r?; tracing::info!("stopping before leadership"); return Ok(()); }
+    }
+    leading.store(true, Ordering::Relaxed);
+    tracing::info!(identity = %lease.identity, "leading");
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let controllers = tokio::spawn(controller::run(
+        client.clone(),
+        controller::Config::default(),
+        metrics,
+        async move {
+            let _ = stop_rx.await;
+        },
+    ));
+    let lost = tokio::select! {
+        () = leader::hold(&client, &lease) => true,
+        r = &mut terminate => { r?; false }
+    };
+    let _ = stop_tx.send(());
+    // In-flight reconciles finish; each Garage write is a single call, so none is cut in half.
+    let _ = tokio::time::timeout(Duration::from_secs(20), controllers).await;
+    leading.store(false, Ordering::Relaxed);
+    if lost {
+        anyhow::bail!("leadership lost; exiting so that a restart re-elects");
+    }
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// A minimal HTTP/1.1 endpoint: `/metrics`, `/healthz` (process alive), `/readyz` (leading).
+async fn serve(listener: TcpListener, metrics: Arc<Metrics>, leading: Arc<AtomicBool>) {
+    loop {
+        let Ok((mut stream, _)) = listener.accept().await else {
+            continue;
+        };
+        let metrics = metrics.clone();
+        let leading = leading.clone();
+        tokio::spawn(async move {
+            let mut buf = [0u8; 1024];
+            let n = match tokio::time::timeout(Duration::from_secs(5), stream.read(&mut buf)).await
+            {
+                Ok(Ok(n)) => n,
+                _ => return,
+            };
+            let request = String::from_utf8_lossy(&buf[..n]);
+            let path = request.split_whitespace().nth(1).unwrap_or("/");
+            let (code, body) = match path {
+                "/metrics" => ("200 OK", metrics.render()),
+                "/healthz" => ("200 OK", "ok\n".to_owned()),
+                "/readyz" if leading.load(Ordering::Relaxed) => ("200 OK", "leading\n".to_owned()),
+                "/readyz" => ("503 Service Unavailable", "standby\n".to_owned()),
+                _ => ("404 Not Found", String::new()),
+            };
+            let response = format!(
+                "HTTP/1.1 {code}\r\ncontent-type: text/plain; version=0.0.4\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = stream.write_all(response.as_bytes()).await;
+        });
+    }
+}

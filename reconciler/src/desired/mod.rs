@@ -1,0 +1,383 @@
+//! Desired state: pure builders from a v1beta2 GarageCluster (and its generated GarageNodes)
+//! to the Kubernetes objects the reconciler owns. Nothing here does I/O; the controllers read,
+//! call these and write the difference.
+//!
+//! Scope: the default storage group under the `Auto` layout policy (reconciler spec §5.7).
+//! Gateways, node-local pools, Manual nodes, federation and Consul are refused by
+//! [`Settings::from_cluster`] with a message, rather than rendered half-way.
+
+pub mod config;
+pub mod labels;
+pub mod nodes;
+pub mod pdb;
+pub mod quantity;
+pub mod secrets;
+pub mod services;
+pub mod statefulset;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use kube::{Resource, ResourceExt};
+use shared_types::garage_cluster::common::{ConsistencyMode, LayoutPolicy};
+use shared_types::garage_cluster::v1beta2::GarageCluster;
+
+/// Garage image used when the cluster names none.
+pub const DEFAULT_GARAGE_IMAGE: &str = "dxflrs/garage:v2.5.0";
+/// Tag appended to `spec.imageRepository`.
+pub const DEFAULT_GARAGE_TAG: &str = "v2.5.0";
+/// Default size of a storage volume when `size` is unset (spec §3.6, §5.5).
+pub const DEFAULT_VOLUME_SIZE: &str = "10Gi";
+
+/// Why desired state cannot be rendered. Each message names the field and what to do.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DesiredError {
+    /// The object lacks metadata the API server always sets (name, namespace, UID).
+    #[error("the object has no {0}; it was not read from the API server")]
+    MissingMetadata(&'static str),
+    /// A field holds a value that cannot be used.
+    #[error("{field}: {message}")]
+    Invalid {
+        /// Field path.
+        field: &'static str,
+        /// What is wrong and what to do.
+        message: String,
+    },
+    /// The spec asks for something this reconciler does not implement yet.
+    #[error("{0} is not supported by this reconciler yet; the cluster is left untouched")]
+    Unsupported(&'static str),
+}
+
+/// The effective values of a GarageCluster that every builder needs, with CRD defaults applied
+/// explicitly (the API server applies them too, but an object may predate a default).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    /// Cluster name.
+    pub name: String,
+    /// Namespace.
+    pub namespace: String,
+    /// Cluster UID (owner references, layout tags).
+    pub uid: String,
+    /// Desired members of the default storage group.
+    pub replicas: u32,
+    /// Garage `replication_factor`.
+    pub replication_factor: u32,
+    /// Garage `consistency_mode`.
+    pub consistency_mode: &'static str,
+    /// RPC port.
+    pub rpc_port: u16,
+    /// S3 API port.
+    pub s3_port: u16,
+    /// Admin API port.
+    pub admin_port: u16,
+    /// Web port, when the web endpoint is enabled.
+    pub web_port: Option<u16>,
+    /// Layout zone of Auto members.
+    pub zone: String,
+    /// Garage container image.
+    pub image: String,
+    /// Layout capacity of each Auto member, in bytes.
+    pub capacity: u64,
+}
+
+impl Settings {
+    /// Effective settings, or why this cluster cannot be reconciled by this version.
+    pub fn from_cluster(c: &GarageCluster) -> Result<Self, DesiredError> {
+        let name = c
+            .metadata
+            .name
+            .clone()
+            .ok_or(DesiredError::MissingMetadata("name"))?;
+        let namespace = c
+            .metadata
+            .namespace
+            .clone()
+            .ok_or(DesiredError::MissingMetadata("namespace"))?;
+        let uid = c
+            .metadata
+            .uid
+            .clone()
+            .ok_or(DesiredError::MissingMetadata("uid"))?;
+        let spec = &c.spec;
+        if spec.connect_to.is_some() {
+            return Err(DesiredError::Unsupported("spec.connectTo"));
+        }
+        if spec.gateway.is_some() {
+            return Err(DesiredError::Unsupported("spec.gateway"));
+        }
+        if spec.remote_clusters.as_ref().is_some_and(|r| !r.is_empty()) {
+            return Err(DesiredError::Unsupported("spec.remoteClusters"));
+        }
+        if spec.discovery.is_some() {
+            return Err(DesiredError::Unsupported("spec.discovery"));
+        }
+        if spec.zone_from.is_some() {
+            return Err(DesiredError::Unsupported("spec.zoneFrom"));
+        }
+        if spec.public_endpoint.is_some() {
+            return Err(DesiredError::Unsupported("spec.publicEndpoint"));
+        }
+        let storage = spec
+            .storage
+            .as_ref()
+            .ok_or(DesiredError::Unsupported("a cluster without spec.storage"))?;
+        if storage
+            .node_local_pools
+            .as_ref()
+            .is_some_and(|p| !p.is_empty())
+        {
+            return Err(DesiredError::Unsupported("spec.storage.nodeLocalPools"));
+        }
+        let policy = storage.layout_policy.or(spec.layout_policy);
+        if policy == Some(LayoutPolicy::Manual) {
+            return Err(DesiredError::Unsupported(
+                "the Manual storage layout policy",
+            ));
+        }
+        if storage
+            .data
+            .as_ref()
+            .and_then(|d| d.paths.as_ref())
+            .is_some_and(|p| !p.is_empty())
+        {
+            return Err(DesiredError::Unsupported("spec.storage.data.paths"));
+        }
+        let replicas =
+            u32::try_from(storage.replicas.unwrap_or(3)).map_err(|_| DesiredError::Invalid {
+                field: "spec.storage.replicas",
+                message: "must not be negative".into(),
+            })?;
+        let replication = spec.replication.as_ref();
+        let replication_factor = replication
+            .and_then(|r| r.factor)
+            .map_or(Ok(3), u32::try_from)
+            .ok()
+            .filter(|f| *f >= 1)
+            .ok_or_else(|| DesiredError::Invalid {
+                field: "spec.replication.factor",
+                message: "must be at least 1".into(),
+            })?;
+        let consistency_mode = match replication.and_then(|r| r.consistency_mode) {
+            None | Some(ConsistencyMode::Consistent) => "consistent",
+            Some(ConsistencyMode::Degraded) => "degraded",
+            Some(ConsistencyMode::Dangerous) => "dangerous",
+        };
+        let network = spec.network.as_ref();
+        let rpc_port = port(
+            "spec.network.rpcBindPort",
+            network.and_then(|n| n.rpc_bind_address.as_deref()),
+            network.and_then(|n| n.rpc_bind_port),
+            3901,
+        )?;
+        let s3 = spec.s3_api.as_ref();
+        let s3_port = port(
+            "spec.s3Api.bindPort",
+            s3.and_then(|s| s.bind_address.as_deref()),
+            s3.and_then(|s| s.bind_port),
+            3900,
+        )?;
+        let admin = spec.admin.as_ref();
+        let admin_port = port(
+            "spec.admin.bindPort",
+            admin.and_then(|a| a.bind_address.as_deref()),
+            admin.and_then(|a| a.bind_port),
+            3903,
+        )?;
+        let web = spec.web_api.as_ref();
+        let web_port = if web.and_then(|w| w.enabled) == Some(false) {
+            None
+        } else {
+            Some(port(
+                "spec.webApi.bindPort",
+                web.and_then(|w| w.bind_address.as_deref()),
+                web.and_then(|w| w.bind_port),
+                3902,
+            )?)
+        };
+        let zone = spec
+            .zone
+            .clone()
+            .filter(|z| !z.is_empty())
+            .unwrap_or_else(|| "default".into());
+        let image = match (&spec.image, &spec.image_repository) {
+            (Some(image), _) => image.clone(),
+            (None, Some(repo)) => format!("{repo}:{DEFAULT_GARAGE_TAG}"),
+            (None, None) => DEFAULT_GARAGE_IMAGE.to_owned(),
+        };
+        let capacity = auto_capacity(storage)?;
+        Ok(Self {
+            name,
+            namespace,
+            uid,
+            replicas,
+            replication_factor,
+            consistency_mode,
+            rpc_port,
+            s3_port,
+            admin_port,
+            web_port,
+            zone,
+            image,
+            capacity,
+        })
+    }
+}
+
+/// Layout capacity of an Auto member: the data volume size (default 10Gi) less
+/// `capacityReservePercent` (spec §5.5).
+fn auto_capacity(
+    storage: &shared_types::garage_cluster::v1beta2::StorageSpec,
+) -> Result<u64, DesiredError> {
+    let size = storage
+        .data
+        .as_ref()
+        .and_then(|d| d.size.as_ref())
+        .map_or(DEFAULT_VOLUME_SIZE, |q| q.0.as_str());
+    let bytes = quantity::to_bytes(size).ok_or_else(|| DesiredError::Invalid {
+        field: "spec.storage.data.size",
+        message: format!("{size:?} is not a quantity"),
+    })?;
+    let reserve = storage.capacity_reserve_percent.unwrap_or(0);
+    if !(0..=50).contains(&reserve) {
+        return Err(DesiredError::Invalid {
+            field: "spec.storage.capacityReservePercent",
+            message: "must be between 0 and 50".into(),
+        });
+    }
+    // u128 keeps the product exact; the result is at most `bytes`.
+    let kept = u128::from(bytes) * u128::from(100 - reserve.unsigned_abs()) / 100;
+    let capacity = u64::try_from(kept).unwrap_or(bytes);
+    if capacity < 1024 {
+        return Err(DesiredError::Invalid {
+            field: "spec.storage.data.size",
+            message: "the advertised capacity must be at least 1Ki".into(),
+        });
+    }
+    Ok(capacity)
+}
+
+/// The port of a listener: an explicit bind address's port wins over the port field.
+fn port(
+    field: &'static str,
+    address: Option<&str>,
+    value: Option<i32>,
+    default: u16,
+) -> Result<u16, DesiredError> {
+    if let Some(address) = address {
+        let port = address.rsplit_once(':').map(|(_, p)| p);
+        return port
+            .and_then(|p| p.parse::<u16>().ok())
+            .filter(|p| *p != 0)
+            .ok_or_else(|| DesiredError::Invalid {
+                field,
+                message: format!("bind address {address:?} has no port"),
+            });
+    }
+    match value {
+        None => Ok(default),
+        Some(v) => u16::try_from(v)
+            .ok()
+            .filter(|p| *p != 0)
+            .ok_or_else(|| DesiredError::Invalid {
+                field,
+                message: format!("{v} is not a TCP port"),
+            }),
+    }
+}
+
+/// The controller owner reference pointing at `owner`. GC deletes the child with its owner;
+/// `blockOwnerDeletion` keeps a foreground deletion of the owner waiting for it.
+pub fn controller_ref<K>(owner: &K) -> Result<OwnerReference, DesiredError>
+where
+    K: Resource<DynamicType = ()>,
+{
+    Ok(OwnerReference {
+        api_version: K::api_version(&()).into_owned(),
+        kind: K::kind(&()).into_owned(),
+        name: owner
+            .meta()
+            .name
+            .clone()
+            .ok_or(DesiredError::MissingMetadata("name"))?,
+        uid: owner
+            .meta()
+            .uid
+            .clone()
+            .ok_or(DesiredError::MissingMetadata("uid"))?,
+        controller: Some(true),
+        block_owner_deletion: Some(true),
+    })
+}
+
+/// True when `child` is controlled by exactly the object with `uid`.
+pub fn is_controlled_by<K: Resource>(child: &K, uid: &str) -> bool {
+    child
+        .owner_references()
+        .iter()
+        .any(|r| r.controller == Some(true) && r.uid == uid)
+}
+
+/// Digest of a rendered object, for the rendered-hash annotation.
+pub fn rendered_hash<T: serde::Serialize>(value: &T) -> String {
+    let json = serde_json::to_vec(value).unwrap_or_default();
+    names_hash(&json)
+}
+
+fn names_hash(bytes: &[u8]) -> String {
+    crate::names::sha256_hex(bytes)[..16].to_owned()
+}
+
+#[cfg(test)]
+pub(crate) mod test_support;
+
+#[cfg(test)]
+mod tests {
+    use super::test_support::cluster;
+    use super::*;
+
+    #[test]
+    fn defaults_are_applied_explicitly() {
+        let s = Settings::from_cluster(&cluster(3)).unwrap();
+        assert_eq!(s.replicas, 3);
+        assert_eq!(s.replication_factor, 3);
+        assert_eq!(s.consistency_mode, "consistent");
+        assert_eq!((s.rpc_port, s.s3_port, s.admin_port), (3901, 3900, 3903));
+        assert_eq!(s.web_port, Some(3902));
+        assert_eq!(s.zone, "default");
+        assert_eq!(s.image, DEFAULT_GARAGE_IMAGE);
+        assert_eq!(s.capacity, 1 << 30);
+    }
+
+    #[test]
+    fn capacity_reserve_and_ports_are_honoured() {
+        let mut c = cluster(3);
+        c.spec.storage.as_mut().unwrap().capacity_reserve_percent = Some(10);
+        c.spec.s3_api = Some(shared_types::garage_cluster::common::S3ApiConfig {
+            bind_address: Some("[::]:9000".into()),
+            ..Default::default()
+        });
+        let s = Settings::from_cluster(&c).unwrap();
+        assert_eq!(s.capacity, (1u64 << 30) * 9 / 10);
+        assert_eq!(s.s3_port, 9000);
+    }
+
+    #[test]
+    fn unsupported_shapes_are_refused_not_half_rendered() {
+        let mut c = cluster(3);
+        c.spec.gateway = Some(Default::default());
+        assert!(matches!(
+            Settings::from_cluster(&c),
+            Err(DesiredError::Unsupported("spec.gateway"))
+        ));
+        let mut c = cluster(3);
+        c.spec.storage.as_mut().unwrap().layout_policy = Some(LayoutPolicy::Manual);
+        assert!(matches!(
+            Settings::from_cluster(&c),
+            Err(DesiredError::Unsupported(_))
+        ));
+        let mut c = cluster(3);
+        c.metadata.uid = None;
+        assert_eq!(
+            Settings::from_cluster(&c),
+            Err(DesiredError::MissingMetadata("uid"))
+        );
+    }
+}

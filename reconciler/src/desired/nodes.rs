@@ -1,0 +1,148 @@
+//! One generated GarageNode per slot of the Auto default storage group (reconciler spec §5.7).
+
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use kube::api::ObjectMeta;
+use shared_types::common::ClusterReference;
+use shared_types::garage_cluster::common::VolumeConfig;
+use shared_types::garage_cluster::v1beta2::GarageCluster;
+use shared_types::garage_node::{GarageNode, GarageNodeSpec, NodeStorageConfig, NodeVolumeConfig};
+use shared_types::keys::{annotation, label, tag};
+
+use super::{DesiredError, Settings, controller_ref, labels, rendered_hash};
+use crate::names;
+
+/// The GarageNode of Auto slot `ordinal`.
+pub fn auto_storage_node(
+    c: &GarageCluster,
+    s: &Settings,
+    ordinal: u32,
+) -> Result<GarageNode, DesiredError> {
+    let name = names::auto_storage_node(&s.name, ordinal);
+    let storage = c.spec.storage.as_ref();
+    let mut tags = user_tags(c.spec.default_node_tags.as_deref().unwrap_or_default());
+    tags.push(names::node_pod(&name));
+    let spec = GarageNodeSpec {
+        cluster_ref: ClusterReference {
+            name: s.name.clone(),
+            ..Default::default()
+        },
+        zone: s.zone.clone(),
+        capacity: Some(Quantity(s.capacity.to_string())),
+        tags: Some(tags),
+        storage: Some(NodeStorageConfig {
+            metadata: storage.and_then(|st| st.metadata.as_ref()).map(node_volume),
+            data: storage.and_then(|st| st.data.as_ref()).map(node_volume),
+            ..Default::default()
+        }),
+        env: storage.and_then(|st| st.env.clone()),
+        env_from: storage.and_then(|st| st.env_from.clone()),
+        ..Default::default()
+    };
+    let mut annotations = std::collections::BTreeMap::new();
+    annotations.insert(
+        annotation::ANNOTATION_RENDERED_HASH.to_owned(),
+        rendered_hash(&spec),
+    );
+    Ok(GarageNode {
+        metadata: ObjectMeta {
+            name: Some(name.clone()),
+            namespace: Some(s.namespace.clone()),
+            labels: Some(labels::generated_node_labels(&s.name, &name)),
+            annotations: Some(annotations),
+            owner_references: Some(vec![controller_ref(c)?]),
+            ..Default::default()
+        },
+        spec,
+        status: None,
+    })
+}
+
+/// The ordinal of an Auto slot name of this cluster, if `node` is one.
+pub fn auto_ordinal(cluster: &str, node: &str) -> Option<u32> {
+    let rest = node.strip_prefix(cluster)?.strip_prefix("-storage-")?;
+    let ordinal: u32 = rest.parse().ok()?;
+    (names::auto_storage_node(cluster, ordinal) == node).then_some(ordinal)
+}
+
+/// True when `node` is an Auto storage node generated for the cluster with `uid`: controlled
+/// by it and labelled as operator-generated. User-made GarageNodes never match.
+pub fn is_generated_by(node: &GarageNode, uid: &str) -> bool {
+    super::is_controlled_by(node, uid)
+        && node.metadata.labels.as_ref().is_some_and(|l| {
+            l.get(label::LABEL_APP_MANAGED_BY).map(String::as_str)
+                == Some(label::value::MANAGED_BY_GENERATED_NODE)
+        })
+}
+
+/// User tags with the operator's reserved prefixes removed (defense in depth: admission
+/// rejects them, but a bypassed webhook must not let a user forge ownership tags).
+pub fn user_tags(tags: &[String]) -> Vec<String> {
+    tags.iter()
+        .filter(|t| !tag::RESERVED_TAG_PREFIXES.iter().any(|p| t.starts_with(p)))
+        .cloned()
+        .collect()
+}
+
+fn node_volume(v: &VolumeConfig) -> NodeVolumeConfig {
+    NodeVolumeConfig {
+        access_modes: v.access_modes.clone(),
+        annotations: v.annotations.clone(),
+        labels: v.labels.clone(),
+        selector: v.selector.clone(),
+        size: v.size.clone(),
+        storage_class_name: v.storage_class_name.clone(),
+        type_: v.type_,
+        volume_attributes_class_name: v.volume_attributes_class_name.clone(),
+        ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::desired::test_support::cluster;
+
+    #[test]
+    fn slot_nodes_copy_volumes_capacity_and_tags() {
+        let mut c = cluster(3);
+        c.spec.default_node_tags = Some(vec!["rack-1".into(), "cluster:forged".into()]);
+        c.spec
+            .storage
+            .as_mut()
+            .unwrap()
+            .data
+            .as_mut()
+            .unwrap()
+            .volume_attributes_class_name = Some("fast".into());
+        let s = Settings::from_cluster(&c).unwrap();
+        let n = auto_storage_node(&c, &s, 1).unwrap();
+        assert_eq!(n.metadata.name.as_deref(), Some("garage-storage-1"));
+        assert_eq!(n.spec.cluster_ref.name, "garage");
+        assert_eq!(n.spec.zone, "default");
+        assert_eq!(n.spec.capacity, Some(Quantity((1u64 << 30).to_string())));
+        assert_eq!(
+            n.spec.tags.as_deref(),
+            Some(&["rack-1".to_owned(), "garage-storage-1-0".to_owned()][..])
+        );
+        let storage = n.spec.storage.as_ref().unwrap();
+        let data = storage.data.as_ref().unwrap();
+        assert_eq!(data.storage_class_name.as_deref(), Some("local-sim"));
+        assert_eq!(data.volume_attributes_class_name.as_deref(), Some("fast"));
+        assert!(is_generated_by(&n, "uid-1"));
+        assert!(!is_generated_by(&n, "other"));
+        let hash = &n.metadata.annotations.as_ref().unwrap()[annotation::ANNOTATION_RENDERED_HASH];
+        let again = auto_storage_node(&c, &s, 1).unwrap();
+        assert_eq!(
+            hash,
+            &again.metadata.annotations.unwrap()[annotation::ANNOTATION_RENDERED_HASH]
+        );
+    }
+
+    #[test]
+    fn ordinals_round_trip() {
+        assert_eq!(auto_ordinal("g", "g-storage-12"), Some(12));
+        assert_eq!(auto_ordinal("g", "g-storage-01"), None);
+        assert_eq!(auto_ordinal("g", "h-storage-1"), None);
+        assert_eq!(auto_ordinal("g", "g-gateway-1"), None);
+    }
+}

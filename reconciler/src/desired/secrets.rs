@@ -1,0 +1,223 @@
+//! The RPC secret and the static admin token (reconciler spec §3.3), and where pods find them.
+//!
+//! Both are generated once, stored in immutable Secrets controlled by the cluster, and mounted
+//! as files of mode 0400: Garage refuses secret files with group or other permission bits, and
+//! an immutable Secret means kubelet can never change bytes under a running process.
+//! A Secret the user names (`spec.network.rpcSecretRef`, `spec.admin.adminTokenSecretRef`) is
+//! mounted as it is (no snapshot yet).
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::ByteString;
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::ObjectMeta;
+use shared_types::garage_cluster::v1beta2::GarageCluster;
+use shared_types::keys::annotation;
+
+use super::config::{ADMIN_TOKEN_KEY, RPC_SECRET_KEY};
+use super::{DesiredError, Settings, controller_ref, labels};
+use crate::names;
+
+/// File mode of every mounted secret file.
+pub const SECRET_FILE_MODE: i32 = 0o400;
+
+/// Where a pod reads one secret value from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SecretSource {
+    /// Secret name.
+    pub name: String,
+    /// Key inside it.
+    pub key: String,
+    /// True when the operator generates and owns the Secret.
+    pub generated: bool,
+}
+
+/// The RPC secret the pods mount.
+pub fn rpc_secret_source(c: &GarageCluster, s: &Settings) -> SecretSource {
+    match c
+        .spec
+        .network
+        .as_ref()
+        .and_then(|n| n.rpc_secret_ref.as_ref())
+    {
+        Some(r) => SecretSource {
+            name: r.name.clone(),
+            key: if r.key.is_empty() {
+                RPC_SECRET_KEY.into()
+            } else {
+                r.key.clone()
+            },
+            generated: false,
+        },
+        None => SecretSource {
+            name: names::rpc_secret(&s.name),
+            key: RPC_SECRET_KEY.into(),
+            generated: true,
+        },
+    }
+}
+
+/// The static admin token the pods mount and the reconciler authenticates with.
+pub fn admin_token_source(c: &GarageCluster, s: &Settings) -> SecretSource {
+    match c
+        .spec
+        .admin
+        .as_ref()
+        .and_then(|a| a.admin_token_secret_ref.as_ref())
+    {
+        Some(r) => SecretSource {
+            name: r.name.clone(),
+            key: if r.key.is_empty() {
+                ADMIN_TOKEN_KEY.into()
+            } else {
+                r.key.clone()
+            },
+            generated: false,
+        },
+        None => SecretSource {
+            name: names::admin_token_secret(&s.name),
+            key: ADMIN_TOKEN_KEY.into(),
+            generated: true,
+        },
+    }
+}
+
+/// True for 64 hex digits (32 bytes), the only RPC secret Garage accepts.
+pub fn is_valid_rpc_secret(value: &str) -> bool {
+    let v = value.trim_end();
+    v.len() == 64 && v.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// The generated RPC secret Secret holding `value` (64 hex digits from a CSPRNG).
+pub fn rpc_secret(c: &GarageCluster, s: &Settings, value: &str) -> Result<Secret, DesiredError> {
+    if !is_valid_rpc_secret(value) {
+        return Err(DesiredError::Invalid {
+            field: "rpc secret",
+            message: "must be 64 hex digits".into(),
+        });
+    }
+    let canonical = value.trim_end().to_ascii_lowercase();
+    let raw: Vec<u8> = (0..32)
+        .filter_map(|i| u8::from_str_radix(&canonical[2 * i..2 * i + 2], 16).ok())
+        .collect();
+    let annotations = BTreeMap::from([(
+        annotation::ANNOTATION_RPC_IDENTITY_SHA256.to_owned(),
+        names::sha256_hex(&raw),
+    )]);
+    immutable_secret(
+        c,
+        s,
+        names::rpc_secret(&s.name),
+        RPC_SECRET_KEY,
+        canonical,
+        annotations,
+    )
+}
+
+/// The generated static admin token Secret holding `value`.
+pub fn admin_token_secret(
+    c: &GarageCluster,
+    s: &Settings,
+    value: &str,
+) -> Result<Secret, DesiredError> {
+    // Garage reads a dotted bearer as a dynamic token id.secret; a static one must not be.
+    if value.is_empty() || value.contains('.') || !value.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(DesiredError::Invalid {
+            field: "admin token",
+            message: "must be visible ASCII without '.'".into(),
+        });
+    }
+    immutable_secret(
+        c,
+        s,
+        names::admin_token_secret(&s.name),
+        ADMIN_TOKEN_KEY,
+        value.to_owned(),
+        BTreeMap::new(),
+    )
+}
+
+fn immutable_secret(
+    c: &GarageCluster,
+    s: &Settings,
+    name: String,
+    key: &str,
+    value: String,
+    annotations: BTreeMap<String, String>,
+) -> Result<Secret, DesiredError> {
+    Ok(Secret {
+        metadata: ObjectMeta {
+            name: Some(name),
+            namespace: Some(s.namespace.clone()),
+            labels: Some(labels::cluster_labels(&s.name)),
+            annotations: (!annotations.is_empty()).then_some(annotations),
+            owner_references: Some(vec![controller_ref(c)?]),
+            ..Default::default()
+        },
+        data: Some(BTreeMap::from([(
+            key.to_owned(),
+            ByteString(value.into_bytes()),
+        )])),
+        immutable: Some(true),
+        type_: Some("Opaque".into()),
+        ..Default::default()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::desired::test_support::cluster;
+
+    const HEX: &str = "4425F5C26C5E11581D3223904324DCB5B5D5DFB14E5E7F35E38C595424F5F1E6\n";
+
+    #[test]
+    fn rpc_secret_is_canonical_immutable_and_fingerprinted() {
+        let c = cluster(3);
+        let s = Settings::from_cluster(&c).unwrap();
+        let secret = rpc_secret(&c, &s, HEX).unwrap();
+        assert_eq!(secret.metadata.name.as_deref(), Some("garage-rpc-secret"));
+        assert_eq!(secret.immutable, Some(true));
+        let value = &secret.data.as_ref().unwrap()["rpc-secret"].0;
+        assert_eq!(value, HEX.trim_end().to_ascii_lowercase().as_bytes());
+        let fp = &secret.metadata.annotations.as_ref().unwrap()
+            [annotation::ANNOTATION_RPC_IDENTITY_SHA256];
+        assert_eq!(fp.len(), 64);
+        assert_ne!(
+            fp.as_str(),
+            HEX.trim_end().to_ascii_lowercase(),
+            "fingerprint, not the secret"
+        );
+        assert!(rpc_secret(&c, &s, "abc").is_err());
+    }
+
+    #[test]
+    fn admin_token_refuses_dotted_values() {
+        let c = cluster(3);
+        let s = Settings::from_cluster(&c).unwrap();
+        assert!(admin_token_secret(&c, &s, "id.secret").is_err());
+        let secret = admin_token_secret(&c, &s, "abc123").unwrap();
+        assert_eq!(secret.metadata.name.as_deref(), Some("garage-admin-token"));
+        assert_eq!(secret.immutable, Some(true));
+    }
+
+    #[test]
+    fn user_references_are_mounted_and_not_generated() {
+        let mut c = cluster(3);
+        let s = Settings::from_cluster(&c).unwrap();
+        assert!(rpc_secret_source(&c, &s).generated);
+        c.spec.admin = Some(shared_types::garage_cluster::common::AdminConfig {
+            admin_token_secret_ref: Some(k8s_openapi::api::core::v1::SecretKeySelector {
+                name: "mine".into(),
+                key: String::new(),
+                optional: None,
+            }),
+            ..Default::default()
+        });
+        let a = admin_token_source(&c, &s);
+        assert_eq!(
+            (a.name.as_str(), a.key.as_str(), a.generated),
+            ("mine", "admin-token", false)
+        );
+    }
+}

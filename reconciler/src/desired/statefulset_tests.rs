@@ -1,0 +1,180 @@
+use super::*;
+use crate::desired::nodes::auto_storage_node;
+use crate::desired::secrets::{admin_token_source, rpc_secret_source};
+use crate::desired::test_support::cluster;
+use crate::desired::{Settings, config};
+
+fn render(c: &GarageCluster) -> StatefulSet {
+    let s = Settings::from_cluster(c).unwrap();
+    let mut node = auto_storage_node(c, &s, 0).unwrap();
+    node.metadata.uid = Some("node-uid".into());
+    let rev = config::revision(c, &s).unwrap();
+    statefulset(NodeInputs {
+        cluster: c,
+        settings: &s,
+        node: &node,
+        config: &rev,
+        rpc_secret: &rpc_secret_source(c, &s),
+        admin_token: &admin_token_source(c, &s),
+    })
+    .unwrap()
+}
+
+#[test]
+fn one_replica_on_delete_owned_by_the_node() {
+    let sts = render(&cluster(3));
+    let spec = sts.spec.as_ref().unwrap();
+    assert_eq!(sts.metadata.name.as_deref(), Some("garage-storage-0"));
+    assert_eq!(spec.replicas, Some(1));
+    assert_eq!(spec.service_name.as_deref(), Some("garage-headless"));
+    assert_eq!(
+        spec.update_strategy.as_ref().unwrap().type_.as_deref(),
+        Some("OnDelete")
+    );
+    let retention = spec
+        .persistent_volume_claim_retention_policy
+        .as_ref()
+        .unwrap();
+    assert_eq!(retention.when_deleted.as_deref(), Some("Retain"));
+    assert_eq!(retention.when_scaled.as_deref(), Some("Retain"));
+    let owner = &sts.metadata.owner_references.as_ref().unwrap()[0];
+    assert_eq!(
+        (owner.kind.as_str(), owner.uid.as_str()),
+        ("GarageNode", "node-uid")
+    );
+    let selector = spec.selector.match_labels.as_ref().unwrap();
+    let pod_labels = spec
+        .template
+        .metadata
+        .as_ref()
+        .unwrap()
+        .labels
+        .as_ref()
+        .unwrap();
+    assert!(selector.iter().all(|(k, v)| pod_labels.get(k) == Some(v)));
+}
+
+#[test]
+fn claims_carry_class_attributes_class_and_node_uid() {
+    let mut c = cluster(3);
+    c.spec
+        .storage
+        .as_mut()
+        .unwrap()
+        .data
+        .as_mut()
+        .unwrap()
+        .volume_attributes_class_name = Some("gold".into());
+    let sts = render(&c);
+    let claims = sts.spec.unwrap().volume_claim_templates.unwrap();
+    let names: Vec<_> = claims
+        .iter()
+        .map(|c| c.metadata.name.clone().unwrap())
+        .collect();
+    assert_eq!(names, ["metadata", "data"]);
+    let data = claims[1].spec.as_ref().unwrap();
+    assert_eq!(data.storage_class_name.as_deref(), Some("local-sim"));
+    assert_eq!(data.volume_attributes_class_name.as_deref(), Some("gold"));
+    assert_eq!(
+        data.access_modes.as_deref(),
+        Some(&["ReadWriteOnce".to_owned()][..])
+    );
+    assert_eq!(
+        data.resources.as_ref().unwrap().requests.as_ref().unwrap()["storage"],
+        Quantity("1Gi".into())
+    );
+    assert_eq!(
+        claims[0]
+            .spec
+            .as_ref()
+            .unwrap()
+            .volume_attributes_class_name,
+        None
+    );
+    let uid =
+        &claims[0].metadata.annotations.as_ref().unwrap()[annotation::ANNOTATION_GARAGE_NODE_UID];
+    assert_eq!(uid, "node-uid");
+}
+
+#[test]
+fn secrets_are_mounted_as_0400_files_and_no_marker_volume_exists() {
+    let sts = render(&cluster(3));
+    let pod = sts.spec.unwrap().template.spec.unwrap();
+    let volumes = pod.volumes.unwrap();
+    for name in ["rpc-secret", "admin-token"] {
+        let v = volumes.iter().find(|v| v.name == name).unwrap();
+        let secret = v.secret.as_ref().unwrap();
+        assert_eq!(secret.default_mode, Some(0o400));
+        assert!(
+            secret
+                .items
+                .as_ref()
+                .unwrap()
+                .iter()
+                .all(|i| i.mode == Some(0o400))
+        );
+    }
+    assert!(
+        volumes
+            .iter()
+            .all(|v| !v.name.starts_with("verify-") && v.host_path.is_none()),
+        "PVC-backed storage gets no .garage-volume-id marker"
+    );
+    let c = &pod.containers[0];
+    assert_eq!(
+        c.command.as_deref(),
+        Some(&["/garage".to_owned(), "server".to_owned()][..])
+    );
+    assert!(c.readiness_probe.is_none() && c.liveness_probe.is_none());
+    let env = c.env.as_ref().unwrap();
+    assert_eq!(env.last().unwrap().name, "GARAGE_CONFIG_FILE");
+    assert_eq!(env[0].name, "GARAGE_NODE_HOST");
+}
+
+#[test]
+fn reserved_env_and_dangerous_env_from_are_dropped() {
+    use k8s_openapi::api::core::v1::{ConfigMapEnvSource, EnvFromSource};
+    let mut c = cluster(3);
+    let st = c.spec.storage.as_mut().unwrap();
+    st.env = Some(vec![plain("GARAGE_RPC_SECRET", "x"), plain("FOO", "bar")]);
+    let src = |prefix: Option<&str>| EnvFromSource {
+        prefix: prefix.map(Into::into),
+        config_map_ref: Some(ConfigMapEnvSource {
+            name: "cm".into(),
+            optional: None,
+        }),
+        secret_ref: None,
+    };
+    st.env_from = Some(vec![src(None), src(Some("GARAGE_")), src(Some("APP_"))]);
+    let sts = render(&c);
+    let container = &sts.spec.unwrap().template.spec.unwrap().containers[0];
+    let env = container.env.as_ref().unwrap();
+    assert!(env.iter().any(|e| e.name == "FOO"));
+    assert!(!env.iter().any(|e| e.name == "GARAGE_RPC_SECRET"));
+    let from = container.env_from.as_ref().unwrap();
+    assert_eq!(from.len(), 1);
+    assert_eq!(from[0].prefix.as_deref(), Some("APP_"));
+}
+
+#[test]
+fn hash_tracks_the_template_but_not_replicas_of_the_cluster() {
+    let a = render(&cluster(3));
+    let b = render(&cluster(4));
+    let hash = |s: &StatefulSet| {
+        s.metadata.annotations.as_ref().unwrap()[annotation::ANNOTATION_RENDERED_HASH].clone()
+    };
+    assert_eq!(hash(&a), hash(&b));
+    let mut c = cluster(3);
+    c.spec.image = Some("dxflrs/garage:v2.6.0".into());
+    assert_ne!(hash(&a), hash(&render(&c)));
+    let annotations = a
+        .spec
+        .unwrap()
+        .template
+        .metadata
+        .unwrap()
+        .annotations
+        .unwrap();
+    assert!(annotations.contains_key(annotation::ANNOTATION_POD_SPEC_HASH));
+    assert_eq!(annotations[annotation::ANNOTATION_CONFIG_HASH].len(), 16);
+}

@@ -1,0 +1,163 @@
+//! Names of the objects generated for a GarageCluster (reconciler spec §0.3) and the digests
+//! that content-address them.
+
+use std::fmt::Write as _;
+
+use sha2::{Digest, Sha256};
+
+/// Lowercase hex SHA-256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    let mut out = String::with_capacity(64);
+    for b in digest.iter() {
+        // Writing into a String cannot fail.
+        let _ = write!(out, "{b:02x}");
+    }
+    out
+}
+
+/// Headless RPC Service `C-headless`; also the StatefulSets' `serviceName`.
+pub fn headless_service(cluster: &str) -> String {
+    format!("{cluster}-headless")
+}
+
+/// Primary API Service (S3, admin, web): `C`.
+pub fn api_service(cluster: &str) -> String {
+    cluster.to_owned()
+}
+
+/// Storage PodDisruptionBudget: `C`.
+pub fn storage_pdb(cluster: &str) -> String {
+    cluster.to_owned()
+}
+
+/// Operator-generated RPC secret: `C-rpc-secret`.
+pub fn rpc_secret(cluster: &str) -> String {
+    format!("{cluster}-rpc-secret")
+}
+
+/// Operator-generated static admin token, used when `spec.admin.adminTokenSecretRef` is unset:
+/// `C-admin-token`.
+pub fn admin_token_secret(cluster: &str) -> String {
+    format!("{cluster}-admin-token")
+}
+
+/// Base name of the shared config revisions: `C-config`.
+pub fn config_base(cluster: &str) -> String {
+    format!("{cluster}-config")
+}
+
+/// Content-addressed revision name `<base>-<first 12 hex of revision>`; a base that would
+/// push the name past 253 characters is cut and suffixed with 8 hex of its own digest, so
+/// two long bases never collide.
+pub fn config_revision(base: &str, revision: &str) -> String {
+    let short = &revision[..revision.len().min(12)];
+    if base.len() + 1 + short.len() <= 253 {
+        return format!("{base}-{short}");
+    }
+    let digest = sha256_hex(base.as_bytes());
+    let keep = 253 - 1 - short.len() - 9;
+    format!("{}-{}-{short}", &base[..keep], &digest[..8])
+}
+
+/// Auto storage slot `N`: GarageNode and StatefulSet `C-storage-N` (bounded to 61 characters
+/// so that the pod name `<gn>-0` still fits a label value).
+pub fn auto_storage_node(cluster: &str, ordinal: u32) -> String {
+    bounded(&format!("{cluster}-storage-{ordinal}"), 61)
+}
+
+/// The single pod of a GarageNode's StatefulSet.
+pub fn node_pod(node: &str) -> String {
+    format!("{node}-0")
+}
+
+/// Per-GarageNode RPC Service: bounded(`<gn>-rpc`).
+pub fn node_rpc_service(node: &str) -> String {
+    bounded(&format!("{node}-rpc"), 63)
+}
+
+/// `x` itself when it is a DNS-1123 label of at most `limit` characters; otherwise a
+/// sanitised prefix and 16 hex of sha256(x), cut to `limit` (spec §0.3 "bounded").
+pub fn bounded(x: &str, limit: usize) -> String {
+    if x.len() <= limit && is_dns_label(x) {
+        return x.to_owned();
+    }
+    let digest = sha256_hex(x.as_bytes());
+    let suffix = &digest[..16];
+    let cleaned: String = x
+        .to_ascii_lowercase()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let room = limit.saturating_sub(suffix.len() + 1);
+    let prefix = cleaned[..cleaned.len().min(room)].trim_matches('-');
+    if prefix.is_empty() {
+        suffix.to_owned()
+    } else {
+        format!("{prefix}-{suffix}")
+    }
+}
+
+/// True for a DNS-1123 label: lowercase alphanumerics and `-`, not starting or ending with
+/// `-`, 1 to 63 characters.
+pub fn is_dns_label(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b.len() <= 63
+        && b.iter()
+            .all(|&c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-')
+        && b[0] != b'-'
+        && b[b.len() - 1] != b'-'
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_follow_the_conventions() {
+        assert_eq!(headless_service("g"), "g-headless");
+        assert_eq!(auto_storage_node("g", 2), "g-storage-2");
+        assert_eq!(node_pod("g-storage-2"), "g-storage-2-0");
+        assert_eq!(node_rpc_service("g-storage-2"), "g-storage-2-rpc");
+        assert_eq!(rpc_secret("g"), "g-rpc-secret");
+    }
+
+    #[test]
+    fn long_names_are_bounded_and_distinct() {
+        let a = "a".repeat(70);
+        let b = format!("{}b", "a".repeat(69));
+        let (ba, bb) = (bounded(&a, 61), bounded(&b, 61));
+        assert!(ba.len() <= 61 && bb.len() <= 61);
+        assert!(is_dns_label(&ba) && is_dns_label(&bb));
+        assert_ne!(ba, bb);
+        assert_eq!(bounded("Upper.Case", 63).len(), "upper-case".len() + 17);
+    }
+
+    #[test]
+    fn revision_names_are_short_and_stable() {
+        let rev = sha256_hex(b"body");
+        assert_eq!(
+            config_revision("g-config", &rev),
+            format!("g-config-{}", &rev[..12])
+        );
+        let long = "x".repeat(300);
+        let name = config_revision(&long, &rev);
+        assert_eq!(name.len(), 253);
+        assert!(name.ends_with(&rev[..12]));
+    }
+
+    #[test]
+    fn sha256_matches_a_known_vector() {
+        assert_eq!(
+            sha256_hex(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+}

@@ -1,0 +1,503 @@
+//! End-to-end: one real control plane (localcluster), kubesim with four nodes in four zones
+//! running real garage 2.5.0, the CRDs applied server-side, and the reconciler's controllers
+//! run in-process. One scenario, in order:
+//!
+//! 1. a 3-member GarageCluster (replication factor 3, local-sim PVCs) is created; the
+//!    reconciler is aborted mid-bootstrap and restarted; the cluster reaches Ready with
+//!    exactly three roles;
+//! 2. 200 objects PUT through one pod's S3 endpoint read back through another;
+//! 3. five resyncs of the converged cluster make no API write;
+//! 4. a deleted storage pod comes back with the same Garage node ID;
+//! 5. 3 -> 4 adds exactly one role; 4 -> 3 is held with a condition and removes nothing.
+//!
+//! `cargo test -p reconciler --test e2e`
+
+// Test code: a panic is a failed step with a message.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, anyhow, ensure};
+use k8s_openapi::api::core::v1::{Namespace, Pod, Secret};
+use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::{Api, Client, ResourceExt};
+use kubesim::{KubeSim, NodeSpec};
+use localcluster::LocalCluster;
+use localcluster::tools::Tool;
+use reconciler::controller::{self, Metrics};
+use reconciler::garage::{AdminClient, AdminToken, BucketPermissions, CreateBucket, KeySpec};
+use serde_json::json;
+use shared_types::garage_cluster::v1beta2::GarageCluster;
+use shared_types::garage_node::GarageNode;
+
+const NS: &str = "e2e";
+const NAME: &str = "garage";
+const RESYNC: Duration = Duration::from_secs(3);
+
+fn main() -> ExitCode {
+    // Debug builds keep the large reconcile futures on the stack.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .thread_stack_size(16 << 20)
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    match runtime.block_on(run()) {
+        Ok(()) => {
+            println!("e2e passed");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            println!("e2e FAILED: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+struct Reconciler {
+    handle: tokio::task::JoinHandle<()>,
+}
+
+fn start_reconciler(client: &Client, metrics: &Arc<Metrics>) -> Reconciler {
+    let config = controller::Config {
+        resync: RESYNC,
+        short_requeue: Duration::from_secs(1),
+        error_requeue: Duration::from_secs(2),
+        admin_timeout: Duration::from_secs(5),
+    };
+    Reconciler {
+        handle: tokio::spawn(controller::run(
+            client.clone(),
+            config,
+            metrics.clone(),
+            std::future::pending(),
+        )),
+    }
+}
+
+async fn run() -> anyhow::Result<()> {
+    Tool::Garage.require()?;
+    let begin = Instant::now();
+    let cluster = LocalCluster::start(localcluster::Options {
+        name: "reconciler-e2e".into(),
+        ..localcluster::Options::default()
+    })
+    .await?;
+    let client = cluster.client().await?;
+    let mut options = kubesim::Options::new(
+        cluster.dir().join("kubesim"),
+        Tool::Garage.path(),
+        cluster.server(),
+        cluster.ca_pem(),
+    );
+    for (n, zone) in [
+        ("n1", "zone-a"),
+        ("n2", "zone-b"),
+        ("n3", "zone-c"),
+        ("n4", "zone-d"),
+    ] {
+        options = options.node(NodeSpec::new(n).zone(zone));
+    }
+    let sim = KubeSim::start(client.clone(), options).await?;
+    println!(
+        "cluster and kubesim up after {:.1}s",
+        begin.elapsed().as_secs_f64()
+    );
+    let result = scenario(&client, &sim).await;
+    if result.is_err() {
+        println!("garage logs: {}", cluster.dir().join("kubesim").display());
+    }
+    sim.shutdown().await;
+    drop(cluster);
+    result
+}
+
+async fn scenario(client: &Client, sim: &KubeSim) -> anyhow::Result<()> {
+    install_crds(client).await?;
+    Api::<Namespace>::all(client.clone())
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": NS}}))?,
+        )
+        .await?;
+    let metrics = Arc::new(Metrics::default());
+    let mut rec = start_reconciler(client, &metrics);
+    let clusters: Api<GarageCluster> = Api::namespaced(client.clone(), NS);
+    let gns: Api<GarageNode> = Api::namespaced(client.clone(), NS);
+    let gc: GarageCluster = serde_json::from_value(json!({
+        "apiVersion": "garage.rajsingh.info/v1beta2", "kind": "GarageCluster",
+        "metadata": {"name": NAME},
+        "spec": {
+            "replication": {"factor": 3},
+            "storage": {
+                "replicas": 3,
+                "metadata": {"size": "100Mi", "storageClassName": kubesim::STORAGE_CLASS},
+                "data": {"size": "1Gi", "storageClassName": kubesim::STORAGE_CLASS},
+            },
+        },
+    }))?;
+    clusters.create(&PostParams::default(), &gc).await?;
+
+    // 1. Kill the reconciler once members have identities, before or during the first
+    //    layout, then restart it.
+    let t = Instant::now();
+    wait(
+        "two generated nodes with a node ID",
+        Duration::from_secs(120),
+        || async {
+            let list = gns.list(&ListParams::default()).await?;
+            Ok(list
+                .items
+                .iter()
+                .filter(|n| n.status.as_ref().and_then(|s| s.node_id.as_ref()).is_some())
+                .count()
+                >= 2)
+        },
+    )
+    .await?;
+    rec.handle.abort();
+    let _ = (&mut rec.handle).await;
+    let layout_at_abort = match admin_client(client, sim, 0).await {
+        Ok(a) => a
+            .layout()
+            .await
+            .map(|l| (l.version, l.roles.len(), l.staged_role_changes.len()))
+            .ok(),
+        Err(_) => None,
+    };
+    println!(
+        "reconciler aborted mid-bootstrap after {:.1}s; layout (version, roles, staged) = {layout_at_abort:?}",
+        t.elapsed().as_secs_f64()
+    );
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    rec = start_reconciler(client, &metrics);
+    wait_ready(&clusters, Duration::from_secs(180)).await?;
+    println!("Ready after {:.1}s", t.elapsed().as_secs_f64());
+    let admin = admin_client(client, sim, 0).await?;
+    let layout = admin.layout().await?;
+    ensure!(
+        layout.roles.len() == 3,
+        "expected 3 roles, got {:?}",
+        layout.roles
+    );
+    ensure!(layout.staged_role_changes.is_empty(), "left staged changes");
+    let ids: BTreeMap<String, String> = node_ids(&gns).await?;
+    ensure!(ids.len() == 3);
+
+    // 2. S3 round trip of 200 objects through different pods.
+    s3_round_trip(&admin, sim).await?;
+    println!("200 objects round-tripped");
+
+    // 3. Silence at steady state.
+    tokio::time::sleep(RESYNC * 2).await;
+    let before = snapshot(client).await?;
+    let writes = metrics.api_writes.load(Ordering::Relaxed);
+    let reconciles = metrics.reconciles.load(Ordering::Relaxed);
+    tokio::time::sleep(RESYNC * 5 + Duration::from_secs(1)).await;
+    let after = snapshot(client).await?;
+    let reconciled = metrics.reconciles.load(Ordering::Relaxed) - reconciles;
+    ensure!(
+        reconciled >= 5,
+        "only {reconciled} reconciles in five resyncs"
+    );
+    ensure!(
+        metrics.api_writes.load(Ordering::Relaxed) == writes,
+        "{} API writes at steady state",
+        metrics.api_writes.load(Ordering::Relaxed) - writes
+    );
+    ensure!(
+        before == after,
+        "resourceVersions moved at steady state:\n{before:?}\n{after:?}"
+    );
+    println!("steady state: {reconciled} reconciles, 0 writes");
+
+    // 4. A deleted storage pod keeps its identity.
+    let pods: Api<Pod> = Api::namespaced(client.clone(), NS);
+    let victim = "garage-storage-1-0";
+    let old_uid = pods.get(victim).await?.uid();
+    pods.delete(victim, &DeleteParams::default()).await?;
+    wait(
+        "the pod to come back and be re-identified",
+        Duration::from_secs(120),
+        || async {
+            let Some(p) = pods.get_opt(victim).await? else {
+                return Ok(false);
+            };
+            let gn = gns.get("garage-storage-1").await?;
+            let st = gn.status.unwrap_or_default();
+            Ok(p.uid() != old_uid && st.observed_pod_uid == p.uid())
+        },
+    )
+    .await?;
+    ensure!(
+        node_ids(&gns).await? == ids,
+        "a node ID changed after the pod restart"
+    );
+    wait_ready(&clusters, Duration::from_secs(120)).await?;
+    println!("pod restart kept node IDs");
+
+    // 5a. Scale up by one.
+    let version = admin_client(client, sim, 0).await?.layout().await?.version;
+    scale(&clusters, 4).await?;
+    wait_ready(&clusters, Duration::from_secs(180)).await?;
+    let admin = admin_client(client, sim, 0).await?;
+    let layout = admin.layout().await?;
+    ensure!(
+        layout.roles.len() == 4,
+        "expected 4 roles, got {}",
+        layout.roles.len()
+    );
+    ensure!(
+        layout.version == version + 1,
+        "scale-up took {} versions",
+        layout.version - version
+    );
+    println!("scale 3 -> 4 added one role in one version");
+
+    // 5b. Scale down is held.
+    scale(&clusters, 3).await?;
+    wait(
+        "StorageScaleDownBlocked=True",
+        Duration::from_secs(60),
+        || async {
+            let c = clusters.get(NAME).await?;
+            Ok(condition(&c, "StorageScaleDownBlocked") == Some("True".into()))
+        },
+    )
+    .await?;
+    tokio::time::sleep(RESYNC * 3).await;
+    let layout = admin.layout().await?;
+    ensure!(
+        layout.roles.len() == 4 && layout.staged_role_changes.is_empty(),
+        "scale-down touched the layout"
+    );
+    ensure!(
+        gns.get_opt("garage-storage-3").await?.is_some(),
+        "the fourth GarageNode was removed"
+    );
+    ensure!(
+        pods.get_opt("garage-storage-3-0").await?.is_some(),
+        "the fourth pod was removed"
+    );
+    println!("scale 4 -> 3 held, nothing removed");
+    rec.handle.abort();
+    Ok(())
+}
+
+async fn install_crds(client: &Client) -> anyhow::Result<()> {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../crds");
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        let text = std::fs::read_to_string(&path)?;
+        let crd: CustomResourceDefinition =
+            serde_saphyr::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
+        api.patch(
+            &crd.name_any(),
+            &PatchParams::apply("e2e").force(),
+            &Patch::Apply(&crd),
+        )
+        .await?;
+    }
+    for name in [
+        "garageclusters.garage.rajsingh.info",
+        "garagenodes.garage.rajsingh.info",
+    ] {
+        wait("CRD established", Duration::from_secs(30), || async {
+            let crd = api.get(name).await?;
+            Ok(crd.status.and_then(|s| s.conditions).is_some_and(|c| {
+                c.iter()
+                    .any(|c| c.type_ == "Established" && c.status == "True")
+            }))
+        })
+        .await?;
+    }
+    Ok(())
+}
+
+async fn admin_client(client: &Client, sim: &KubeSim, ordinal: u32) -> anyhow::Result<AdminClient> {
+    let secret = Api::<Secret>::namespaced(client.clone(), NS)
+        .get("garage-admin-token")
+        .await?;
+    let token = String::from_utf8(secret.data.unwrap()["admin-token"].0.clone())?;
+    let ip = sim
+        .pod_ip(NS, &format!("garage-storage-{ordinal}-0"))
+        .context("pod has no address")?;
+    Ok(AdminClient::new(
+        &format!("http://{ip}:3903"),
+        &AdminToken::new(token),
+    )?)
+}
+
+async fn node_ids(gns: &Api<GarageNode>) -> anyhow::Result<BTreeMap<String, String>> {
+    Ok(gns
+        .list(&ListParams::default())
+        .await?
+        .items
+        .into_iter()
+        .filter_map(|n| Some((n.name_any(), n.status?.node_id?)))
+        .collect())
+}
+
+async fn scale(clusters: &Api<GarageCluster>, replicas: i32) -> anyhow::Result<()> {
+    clusters
+        .patch(
+            NAME,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"storage": {"replicas": replicas}}})),
+        )
+        .await?;
+    Ok(())
+}
+
+fn condition(c: &GarageCluster, type_: &str) -> Option<String> {
+    c.status
+        .as_ref()?
+        .conditions
+        .as_ref()?
+        .iter()
+        .find(|x| x.type_ == type_)
+        .map(|x| x.status.clone())
+}
+
+async fn wait_ready(clusters: &Api<GarageCluster>, timeout: Duration) -> anyhow::Result<()> {
+    let result = wait("GarageCluster Ready=True", timeout, || async {
+        let c = clusters.get(NAME).await?;
+        Ok(condition(&c, "Ready") == Some("True".into())
+            && c.status.as_ref().and_then(|s| s.observed_generation) == c.metadata.generation)
+    })
+    .await;
+    if let Err(e) = result {
+        let c = clusters.get(NAME).await?;
+        return Err(anyhow!(
+            "{e:#}; status: {}",
+            serde_json::to_string(&c.status)?
+        ));
+    }
+    Ok(())
+}
+
+/// resourceVersions of every object the reconciler writes in the namespace.
+async fn snapshot(client: &Client) -> anyhow::Result<BTreeMap<String, String>> {
+    use k8s_openapi::api::apps::v1::StatefulSet;
+    use k8s_openapi::api::core::v1::{ConfigMap, Service};
+    use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+    let mut out = BTreeMap::new();
+    let lp = ListParams::default();
+    macro_rules! add {
+        ($k:ty) => {
+            for o in Api::<$k>::namespaced(client.clone(), NS)
+                .list(&lp)
+                .await?
+                .items
+            {
+                out.insert(
+                    format!("{}/{}", stringify!($k), o.name_any()),
+                    o.resource_version().unwrap_or_default(),
+                );
+            }
+        };
+    }
+    add!(GarageCluster);
+    add!(GarageNode);
+    add!(StatefulSet);
+    add!(Service);
+    add!(ConfigMap);
+    add!(Secret);
+    add!(PodDisruptionBudget);
+    Ok(out)
+}
+
+async fn s3_round_trip(admin: &AdminClient, sim: &KubeSim) -> anyhow::Result<()> {
+    use rusty_s3::{Bucket, Credentials, S3Action, UrlStyle};
+    let key = admin
+        .create_key(&KeySpec {
+            name: Some("e2e".into()),
+            ..Default::default()
+        })
+        .await?;
+    let bucket = admin
+        .create_bucket(&CreateBucket {
+            global_alias: Some("e2e".into()),
+            ..Default::default()
+        })
+        .await?;
+    admin
+        .allow_bucket_key(
+            &bucket.id,
+            &key.access_key_id,
+            BucketPermissions {
+                read: true,
+                write: true,
+                owner: false,
+            },
+        )
+        .await?;
+    let credentials = Credentials::new(
+        key.access_key_id.clone(),
+        key.secret_access_key.clone().context("no secret")?,
+    );
+    let at = |ordinal: u32| -> anyhow::Result<Bucket> {
+        let ip = sim
+            .pod_ip(NS, &format!("garage-storage-{ordinal}-0"))
+            .context("no pod ip")?;
+        Ok(Bucket::new(
+            format!("http://{ip}:3900").parse()?,
+            UrlStyle::Path,
+            "e2e",
+            "garage",
+        )?)
+    };
+    let http = reqwest::Client::builder()
+        .no_proxy()
+        .timeout(Duration::from_secs(10))
+        .build()?;
+    let (writer, reader) = (at(0)?, at(1)?);
+    for i in 0..200 {
+        let url = writer
+            .put_object(Some(&credentials), &format!("obj-{i}"))
+            .sign(Duration::from_secs(60));
+        let r = http.put(url).body(format!("object {i}")).send().await?;
+        ensure!(r.status().is_success(), "PUT obj-{i}: {}", r.status());
+    }
+    for i in 0..200 {
+        let url = reader
+            .get_object(Some(&credentials), &format!("obj-{i}"))
+            .sign(Duration::from_secs(60));
+        let r = http.get(url).send().await?;
+        ensure!(r.status().is_success(), "GET obj-{i}: {}", r.status());
+        let body = r.text().await?;
+        ensure!(
+            body == format!("object {i}"),
+            "obj-{i} read back as {body:?}"
+        );
+    }
+    Ok(())
+}
+
+async fn wait<F, Fut>(what: &str, timeout: Duration, mut check: F) -> anyhow::Result<()>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<bool>>,
+{
+    let deadline = Instant::now() + timeout;
+    let mut last = None;
+    loop {
+        match check().await {
+            Ok(true) => return Ok(()),
+            Ok(false) => {}
+            Err(e) => last = Some(e),
+        }
+        if Instant::now() > deadline {
+            return Err(anyhow!(
+                "timed out after {}s waiting for {what} (last error: {last:?})",
+                timeout.as_secs()
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}

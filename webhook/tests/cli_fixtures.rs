@@ -1,0 +1,267 @@
+//! The recorded AdmissionReviews under tests/fixtures/admission through the `garage-webhook
+//! review` and `convert` commands: exit codes and the key response fields.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use serde_json::Value;
+
+fn fixtures() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/admission")
+}
+
+fn samples() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/upstream-samples")
+}
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_garage-webhook"))
+        .args(args)
+        .current_dir(fixtures())
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+struct Case {
+    file: &'static str,
+    exit: i32,
+    /// Substrings of `response.status.message` (or of stderr for exit 2 without output).
+    message: &'static [&'static str],
+    code: Option<u64>,
+    patch: bool,
+}
+
+const CASES: &[Case] = &[
+    Case {
+        file: "cluster-v1beta2-create-allowed.json",
+        exit: 0,
+        message: &[],
+        code: None,
+        patch: true,
+    },
+    Case {
+        file: "cluster-v1beta1-create-allowed.yaml",
+        exit: 0,
+        message: &[],
+        code: None,
+        patch: true,
+    },
+    Case {
+        file: "cluster-v1beta2-update-allowed.json",
+        exit: 0,
+        message: &[],
+        code: None,
+        patch: true,
+    },
+    Case {
+        file: "cluster-v1beta2-delete.json",
+        exit: 0,
+        message: &[],
+        code: None,
+        patch: false,
+    },
+    Case {
+        file: "cluster-v1beta2-create-denied-replicas.json",
+        exit: 1,
+        message: &["spec.storage.replicas", "[GC-C15]"],
+        code: Some(403),
+        patch: false,
+    },
+    Case {
+        file: "cluster-v1beta2-create-denied-tier-shape.json",
+        exit: 1,
+        message: &["spec.connectTo", "[GC-C14]"],
+        code: Some(403),
+        patch: false,
+    },
+    Case {
+        file: "cluster-v1beta2-create-invalid-wrong-kind.json",
+        exit: 2,
+        message: &[
+            "GarageNode",
+            "reviews garage.rajsingh.info/v1beta2 GarageCluster",
+        ],
+        code: Some(400),
+        patch: false,
+    },
+    Case {
+        file: "cluster-scale-update-denied-stale.json",
+        exit: 1,
+        message: &["stale GarageCluster scale resourceVersion", "[SC-5]"],
+        code: Some(409),
+        patch: false,
+    },
+    Case {
+        file: "node-create-allowed.json",
+        exit: 0,
+        message: &[],
+        code: None,
+        patch: false,
+    },
+    Case {
+        file: "node-create-denied-remote-cluster-ref.json",
+        exit: 1,
+        message: &["remoteClusterRef is not supported", "[GN-C1]"],
+        code: Some(403),
+        patch: false,
+    },
+    Case {
+        file: "pvc-update-allowed-label.json",
+        exit: 0,
+        message: &["barrier was not removed"],
+        code: None,
+        patch: false,
+    },
+    Case {
+        file: "pvc-update-denied-finalizer-removed.json",
+        exit: 1,
+        message: &["pvc-reservation", "[PVC-5]"],
+        code: Some(403),
+        patch: false,
+    },
+    Case {
+        file: "conversion-v1beta2-to-v1beta1.json",
+        exit: 0,
+        message: &[],
+        code: None,
+        patch: false,
+    },
+    Case {
+        file: "conversion-denied-wrong-kind.json",
+        exit: 1,
+        message: &["converts only GarageCluster"],
+        code: Some(422),
+        patch: false,
+    },
+];
+
+#[test]
+fn every_recorded_review_gets_its_verdict() {
+    let mut failures = Vec::new();
+    for case in CASES {
+        let (exit, stdout, stderr) = run(&["review", "--state", "state", case.file]);
+        if exit != case.exit {
+            failures.push(format!(
+                "{}: exit {exit}, want {} ({stderr})",
+                case.file, case.exit
+            ));
+            continue;
+        }
+        let review: Value = serde_json::from_str(&stdout)
+            .unwrap_or_else(|e| panic!("{}: output is not JSON ({e}): {stdout}", case.file));
+        let response = &review["response"];
+        let status = if response["status"].is_object() {
+            &response["status"]
+        } else {
+            &response["result"]
+        };
+        let message = status["message"].as_str().unwrap_or_default();
+        for part in case.message {
+            if !message.contains(part) {
+                failures.push(format!("{}: message {message:?} lacks {part:?}", case.file));
+            }
+        }
+        if let Some(code) = case.code
+            && status["code"].as_u64() != Some(code)
+        {
+            failures.push(format!(
+                "{}: code {:?}, want {code}",
+                case.file, status["code"]
+            ));
+        }
+        if review["kind"] == "AdmissionReview" {
+            assert_eq!(
+                response["allowed"].as_bool(),
+                Some(case.exit == 0),
+                "{}",
+                case.file
+            );
+            let has_patch = response["patch"].is_array();
+            if has_patch != case.patch {
+                failures.push(format!(
+                    "{}: patch present {has_patch}, want {}",
+                    case.file, case.patch
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn the_conversion_review_answers_with_v1beta1_objects() {
+    let (exit, stdout, _) = run(&["review", "conversion-v1beta2-to-v1beta1.json"]);
+    assert_eq!(exit, 0);
+    let review: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(review["response"]["uid"], "cv1");
+    assert_eq!(
+        review["response"]["convertedObjects"][0]["apiVersion"],
+        "garage.rajsingh.info/v1beta1"
+    );
+}
+
+#[test]
+fn unusable_input_exits_2_without_a_panic() {
+    for args in [
+        vec!["review", "malformed.json"],
+        vec!["review", "no-such-file.json"],
+        vec![
+            "review",
+            "--operation",
+            "UPDATE",
+            "cluster-v1beta2-create-allowed.json",
+        ],
+        vec!["review", "--operation", "CREATE", "state"],
+        vec![
+            "convert",
+            "--to",
+            "garage.rajsingh.info/v1beta1",
+            "malformed.json",
+        ],
+    ] {
+        let (exit, _, stderr) = run(&args);
+        assert_eq!(exit, 2, "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert!(!stderr.is_empty(), "{args:?} says nothing");
+    }
+}
+
+#[test]
+fn manifests_are_reviewed_per_operation() {
+    let sample = samples().join("garage_v1beta1_garagecluster.yaml");
+    let sample = sample.to_str().unwrap();
+    let (exit, stdout, stderr) = run(&["review", "--operation", "CREATE", sample]);
+    assert_eq!(exit, 0, "{stderr}");
+    assert!(stdout.contains("\"allowed\": true"));
+    let (exit, _, stderr) = run(&["review", "--operation", "DELETE", "--old", sample]);
+    assert_eq!(exit, 0, "{stderr}");
+    let (exit, _, _) = run(&["review", "--operation", "DELETE", sample]);
+    assert_eq!(exit, 2, "DELETE takes the object as --old");
+    // Several documents: every reviewable one is answered.
+    let nodes = samples().join("garage_v1beta1_garagenode.yaml");
+    let (exit, stdout, stderr) = run(&["review", "--operation", "CREATE", nodes.to_str().unwrap()]);
+    assert_eq!(exit, 0, "{stderr}");
+    assert!(stdout.matches("\"kind\": \"AdmissionReview\"").count() > 1);
+}
+
+#[test]
+fn convert_prints_yaml_in_the_target_version() {
+    let sample = samples().join("garage_v1beta1_garagecluster.yaml");
+    let (exit, stdout, stderr) = run(&[
+        "convert",
+        "--to",
+        "garage.rajsingh.info/v1beta2",
+        sample.to_str().unwrap(),
+    ]);
+    assert_eq!(exit, 0, "{stderr}");
+    let object: Value = serde_saphyr::from_str(&stdout).unwrap();
+    assert_eq!(object["apiVersion"], "garage.rajsingh.info/v1beta2");
+    assert_eq!(object["spec"]["storage"]["replicas"], 3);
+}

@@ -1,0 +1,211 @@
+//! The HTTP router in-process (no TLS, no cluster): bad bodies get a clean 400 naming the
+//! problem, a wrong resource gets a denied AdmissionResponse, probes and metrics answer.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode, header};
+use certs::CertResolver;
+use serde_json::{Value, json};
+use tower::ServiceExt;
+use webhook::cli::state::StateDir;
+use webhook::server::dispatch::{Endpoint, Settings};
+use webhook::server::limits::Limits;
+use webhook::server::metrics::Metrics;
+use webhook::server::router::{AppState, router};
+
+fn app(ready: bool) -> axum::Router {
+    let resolver = Arc::new(CertResolver::new());
+    if ready {
+        let now = std::time::SystemTime::now();
+        let ca = certs::generate::new_authority(now, std::time::Duration::from_secs(3600)).unwrap();
+        let leaf = certs::generate::issue_serving(
+            &ca,
+            &["x".into()],
+            now,
+            std::time::Duration::from_secs(600),
+        )
+        .unwrap();
+        resolver.install(&leaf.cert_pem, &leaf.key_pem).unwrap();
+    }
+    router(Arc::new(AppState {
+        source: StateDir::default(),
+        settings: Settings::default(),
+        metrics: Arc::new(Metrics::new()),
+        resolver,
+        limits: Limits::default(),
+    }))
+}
+
+async fn call(
+    app: axum::Router,
+    path: &str,
+    content_type: Option<&str>,
+    body: Vec<u8>,
+) -> (StatusCode, String) {
+    let mut request = Request::post(path);
+    if let Some(ct) = content_type {
+        request = request.header(header::CONTENT_TYPE, ct);
+    }
+    let response = app
+        .oneshot(request.body(Body::from(body)).unwrap())
+        .await
+        .unwrap();
+    let status = response.status();
+    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    (status, String::from_utf8_lossy(&bytes).into_owned())
+}
+
+fn review(resource: &str, object: Value) -> Vec<u8> {
+    serde_json::to_vec(&json!({
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": "u1",
+            "kind": {"group": "garage.rajsingh.info", "version": "v1beta2", "kind": "GarageCluster"},
+            "resource": {"group": "garage.rajsingh.info", "version": "v1beta2", "resource": resource},
+            "name": "g", "namespace": "n", "operation": "CREATE",
+            "userInfo": {"username": "alice"},
+            "object": object
+        }
+    }))
+    .unwrap()
+}
+
+const JSON: Option<&str> = Some("application/json");
+
+#[tokio::test]
+async fn bad_requests_get_a_clean_400() {
+    let path = Endpoint::ValidateClusterV1beta2.path();
+    let cases: Vec<(&str, Option<&str>, Vec<u8>, &str)> = vec![
+        (
+            "malformed JSON",
+            JSON,
+            b"{\"kind\": ".to_vec(),
+            "not an AdmissionReview",
+        ),
+        (
+            "not a review",
+            JSON,
+            b"[1,2,3]".to_vec(),
+            "not an AdmissionReview",
+        ),
+        (
+            "no content type",
+            None,
+            review("garageclusters", json!({})),
+            "Content-Type: application/json",
+        ),
+        (
+            "YAML content type",
+            Some("application/yaml"),
+            review("garageclusters", json!({})),
+            "Content-Type",
+        ),
+        ("huge body", JSON, vec![b' '; 3 * 1024 * 1024 + 1], "limit"),
+        (
+            "no request",
+            JSON,
+            br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}"#.to_vec(),
+            "carries no request",
+        ),
+        (
+            "wrong review kind",
+            JSON,
+            br#"{"apiVersion":"v1","kind":"Pod","request":null}"#.to_vec(),
+            "AdmissionReview",
+        ),
+    ];
+    for (name, content_type, body, expected) in cases {
+        let (status, text) = call(app(true), path, content_type, body).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{name}: {text}");
+        assert!(
+            text.contains(expected),
+            "{name}: {text:?} lacks {expected:?}"
+        );
+    }
+    let (status, text) = call(app(true), "/convert", JSON, b"nope".to_vec()).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(text.contains("ConversionReview"), "{text}");
+}
+
+#[tokio::test]
+async fn a_wrong_resource_is_denied_by_name() {
+    let path = Endpoint::ValidateClusterV1beta2.path();
+    let (status, text) = call(
+        app(true),
+        path,
+        JSON,
+        review("garagenodes", json!({"metadata": {}})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let answer: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(answer["response"]["uid"], "u1");
+    assert_eq!(answer["response"]["allowed"], false);
+    let message = answer["response"]["status"]["message"].as_str().unwrap();
+    assert!(message.contains("garagenodes"), "{message}");
+    assert_eq!(answer["response"]["status"]["code"], 400);
+
+    // An object that is not a GarageCluster at all.
+    let (_, text) = call(
+        app(true),
+        path,
+        JSON,
+        review(
+            "garageclusters",
+            json!({"apiVersion": "v1", "kind": "Pod", "metadata": {}}),
+        ),
+    )
+    .await;
+    let answer: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(answer["response"]["allowed"], false);
+    assert!(
+        answer["response"]["status"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Pod")
+    );
+}
+
+#[tokio::test]
+async fn probes_and_metrics() {
+    let get = |path: &str| Request::get(path).body(Body::empty()).unwrap();
+    let response = app(false).oneshot(get("/healthz")).await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let response = app(false).oneshot(get("/readyz")).await.unwrap();
+    assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+    let response = app(true).oneshot(get("/readyz")).await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+
+    let shared = app(true);
+    let _ = call(
+        shared.clone(),
+        Endpoint::ValidateClusterV1beta2.path(),
+        JSON,
+        b"{".to_vec(),
+    )
+    .await;
+    let response = shared.oneshot(get("/metrics")).await.unwrap();
+    let text = String::from_utf8(
+        axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .unwrap()
+            .to_vec(),
+    )
+    .unwrap();
+    assert!(
+        text.contains(r#"garage_webhook_requests_total{path="/validate-garage-rajsingh-info-v1beta2-garagecluster",verdict="rejected"} 1"#),
+        "{text}"
+    );
+    assert!(
+        text.contains("garage_webhook_certificate_generation 1"),
+        "{text}"
+    );
+    let response = app(true).oneshot(get("/nope")).await.unwrap();
+    assert_eq!(response.status(), StatusCode::NOT_FOUND);
+}
