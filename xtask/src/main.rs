@@ -4,6 +4,7 @@
 //! two commands (`cargo xtask demo`, `cargo xtask test`) do everything on a
 //! fresh machine.
 
+mod bench;
 mod crds;
 mod demo;
 mod fuzz;
@@ -19,7 +20,8 @@ commands:
   crds [--check]   write crds/*.yaml from the Rust types (--check: fail on drift)
   fuzz [--seconds N]  run the webhook's fuzz targets for a bounded time (nightly)
   test             run every test: formatting, lints, CRD drift, workspace tests
-  demo             start a local cluster with 3 nodes and the CRDs, until Ctrl-C";
+  demo             start a local cluster with 3 nodes and the CRDs, until Ctrl-C
+  bench webhook [--debug] [--seconds N]  measure the garage-webhook binary over TLS (latency, throughput, RSS)";
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -30,6 +32,7 @@ fn main() -> Result<()> {
         Some("tools") => tools::run(&rest),
         Some("fuzz") => fuzz::run(&rest),
         Some("demo") => demo::run(&rest),
+        Some("bench") => bench::run(&rest),
         Some("help") | Some("--help") | Some("-h") | None => {
             println!("{USAGE}");
             Ok(())
