@@ -38,7 +38,11 @@ pub mod volumes;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_deletion;
+#[cfg(test)]
 mod tests_pools;
+#[cfg(test)]
+mod tests_spoke;
 #[cfg(test)]
 mod tests_update;
 
