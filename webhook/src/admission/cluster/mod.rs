@@ -38,6 +38,8 @@ pub mod volumes;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_create_more;
+#[cfg(test)]
 mod tests_deletion;
 #[cfg(test)]
 mod tests_pools;
