@@ -44,6 +44,8 @@ mod tests_deletion;
 #[cfg(test)]
 mod tests_pools;
 #[cfg(test)]
+mod tests_sequencing;
+#[cfg(test)]
 mod tests_spoke;
 #[cfg(test)]
 mod tests_update;
