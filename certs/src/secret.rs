@@ -62,7 +62,11 @@ pub fn encode(mut base: Secret, material: &Material) -> Secret {
     for (key, value) in entries {
         data.insert(key.to_owned(), ByteString(value.as_bytes().to_vec()));
     }
-    base.type_ = Some("kubernetes.io/tls".to_owned());
+    // A Secret's type is immutable: one made beforehand (the chart renders it Opaque, so that
+    // uninstalling removes it) keeps its type; only a Secret created here is typed as TLS.
+    if base.type_.as_deref().is_none_or(str::is_empty) {
+        base.type_ = Some("kubernetes.io/tls".to_owned());
+    }
     base
 }
 
@@ -210,7 +214,15 @@ mod tests {
         };
         let secret = encode(Secret::default(), &material);
         assert_eq!(secret.type_.as_deref(), Some("kubernetes.io/tls"));
-        assert_eq!(decode(&secret), Some(material));
+        assert_eq!(decode(&secret), Some(material.clone()));
         assert_eq!(decode(&Secret::default()), None);
+        // A Secret rendered beforehand keeps its (immutable) type.
+        let opaque = Secret {
+            type_: Some("Opaque".into()),
+            ..Secret::default()
+        };
+        let filled = encode(opaque, &material);
+        assert_eq!(filled.type_.as_deref(), Some("Opaque"));
+        assert_eq!(decode(&filled), Some(material));
     }
 }

@@ -126,3 +126,27 @@ pub async fn hold(client: &Client, cfg: &LeaseConfig) {
         }
     }
 }
+
+/// Gives the Lease up after the controllers stopped, so that a successor (the next pod of a
+/// rolling update) takes over at once instead of after the lease duration. Only a Lease this
+/// process still holds is touched, and a conflicting write means someone else already has it.
+pub async fn release(client: &Client, cfg: &LeaseConfig) -> Result<(), kube::Error> {
+    let api: Api<Lease> = Api::namespaced(client.clone(), &cfg.namespace);
+    let Some(mut lease) = api.get_opt(&cfg.name).await? else {
+        return Ok(());
+    };
+    let Some(spec) = lease.spec.as_mut() else {
+        return Ok(());
+    };
+    if spec.holder_identity.as_deref() != Some(cfg.identity.as_str()) {
+        return Ok(());
+    }
+    spec.holder_identity = None;
+    spec.acquire_time = None;
+    spec.renew_time = None;
+    match api.replace(&cfg.name, &PostParams::default(), &lease).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(e)) if e.code == 409 => Ok(()),
+        Err(e) => Err(e),
+    }
+}

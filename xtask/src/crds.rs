@@ -1,6 +1,7 @@
 //! `cargo xtask crds`: renders every CustomResourceDefinition from the Rust
-//! types in `shared-types` into `crds/<plural>.yaml`, or with `--check`
-//! compares the committed files with a fresh render and fails on drift.
+//! types in `shared-types` into `crds/<plural>.yaml` and the chart's copy, or
+//! with `--check` compares the committed files with a fresh render and fails
+//! on drift.
 
 use std::fs;
 
@@ -8,43 +9,55 @@ use anyhow::{Context, Result, bail};
 
 use crate::workspace_root;
 
+/// Where the CRDs are written: the repository's `crds/` and the chart's copy, which Helm can
+/// only read from inside the chart directory.
+const DIRS: [&str; 2] = ["crds", "charts/garage-operator/files/crds"];
+
 pub fn run(args: &[&str]) -> Result<()> {
     let check = match args {
         [] => false,
         ["--check"] => true,
         _ => bail!("usage: cargo xtask crds [--check]"),
     };
-    let dir = workspace_root().join("crds");
     let rendered = render_all()?;
     let mut drift = Vec::new();
-    for (file, yaml) in &rendered {
-        let path = dir.join(file);
-        if check {
-            let current = fs::read_to_string(&path).unwrap_or_default();
-            if current != *yaml {
-                drift.push(file.clone());
+    for relative in DIRS {
+        let dir = workspace_root().join(relative);
+        for (file, yaml) in &rendered {
+            let path = dir.join(file);
+            if check {
+                let current = fs::read_to_string(&path).unwrap_or_default();
+                if current != *yaml {
+                    drift.push(format!("{relative}/{file}"));
+                }
+            } else {
+                fs::create_dir_all(&dir)?;
+                fs::write(&path, yaml).with_context(|| format!("writing {}", path.display()))?;
+                println!("wrote {relative}/{file} ({} bytes)", yaml.len());
             }
-        } else {
-            fs::create_dir_all(&dir)?;
-            fs::write(&path, yaml).with_context(|| format!("writing {}", path.display()))?;
-            println!("wrote crds/{file} ({} bytes)", yaml.len());
+        }
+        if check {
+            let known: Vec<&String> = rendered.iter().map(|(f, _)| f).collect();
+            for entry in fs::read_dir(&dir).with_context(|| format!("reading {}", dir.display()))? {
+                let name = entry?.file_name().to_string_lossy().into_owned();
+                if name.ends_with(".yaml") && !known.contains(&&name) {
+                    drift.push(format!("{relative}/{name} (stale: no type renders it)"));
+                }
+            }
         }
     }
     if check {
-        let known: Vec<&String> = rendered.iter().map(|(f, _)| f).collect();
-        for entry in fs::read_dir(&dir).with_context(|| format!("reading {}", dir.display()))? {
-            let name = entry?.file_name().to_string_lossy().into_owned();
-            if name.ends_with(".yaml") && !known.contains(&&name) {
-                drift.push(format!("{name} (stale: no type renders it)"));
-            }
-        }
         if !drift.is_empty() {
             bail!(
-                "crds/ is out of date with the Rust types: {}\nrun `cargo xtask crds` and commit the result",
+                "the generated CRDs are out of date with the Rust types: {}\nrun `cargo xtask crds` and commit the result",
                 drift.join(", ")
             );
         }
-        println!("crds/ matches the Rust types ({} files)", rendered.len());
+        println!(
+            "{} match the Rust types ({} files each)",
+            DIRS.join(" and "),
+            rendered.len()
+        );
     }
     Ok(())
 }

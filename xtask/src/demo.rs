@@ -1,46 +1,86 @@
-//! `cargo xtask demo`: a local cluster a newcomer can poke at.
+//! `cargo xtask demo [--keep]`: the whole operator on a laptop.
 //!
-//! Today it starts the control plane and three simulated Nodes in three
-//! zones, installs the CRDs, prints how to point kubectl at the cluster and
-//! keeps everything running until Ctrl-C. Installing the operator and a
-//! Garage cluster joins once the webhook and reconciler land.
+//! Builds the two operator binaries, starts the local control plane and three simulated
+//! Nodes in three zones, installs the Helm chart (kubesim runs the workspace's binaries for
+//! the operator's image), creates a 3-node GarageCluster, waits for Ready, and round-trips an
+//! object through S3 with a key and bucket made through Garage's Admin API. It prints the
+//! endpoint and credentials and exits 0; with `--keep` everything stays up until Ctrl-C.
 
-use anyhow::{Context, Result, bail};
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::Api;
-use kube::api::{Patch, PatchParams};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail, ensure};
+use k8s_openapi::api::core::v1::{Namespace, Secret};
+use kube::api::{Patch, PatchParams, PostParams};
+use kube::{Api, Client};
 use localcluster::tools::Tool;
 use localcluster::{LocalCluster, Options};
+use reconciler::garage::{AdminClient, AdminToken, BucketPermissions, CreateBucket, KeySpec};
+use serde_json::json;
+use shared_types::garage_cluster::v1beta2::GarageCluster;
+
+use crate::workspace_root;
+
+const USAGE: &str = "usage: cargo xtask demo [--keep]
+
+  --keep  leave the cluster, the operator and Garage running until Ctrl-C";
+
+const RELEASE: &str = "garage-operator";
+const OPERATOR_NS: &str = "garage-operator";
+const NS: &str = "demo";
+const NAME: &str = "garage";
+const BUCKET: &str = "demo";
 
 pub fn run(args: &[&str]) -> Result<()> {
-    if !args.is_empty() {
-        bail!("usage: cargo xtask demo");
-    }
+    let keep = match args {
+        [] => false,
+        ["--keep"] => true,
+        _ => bail!("{USAGE}"),
+    };
+    let begin = Instant::now();
+    // On a fresh machine the first run builds the pinned tools; later runs find them cached.
+    crate::tools::run(&[])?;
+    let bins = build_operator()?;
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?
-        .block_on(demo())
+        .block_on(demo(keep, &bins, begin))
 }
 
-async fn demo() -> Result<()> {
+/// Debug builds of garage-webhook and garage-reconciler (what the tests use too).
+fn build_operator() -> Result<PathBuf> {
+    println!("==> building garage-webhook and garage-reconciler");
+    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args(["build", "-p", "webhook", "-p", "reconciler", "--bins"])
+        .current_dir(workspace_root())
+        .status()
+        .context("running cargo build")?;
+    ensure!(status.success(), "building the operator binaries failed");
+    let dir = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("target"))
+        .join("debug");
+    Ok(dir)
+}
+
+async fn demo(keep: bool, bins: &Path, begin: Instant) -> Result<()> {
+    let helm = Tool::Helm.require()?;
     let cluster = LocalCluster::start(Options {
         name: "demo".into(),
         ..Options::default()
     })
     .await
     .context("starting the local control plane")?;
-    println!(
-        "control plane ready in {:.1}s",
-        cluster.started_in().as_secs_f64()
-    );
     let client = cluster.client().await?;
-
     let mut options = kubesim::Options::new(
         cluster.dir().join("kubesim"),
         Tool::Garage.require()?,
         cluster.server(),
         cluster.ca_pem(),
-    );
+    )
+    .workspace_image("garage-operator", bins.join("garage-webhook"))
+    .workspace_image("garage-operator", bins.join("garage-reconciler"));
     for zone in ["a", "b", "c"] {
         options = options
             .node(kubesim::NodeSpec::new(format!("demo-{zone}")).zone(format!("zone-{zone}")));
@@ -48,31 +88,244 @@ async fn demo() -> Result<()> {
     let sim = kubesim::KubeSim::start(client.clone(), options)
         .await
         .context("starting the simulated nodes")?;
+    println!(
+        "==> control plane and 3 nodes (zones a, b, c) up after {:.0}s",
+        begin.elapsed().as_secs_f64()
+    );
 
-    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    for crd in shared_types::crds::all()? {
-        let name = crd.metadata.name.clone().unwrap_or_default();
-        crds.patch(
-            &name,
-            &PatchParams::apply("garage-operator-demo").force(),
-            &Patch::Apply(&crd),
-        )
-        .await
-        .with_context(|| format!("installing CRD {name}"))?;
+    let result = async {
+        install_operator(&helm, cluster.kubeconfig()).await?;
+        println!(
+            "==> operator installed (helm chart; webhook x2 + reconciler Ready) after {:.0}s",
+            begin.elapsed().as_secs_f64()
+        );
+        create_cluster(&client).await?;
+        println!(
+            "==> GarageCluster {NS}/{NAME} Ready (3 nodes, replication factor 3) after {:.0}s",
+            begin.elapsed().as_secs_f64()
+        );
+        round_trip(&client, &sim).await
     }
-
+    .await;
+    let summary = match result {
+        Ok(summary) => summary,
+        Err(e) => {
+            println!("logs: {}", cluster.logs().display());
+            sim.shutdown().await;
+            drop(cluster);
+            return Err(e);
+        }
+    };
     let kubectl = Tool::Kubectl.require()?;
     println!(
-        "\nA Kubernetes 1.36 control plane with 3 nodes (zones a, b, c) and the garage-operator CRDs \
-         is running.\n\n  export KUBECONFIG={}\n  {} get nodes,crds\n\nLogs: {}\n\
-         The operator itself is not installed yet (the webhook and reconciler are in progress).\n\
-         Ctrl-C stops everything.",
+        "\nS3 round trip done in {:.0}s from start.\n\n\
+         S3 endpoint:   {}   (also {} and {}; region garage, path-style)\n\
+         bucket:        {BUCKET}\n\
+         access key:    {}\n\
+         secret key:    {}\n\n\
+         export KUBECONFIG={}\n\
+         {} get garageclusters,garagenodes,pods -A\n\n\
+         Logs: {} (control plane), {} (pods)",
+        begin.elapsed().as_secs_f64(),
+        summary.endpoints[0],
+        summary.endpoints[1],
+        summary.endpoints[2],
+        summary.access_key,
+        summary.secret_key,
         cluster.kubeconfig().display(),
         kubectl.display(),
-        cluster.logs().display()
+        cluster.logs().display(),
+        cluster.dir().join("kubesim").display(),
     );
-    localcluster::shutdown_signal().await?;
+    if keep {
+        println!("\nEverything keeps running; Ctrl-C stops it.");
+        localcluster::shutdown_signal().await?;
+    }
     sim.shutdown().await;
     drop(cluster);
     Ok(())
+}
+
+/// `helm install` of the chart; each operator pod listens on its own address because every
+/// simulated pod shares this machine's network namespace.
+async fn install_operator(helm: &Path, kubeconfig: &Path) -> Result<()> {
+    let chart = workspace_root().join("charts/garage-operator");
+    let output = tokio::process::Command::new(helm)
+        .arg("install")
+        .arg(RELEASE)
+        .arg(&chart)
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(["--namespace", OPERATOR_NS, "--create-namespace"])
+        .args(["--set", "webhook.listen=$(POD_IP):9443"])
+        .args(["--set", "metrics.bindAddress=$(POD_IP):8080"])
+        .args(["--wait", "--timeout", "180s"])
+        .output()
+        .await
+        .context("running helm install")?;
+    ensure!(
+        output.status.success(),
+        "helm install failed:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    Ok(())
+}
+
+/// Creates the GarageCluster once admission answers (the webhook first writes its CA into its
+/// registrations), then waits for Ready.
+async fn create_cluster(client: &Client) -> Result<()> {
+    Api::<Namespace>::all(client.clone())
+        .patch(
+            NS,
+            &PatchParams::apply("garage-operator-demo"),
+            &Patch::Apply(
+                json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}}),
+            ),
+        )
+        .await?;
+    let clusters: Api<GarageCluster> = Api::namespaced(client.clone(), NS);
+    let cluster: GarageCluster = serde_json::from_value(json!({
+        "apiVersion": "garage.rajsingh.info/v1beta2",
+        "kind": "GarageCluster",
+        "metadata": {"name": NAME},
+        "spec": {
+            "replication": {"factor": 3},
+            "storage": {
+                "replicas": 3,
+                "metadata": {"size": "100Mi", "storageClassName": kubesim::STORAGE_CLASS},
+                "data": {"size": "1Gi", "storageClassName": kubesim::STORAGE_CLASS},
+            },
+        },
+    }))?;
+    wait("admission to accept the GarageCluster", 90, || async {
+        match clusters.create(&PostParams::default(), &cluster).await {
+            Ok(_) => Ok(true),
+            Err(kube::Error::Api(e)) if e.is_already_exists() => Ok(true),
+            Err(e) => Err(e.into()),
+        }
+    })
+    .await?;
+    wait("GarageCluster Ready=True", 300, || async {
+        let c = clusters.get(NAME).await?;
+        Ok(c.status
+            .and_then(|s| s.conditions)
+            .unwrap_or_default()
+            .iter()
+            .any(|c| c.type_ == "Ready" && c.status == "True"))
+    })
+    .await
+}
+
+/// What the demo prints at the end.
+struct Summary {
+    endpoints: Vec<String>,
+    access_key: String,
+    secret_key: String,
+}
+
+/// A key and a bucket through the Admin API of one pod, an object PUT through one pod's S3
+/// port and read back through another's.
+async fn round_trip(client: &Client, sim: &kubesim::KubeSim) -> Result<Summary> {
+    use rusty_s3::{Bucket, Credentials, S3Action, UrlStyle};
+    let secret = Api::<Secret>::namespaced(client.clone(), NS)
+        .get(&format!("{NAME}-admin-token"))
+        .await
+        .context("reading the admin token Secret the operator made")?;
+    let token = secret
+        .data
+        .as_ref()
+        .and_then(|d| d.get("admin-token"))
+        .context("the admin token Secret has no admin-token")?;
+    let token = String::from_utf8(token.0.clone())?;
+    let ips: Vec<String> = (0..3)
+        .map(|i| {
+            sim.pod_ip(NS, &format!("{NAME}-storage-{i}-0"))
+                .map(|ip| ip.to_string())
+                .context("a storage pod has no address")
+        })
+        .collect::<Result<_>>()?;
+    let admin = AdminClient::new(&format!("http://{}:3903", ips[0]), &AdminToken::new(token))?;
+    let key = admin
+        .create_key(&KeySpec {
+            name: Some("demo".into()),
+            ..Default::default()
+        })
+        .await?;
+    let bucket = admin
+        .create_bucket(&CreateBucket {
+            global_alias: Some(BUCKET.into()),
+            ..Default::default()
+        })
+        .await?;
+    admin
+        .allow_bucket_key(
+            &bucket.id,
+            &key.access_key_id,
+            BucketPermissions {
+                read: true,
+                write: true,
+                owner: true,
+            },
+        )
+        .await?;
+    let secret_key = key
+        .secret_access_key
+        .clone()
+        .context("Garage returned no secret key")?;
+    let credentials = Credentials::new(key.access_key_id.clone(), secret_key.clone());
+    let endpoints: Vec<String> = ips.iter().map(|ip| format!("http://{ip}:3900")).collect();
+    let at = |i: usize| -> Result<Bucket> {
+        Ok(Bucket::new(
+            endpoints[i].parse()?,
+            UrlStyle::Path,
+            BUCKET,
+            "garage",
+        )?)
+    };
+    let http = reqwest::Client::builder()
+        .no_proxy()
+        .timeout(Duration::from_secs(10))
+        .build()?;
+    let body = "hello from garage-operator\n";
+    let put = at(0)?
+        .put_object(Some(&credentials), "hello.txt")
+        .sign(Duration::from_secs(60));
+    let r = http.put(put).body(body).send().await?;
+    ensure!(r.status().is_success(), "PUT hello.txt: {}", r.status());
+    let get = at(1)?
+        .get_object(Some(&credentials), "hello.txt")
+        .sign(Duration::from_secs(60));
+    let r = http.get(get).send().await?;
+    ensure!(r.status().is_success(), "GET hello.txt: {}", r.status());
+    let read = r.text().await?;
+    ensure!(read == body, "hello.txt read back as {read:?}");
+    println!(
+        "==> PUT s3://{BUCKET}/hello.txt through {} and read it back through {}",
+        endpoints[0], endpoints[1]
+    );
+    Ok(Summary {
+        endpoints,
+        access_key: key.access_key_id,
+        secret_key,
+    })
+}
+
+async fn wait<F, Fut>(what: &str, timeout_secs: u64, mut check: F) -> Result<()>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<bool>>,
+{
+    let deadline = Instant::now() + Duration::from_secs(timeout_secs);
+    let mut last = None;
+    loop {
+        match check().await {
+            Ok(true) => return Ok(()),
+            Ok(false) => {}
+            Err(e) => last = Some(format!("{e:#}")),
+        }
+        if Instant::now() > deadline {
+            bail!("timed out after {timeout_secs}s waiting for {what} (last error: {last:?})");
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
 }

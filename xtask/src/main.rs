@@ -5,6 +5,8 @@
 //! fresh machine.
 
 mod bench;
+mod bench_reconciler;
+mod bundle;
 mod crds;
 mod demo;
 mod fuzz;
@@ -18,16 +20,19 @@ const USAGE: &str = "usage: cargo xtask <command>
 commands:
   tools [--check]  build the pinned Kubernetes, etcd, garage and helm binaries once per version
   crds [--check]   write crds/*.yaml from the Rust types (--check: fail on drift)
+  bundle [--check] render dist/install.yaml from the Helm chart (--check: fail on drift)
   fuzz [--seconds N]  run the webhook's fuzz targets for a bounded time (nightly)
   test             run every test: formatting, lints, CRD drift, workspace tests
   demo             start a local cluster with 3 nodes and the CRDs, until Ctrl-C
-  bench webhook [--debug] [--seconds N]  measure the garage-webhook binary over TLS (latency, throughput, RSS)";
+  bench webhook [--debug] [--seconds N]  measure the garage-webhook binary over TLS (latency, throughput, RSS)
+  bench reconciler [--debug] [--runs N] [--clusters LIST] [--real N] [--settle S]  apply -> Ready of garage-reconciler beside a by-hand floor, and its RSS with 1, 10 and 50 clusters";
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let rest: Vec<&str> = args.iter().skip(1).map(String::as_str).collect();
     match args.first().map(String::as_str) {
         Some("crds") => crds::run(&rest),
+        Some("bundle") => bundle::run(&rest),
         Some("test") => test::run(&rest),
         Some("tools") => tools::run(&rest),
         Some("fuzz") => fuzz::run(&rest),

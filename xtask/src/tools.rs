@@ -35,7 +35,9 @@ pub fn run(args: &[&str]) -> Result<()> {
     }
     let wants = |tools: &[Tool]| tools.iter().any(|t| missing.contains(t));
     if wants(&[Tool::Etcd]) {
-        timed("etcd", || go_build("etcd", &[".".to_owned()], Tool::Etcd))?;
+        timed("etcd", || {
+            go_build("etcd", &[".".to_owned()], Tool::Etcd, "")
+        })?;
     }
     let kube = [
         Tool::KubeApiserver,
@@ -49,7 +51,12 @@ pub fn run(args: &[&str]) -> Result<()> {
             .map(|t| format!("k8s.io/kubernetes/cmd/{}", t.binary_name()))
             .collect();
         timed("kubernetes", || {
-            go_build("kubernetes", &packages, Tool::KubeApiserver)
+            go_build(
+                "kubernetes",
+                &packages,
+                Tool::KubeApiserver,
+                &kubernetes_version_ldflags(),
+            )
         })?;
     }
     if wants(&[Tool::Helm]) {
@@ -73,9 +80,33 @@ fn timed(name: &str, build: impl FnOnce() -> Result<()>) -> Result<()> {
     Ok(())
 }
 
+/// The version stamps a Kubernetes release build carries, so that `/version`
+/// and `kubectl version` report the release instead of v0.0.0.
+fn kubernetes_version_ldflags() -> String {
+    let version = localcluster::tools::KUBERNETES_VERSION;
+    let mut parts = version.trim_start_matches('v').split('.');
+    let major = parts.next().unwrap_or("1");
+    let minor = parts.next().unwrap_or("0");
+    [
+        "k8s.io/component-base/version",
+        "k8s.io/client-go/pkg/version",
+    ]
+    .iter()
+    .flat_map(|package| {
+        [
+            format!("-X {package}.gitVersion={version}"),
+            format!("-X {package}.gitMajor={major}"),
+            format!("-X {package}.gitMinor={minor}"),
+            format!("-X {package}.gitTreeState=clean"),
+        ]
+    })
+    .collect::<Vec<_>>()
+    .join(" ")
+}
+
 /// Builds `packages` of the wrapper module `xtask/go/<module>` into the
 /// version folder of `tool` (one `go build` so the packages share work).
-fn go_build(module: &str, packages: &[String], tool: Tool) -> Result<()> {
+fn go_build(module: &str, packages: &[String], tool: Tool, ldflags: &str) -> Result<()> {
     require_program(
         "go",
         "install Go 1.26 or newer (https://go.dev/dl/) and put it on PATH",
@@ -86,6 +117,7 @@ fn go_build(module: &str, packages: &[String], tool: Tool) -> Result<()> {
     command
         .arg("build")
         .arg("-trimpath")
+        .arg(format!("-ldflags={ldflags}"))
         .arg("-o")
         // A trailing slash makes go write one binary per package here.
         .arg(format!("{}/", out.display()))

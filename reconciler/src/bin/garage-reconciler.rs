@@ -45,10 +45,37 @@ async fn run() -> anyhow::Result<()> {
         .await
         .with_context(|| format!("binding {listen}"))?;
     tokio::spawn(serve(server, metrics.clone(), leading.clone()));
+    // Probes may have a port of their own (the Go operator's charts probe :8081).
+    if let Some(health) = env_value("GARAGE_RECONCILER_HEALTH_LISTEN").filter(|h| *h != listen) {
+        let server = TcpListener::bind(&health)
+            .await
+            .with_context(|| format!("binding {health} (GARAGE_RECONCILER_HEALTH_LISTEN)"))?;
+        tokio::spawn(serve(server, metrics.clone(), leading.clone()));
+    }
+    let config = controller::Config {
+        default_garage_image: env_value("GARAGE_DEFAULT_IMAGE"),
+        namespaces: env_value("WATCH_NAMESPACES")
+            .map(|list| {
+                list.split(',')
+                    .map(str::trim)
+                    .filter(|ns| !ns.is_empty())
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default(),
+        ..controller::Config::default()
+    };
+    if config.namespaces.is_empty() {
+        tracing::info!("managing every namespace");
+    } else {
+        tracing::info!(namespaces = ?config.namespaces, "managing only these namespaces");
+    }
 
     let lease = LeaseConfig {
         namespace,
-        name: "garage-reconciler-leader".into(),
+        // The chart renders this Lease so that uninstalling removes it.
+        name: env_value("GARAGE_RECONCILER_LEASE")
+            .unwrap_or_else(|| "garage-reconciler-leader".into()),
         identity,
         duration: Duration::from_secs(15),
         renew_every: Duration::from_secs(4),
@@ -72,7 +99,7 @@ async fn run() -> anyhow::Result<()> {
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let controllers = tokio::spawn(controller::run(
         client.clone(),
-        controller::Config::default(),
+        config,
         metrics,
         async move {
             let _ = stop_rx.await;
@@ -84,8 +111,16 @@ async fn run() -> anyhow::Result<()> {
     };
     let _ = stop_tx.send(());
     // In-flight reconciles finish; each Garage write is a single call, so none is cut in half.
-    let _ = tokio::time::timeout(Duration::from_secs(20), controllers).await;
+    let stopped = tokio::time::timeout(Duration::from_secs(20), controllers)
+        .await
+        .is_ok();
     leading.store(false, Ordering::Relaxed);
+    if !lost && stopped {
+        // The controllers have stopped: no write of ours can follow the hand-over.
+        if let Err(e) = leader::release(&client, &lease).await {
+            tracing::warn!(error = %e, "could not release the lease; a successor waits for it to expire");
+        }
+    }
     if lost {
         anyhow::bail!("leadership lost; exiting so that a restart re-elects");
     }
@@ -93,7 +128,17 @@ async fn run() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A minimal HTTP/1.1 endpoint: `/metrics`, `/healthz` (process alive), `/readyz` (leading).
+/// A non-empty environment variable.
+fn env_value(name: &str) -> Option<String> {
+    std::env::var(name)
+        .ok()
+        .map(|v| v.trim().to_owned())
+        .filter(|v| !v.is_empty())
+}
+
+/// A minimal HTTP/1.1 endpoint: `/metrics`, `/healthz` (process alive), `/readyz` (ready to
+/// lead or leading; the body says which). A standby is ready: were it not, a rolling update
+/// would wait for a new pod that cannot lead before the old one has stopped.
 async fn serve(listener: TcpListener, metrics: Arc<Metrics>, leading: Arc<AtomicBool>) {
     loop {
         let Ok((mut stream, _)) = listener.accept().await else {
@@ -114,7 +159,7 @@ async fn serve(listener: TcpListener, metrics: Arc<Metrics>, leading: Arc<Atomic
                 "/metrics" => ("200 OK", metrics.render()),
                 "/healthz" => ("200 OK", "ok\n".to_owned()),
                 "/readyz" if leading.load(Ordering::Relaxed) => ("200 OK", "leading\n".to_owned()),
-                "/readyz" => ("503 Service Unavailable", "standby\n".to_owned()),
+                "/readyz" => ("200 OK", "standby\n".to_owned()),
                 _ => ("404 Not Found", String::new()),
             };
             let response = format!(

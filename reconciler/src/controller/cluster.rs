@@ -9,7 +9,7 @@ use std::sync::atomic::Ordering;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret, Service};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use kube::runtime::controller::Action;
-use kube::{Api, ResourceExt};
+use kube::{Api, Client, ResourceExt};
 use serde_json::json;
 use shared_types::common::ClusterPhase;
 use shared_types::conditions::{cluster as cc, common, reason};
@@ -55,7 +55,10 @@ pub async fn reconcile(cluster: Arc<GarageCluster>, ctx: Arc<Context>) -> Result
     let ns = cluster.namespace().unwrap_or_default();
     let name = cluster.name_any();
     let settings = match Settings::from_cluster(&cluster) {
-        Ok(s) => s,
+        Ok(mut s) => {
+            s.use_default_image(&cluster, ctx.config.default_garage_image.as_deref());
+            s
+        }
         Err(e) => {
             let wanted = [Desired {
                 type_: common::CONDITION_READY,
@@ -223,6 +226,11 @@ pub async fn reconcile(cluster: Arc<GarageCluster>, ctx: Arc<Context>) -> Result
     } else {
         Vec::new()
     };
+    if !create.is_empty() && !still_current(client, &ns, &name, &uid).await? {
+        // The cached object is stale (the cluster was deleted or replaced): creating members
+        // for it would only leave objects for the garbage collector.
+        return Ok(Action::await_change());
+    }
     for ordinal in &create {
         let gn = nodes::auto_storage_node(&cluster, &settings, *ordinal)?;
         ensure(&gn_api, &ctx.metrics, &gn, &uid, write::metadata_and_spec).await?;
@@ -232,6 +240,10 @@ pub async fn reconcile(cluster: Arc<GarageCluster>, ctx: Arc<Context>) -> Result
     let ready_pods = members
         .iter()
         .filter(|(m, _)| pod_of(&m.name).is_some_and(is_ready))
+        .count();
+    let identified = members
+        .iter()
+        .filter(|(m, _)| m.node_id.is_some() && pod_of(&m.name).is_some_and(is_ready))
         .count();
     let all_in_layout = members.len() == settings.replicas as usize
         && members
@@ -249,7 +261,7 @@ pub async fn reconcile(cluster: Arc<GarageCluster>, ctx: Arc<Context>) -> Result
             false,
             reason::REASON_NOT_ALL_REPLICAS_READY,
             format!(
-                "{ready_pods} of {} storage members run with a known node ID",
+                "{identified} of {} storage members run with a known node ID",
                 settings.replicas
             ),
         )
@@ -550,4 +562,20 @@ async fn reconnect(
         }
     }
     Ok(up)
+}
+
+/// Whether the GarageCluster `namespace/name` still exists as the object with `uid` and is not
+/// being deleted, read from the API server rather than the controller's cache.
+async fn still_current(
+    client: &Client,
+    namespace: &str,
+    name: &str,
+    uid: &str,
+) -> Result<bool, Error> {
+    let live = Api::<GarageCluster>::namespaced(client.clone(), namespace)
+        .get_opt(name)
+        .await?;
+    Ok(live.is_some_and(|c| {
+        c.metadata.uid.as_deref() == Some(uid) && c.metadata.deletion_timestamp.is_none()
+    }))
 }

@@ -42,6 +42,10 @@ pub struct Config {
     pub error_requeue: Duration,
     /// Deadline of one Admin API call to a pod.
     pub admin_timeout: Duration,
+    /// Garage image for clusters that name none (the install's `defaultGarageImage`).
+    pub default_garage_image: Option<String>,
+    /// Namespaces whose objects are reconciled; empty means every namespace.
+    pub namespaces: Vec<String>,
 }
 
 impl Default for Config {
@@ -51,6 +55,8 @@ impl Default for Config {
             short_requeue: Duration::from_secs(5),
             error_requeue: Duration::from_secs(30),
             admin_timeout: Duration::from_secs(5),
+            default_garage_image: None,
+            namespaces: Vec::new(),
         }
     }
 }
@@ -145,18 +151,58 @@ pub enum Error {
 }
 
 /// Runs both controllers until `shutdown` completes; in-flight reconciles finish first.
+///
+/// With [`Config::namespaces`] set, each namespace gets its own pair of controllers watching
+/// only that namespace, so a namespace-scoped install needs no cluster-wide list or watch.
 pub async fn run(
     client: Client,
     config: Config,
     metrics: Arc<Metrics>,
     shutdown: impl Future<Output = ()> + Send + Sync + 'static,
 ) {
+    let scopes: Vec<Option<String>> = if config.namespaces.is_empty() {
+        vec![None]
+    } else {
+        config.namespaces.iter().cloned().map(Some).collect()
+    };
     let ctx = Arc::new(Context {
         client: client.clone(),
         config,
         metrics,
     });
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let controllers = futures::future::join_all(
+        scopes
+            .into_iter()
+            .map(|scope| run_scope(ctx.clone(), scope, stop_rx.clone())),
+    );
+    let signal = async move {
+        shutdown.await;
+        let _ = stop_tx.send(true);
+    };
+    tokio::join!(controllers, signal);
+}
+
+/// The objects of one namespace, or of all of them.
+fn scoped<K>(client: &Client, namespace: Option<&str>) -> Api<K>
+where
+    K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope>,
+    <K as kube::Resource>::DynamicType: Default,
+{
+    match namespace {
+        Some(ns) => Api::namespaced(client.clone(), ns),
+        None => Api::all(client.clone()),
+    }
+}
+
+/// The GarageCluster and GarageNode controllers of one scope.
+async fn run_scope(
+    ctx: Arc<Context>,
+    namespace: Option<String>,
+    stop_rx: tokio::sync::watch::Receiver<bool>,
+) {
+    let client = ctx.client.clone();
+    let ns = namespace.as_deref();
     let stopped = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
         let _ = rx.wait_for(|s| *s).await;
     };
@@ -166,30 +212,23 @@ pub async fn run(
         label::value::MANAGED_BY_OPERATOR
     ));
     let clusters = Controller::new(
-        Api::<GarageCluster>::all(client.clone()),
+        scoped::<GarageCluster>(&client, ns),
         watcher::Config::default(),
     )
     .owns(
-        Api::<GarageNode>::all(client.clone()),
+        scoped::<GarageNode>(&client, ns),
         watcher::Config::default(),
     )
-    .owns(Api::<Service>::all(client.clone()), managed.clone())
-    .owns(Api::<ConfigMap>::all(client.clone()), managed.clone())
-    .owns(Api::<Secret>::all(client.clone()), managed.clone())
-    .owns(
-        Api::<PodDisruptionBudget>::all(client.clone()),
-        managed.clone(),
-    )
-    .watches(
-        Api::<Pod>::all(client.clone()),
-        managed.clone(),
-        |pod: Pod| {
-            let ns = pod.namespace();
-            pod.labels().get(label::LABEL_CLUSTER).map(|c| {
-                ObjectRef::<GarageCluster>::new(c).within(ns.as_deref().unwrap_or_default())
-            })
-        },
-    )
+    .owns(scoped::<Service>(&client, ns), managed.clone())
+    .owns(scoped::<ConfigMap>(&client, ns), managed.clone())
+    .owns(scoped::<Secret>(&client, ns), managed.clone())
+    .owns(scoped::<PodDisruptionBudget>(&client, ns), managed.clone())
+    .watches(scoped::<Pod>(&client, ns), managed.clone(), |pod: Pod| {
+        let ns = pod.namespace();
+        pod.labels()
+            .get(label::LABEL_CLUSTER)
+            .map(|c| ObjectRef::<GarageCluster>::new(c).within(ns.as_deref().unwrap_or_default()))
+    })
     .graceful_shutdown_on(stopped(stop_rx.clone()))
     .run(
         |c, x| Box::pin(cluster::reconcile(c, x)),
@@ -198,11 +237,11 @@ pub async fn run(
     )
     .for_each(|_| futures::future::ready(()));
     let nodes = Controller::new(
-        Api::<GarageNode>::all(client.clone()),
+        scoped::<GarageNode>(&client, ns),
         watcher::Config::default(),
     )
-    .owns(Api::<StatefulSet>::all(client.clone()), managed.clone())
-    .watches(Api::<Pod>::all(client.clone()), managed, |pod: Pod| {
+    .owns(scoped::<StatefulSet>(&client, ns), managed.clone())
+    .watches(scoped::<Pod>(&client, ns), managed, |pod: Pod| {
         let ns = pod.namespace();
         pod.labels()
             .get(label::LABEL_NODE)
@@ -211,11 +250,7 @@ pub async fn run(
     .graceful_shutdown_on(stopped(stop_rx))
     .run(|n, x| Box::pin(node::reconcile(n, x)), error_policy, ctx)
     .for_each(|_| futures::future::ready(()));
-    let signal = async move {
-        shutdown.await;
-        let _ = stop_tx.send(true);
-    };
-    tokio::join!(clusters, nodes, signal);
+    tokio::join!(clusters, nodes);
 }
 
 impl std::fmt::Debug for Context {

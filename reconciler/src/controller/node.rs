@@ -45,10 +45,11 @@ pub async fn reconcile(node: Arc<GarageNode>, ctx: Arc<Context>) -> Result<Actio
     if !nodes::is_generated_by(&node, &cluster_uid) {
         return Ok(Action::await_change());
     }
-    let Ok(settings) = Settings::from_cluster(&cluster) else {
+    let Ok(mut settings) = Settings::from_cluster(&cluster) else {
         // The cluster controller reports why; running workloads are left alone.
         return Ok(Action::requeue(ctx.config.resync));
     };
+    settings.use_default_image(&cluster, ctx.config.default_garage_image.as_deref());
     let node_uid = node.metadata.uid.clone().unwrap_or_default();
     let name = node.name_any();
 

@@ -27,6 +27,15 @@ pub const DEFAULT_GARAGE_TAG: &str = "v2.5.0";
 /// Default size of a storage volume when `size` is unset (spec §3.6, §5.5).
 pub const DEFAULT_VOLUME_SIZE: &str = "10Gi";
 
+/// The tag of `repo[:port]/name:tag` (none for a digest or an untagged reference).
+fn image_tag(image: &str) -> Option<&str> {
+    if image.contains('@') {
+        return None;
+    }
+    let name_start = image.rfind('/').map_or(0, |i| i + 1);
+    image[name_start..].rsplit_once(':').map(|(_, tag)| tag)
+}
+
 /// Why desired state cannot be rendered. Each message names the field and what to do.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DesiredError {
@@ -79,6 +88,23 @@ pub struct Settings {
 }
 
 impl Settings {
+    /// Applies the install-wide default Garage image (the chart's `defaultGarageImage`) to a
+    /// cluster that names no image: it replaces the built-in default, and with
+    /// `spec.imageRepository` only its tag is used, as with the built-in default.
+    pub fn use_default_image(&mut self, c: &GarageCluster, default_image: Option<&str>) {
+        let Some(default_image) = default_image.map(str::trim).filter(|i| !i.is_empty()) else {
+            return;
+        };
+        match (&c.spec.image, &c.spec.image_repository) {
+            (Some(_), _) => {}
+            (None, Some(repo)) => {
+                let tag = image_tag(default_image).unwrap_or(DEFAULT_GARAGE_TAG);
+                self.image = format!("{repo}:{tag}");
+            }
+            (None, None) => self.image = default_image.to_owned(),
+        }
+    }
+
     /// Effective settings, or why this cluster cannot be reconciled by this version.
     pub fn from_cluster(c: &GarageCluster) -> Result<Self, DesiredError> {
         let name = c
@@ -379,5 +405,31 @@ mod tests {
             Settings::from_cluster(&c),
             Err(DesiredError::MissingMetadata("uid"))
         );
+    }
+
+    #[test]
+    fn install_default_image_replaces_only_the_built_in_default() {
+        let plain = cluster(3);
+        let mut s = Settings::from_cluster(&plain).unwrap();
+        s.use_default_image(&plain, Some("registry.example:5000/garage:v2.6.1"));
+        assert_eq!(s.image, "registry.example:5000/garage:v2.6.1");
+
+        let mut repo = cluster(3);
+        repo.spec.image_repository = Some("mirror.example/garage".into());
+        let mut s = Settings::from_cluster(&repo).unwrap();
+        s.use_default_image(&repo, Some("registry.example:5000/garage:v2.6.1"));
+        assert_eq!(s.image, "mirror.example/garage:v2.6.1");
+
+        let mut pinned = cluster(3);
+        pinned.spec.image = Some("dxflrs/garage:v2.4.0".into());
+        let mut s = Settings::from_cluster(&pinned).unwrap();
+        s.use_default_image(&pinned, Some("registry.example/garage:v2.6.1"));
+        assert_eq!(s.image, "dxflrs/garage:v2.4.0");
+
+        let mut s = Settings::from_cluster(&plain).unwrap();
+        s.use_default_image(&plain, Some("  "));
+        assert_eq!(s.image, DEFAULT_GARAGE_IMAGE);
+        assert_eq!(image_tag("registry.example:5000/garage"), None);
+        assert_eq!(image_tag("garage@sha256:00"), None);
     }
 }

@@ -1,6 +1,8 @@
 //! End-to-end: one real control plane (localcluster), kubesim with four nodes in four zones
-//! running real garage 2.5.0, the CRDs applied server-side, and the reconciler's controllers
-//! run in-process. One scenario, in order:
+//! running real garage 2.5.0, the webhook appliance serving in this process behind the
+//! chart's own CRDs and webhook registrations (pointed at it by URL, caBundle written by the
+//! webhook itself), and the reconciler's controllers run in-process. Every write of the
+//! scenario therefore passes admission. One scenario, in order:
 //!
 //! 1. a 3-member GarageCluster (replication factor 3, local-sim PVCs) is created; the
 //!    reconciler is aborted mid-bootstrap and restarted; the cluster reaches Ready with
@@ -8,7 +10,9 @@
 //! 2. 200 objects PUT through one pod's S3 endpoint read back through another;
 //! 3. five resyncs of the converged cluster make no API write;
 //! 4. a deleted storage pod comes back with the same Garage node ID;
-//! 5. 3 -> 4 adds exactly one role; 4 -> 3 is held with a condition and removes nothing.
+//! 5. 3 -> 4 adds exactly one role; 4 -> 3 is refused by admission (GC-S10, the old
+//!    generation is not prepared), and with the validating webhook removed the reconciler
+//!    still holds it with a condition and removes nothing.
 //!
 //! `cargo test -p reconciler --test e2e`
 
@@ -22,6 +26,9 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, anyhow, ensure};
+use k8s_openapi::api::admissionregistration::v1::{
+    MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
+};
 use k8s_openapi::api::core::v1::{Namespace, Pod, Secret};
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::{Api, Client, ResourceExt};
@@ -35,6 +42,7 @@ use shared_types::garage_cluster::v1beta2::GarageCluster;
 use shared_types::garage_node::GarageNode;
 
 const NS: &str = "e2e";
+const WEBHOOK_NS: &str = "garage-operator";
 const NAME: &str = "garage";
 const RESYNC: Duration = Duration::from_secs(3);
 
@@ -67,6 +75,7 @@ fn start_reconciler(client: &Client, metrics: &Arc<Metrics>) -> Reconciler {
         short_requeue: Duration::from_secs(1),
         error_requeue: Duration::from_secs(2),
         admin_timeout: Duration::from_secs(5),
+        ..controller::Config::default()
     };
     Reconciler {
         handle: tokio::spawn(controller::run(
@@ -116,13 +125,17 @@ async fn run() -> anyhow::Result<()> {
 }
 
 async fn scenario(client: &Client, sim: &KubeSim) -> anyhow::Result<()> {
-    install_crds(client).await?;
-    Api::<Namespace>::all(client.clone())
-        .create(
-            &PostParams::default(),
-            &serde_json::from_value(json!({"metadata": {"name": NS}}))?,
-        )
-        .await?;
+    for ns in [NS, WEBHOOK_NS] {
+        Api::<Namespace>::all(client.clone())
+            .create(
+                &PostParams::default(),
+                &serde_json::from_value(json!({"metadata": {"name": ns}}))?,
+            )
+            .await?;
+    }
+    let webhook = start_webhook(client).await?;
+    let base = format!("https://127.0.0.1:{}", webhook.local_addr().port());
+    install_registrations(client, &base).await?;
     let metrics = Arc::new(Metrics::default());
     let mut rec = start_reconciler(client, &metrics);
     let clusters: Api<GarageCluster> = Api::namespaced(client.clone(), NS);
@@ -257,8 +270,30 @@ async fn scenario(client: &Client, sim: &KubeSim) -> anyhow::Result<()> {
     );
     println!("scale 3 -> 4 added one role in one version");
 
-    // 5b. Scale down is held.
-    scale(&clusters, 3).await?;
+    // 5b. Scale down is refused by admission: the old generation is not prepared.
+    let refused = scale(&clusters, 3)
+        .await
+        .err()
+        .context("scale 4 -> 3 was admitted")?;
+    ensure!(
+        refused.to_string().contains("GC-S10"),
+        "unexpected refusal: {refused:#}"
+    );
+    println!("scale 4 -> 3 refused by admission: {refused:#}");
+
+    // 5c. Without the validating webhook the reconciler still holds it.
+    Api::<ValidatingWebhookConfiguration>::all(client.clone())
+        .delete(
+            &format!("{}-validating", chart_tests::RELEASE),
+            &DeleteParams::default(),
+        )
+        .await?;
+    wait(
+        "scale 4 -> 3 to be admitted without the validating webhook",
+        Duration::from_secs(30),
+        || async { Ok(scale(&clusters, 3).await.is_ok()) },
+    )
+    .await?;
     wait(
         "StorageScaleDownBlocked=True",
         Duration::from_secs(60),
@@ -284,31 +319,74 @@ async fn scenario(client: &Client, sim: &KubeSim) -> anyhow::Result<()> {
     );
     println!("scale 4 -> 3 held, nothing removed");
     rec.handle.abort();
+    webhook.stop().await;
     Ok(())
 }
 
-async fn install_crds(client: &Client) -> anyhow::Result<()> {
+/// The webhook appliance in this process, self-managed certificates valid for 127.0.0.1, the
+/// chart's install label.
+async fn start_webhook(client: &Client) -> anyhow::Result<webhook::server::Running> {
+    use certs::{InstallLabel, Lifetimes, Mode, SelfManagedConfig};
+    use webhook::server::dispatch::Settings;
+    use webhook::server::limits::Limits;
+    certs::install_default_provider();
+    let config = webhook::server::ServeConfig {
+        listen: "127.0.0.1:0".parse()?,
+        certificates: Mode::SelfManaged(SelfManagedConfig {
+            secret_namespace: WEBHOOK_NS.into(),
+            secret_name: "garage-operator-webhook-cert".into(),
+            service_name: "garage-operator-webhook".into(),
+            service_namespace: WEBHOOK_NS.into(),
+            extra_sans: vec!["127.0.0.1".into()],
+            lifetimes: Lifetimes::default(),
+            install_label: InstallLabel::parse(chart_tests::RELEASE)?,
+            check_interval: Duration::from_secs(5),
+            bundle_propagation: Duration::from_secs(2),
+        }),
+        settings: Settings {
+            controller_username: "system:serviceaccount:garage-operator:garage-operator-reconciler"
+                .into(),
+        },
+        limits: Limits::default(),
+    };
+    Ok(webhook::server::start(config, client.clone()).await?)
+}
+
+/// The chart's CRDs and webhook configurations, pointed at the in-process webhook; returns
+/// once the webhook has written its CA into them and a GarageCluster passes admission.
+async fn install_registrations(client: &Client, base: &str) -> anyhow::Result<()> {
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../crds");
-    for entry in std::fs::read_dir(dir)? {
-        let path = entry?.path();
-        let text = std::fs::read_to_string(&path)?;
-        let crd: CustomResourceDefinition =
-            serde_saphyr::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
-        api.patch(
-            &crd.name_any(),
-            &PatchParams::apply("e2e").force(),
-            &Patch::Apply(&crd),
-        )
-        .await?;
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    for object in chart_tests::registrations_by_url(base)? {
+        let kind = object["kind"].as_str().unwrap_or_default().to_owned();
+        let name = object["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        let resource = match kind.as_str() {
+            "CustomResourceDefinition" => {
+                kube::core::ApiResource::erase::<CustomResourceDefinition>(&())
+            }
+            "ValidatingWebhookConfiguration" => {
+                kube::core::ApiResource::erase::<ValidatingWebhookConfiguration>(&())
+            }
+            _ => kube::core::ApiResource::erase::<MutatingWebhookConfiguration>(&()),
+        };
+        Api::<kube::api::DynamicObject>::all_with(client.clone(), &resource)
+            .patch(
+                &name,
+                &PatchParams::apply("e2e").force(),
+                &Patch::Apply(&object),
+            )
+            .await
+            .with_context(|| format!("applying {kind} {name}"))?;
     }
     for name in [
         "garageclusters.garage.rajsingh.info",
         "garagenodes.garage.rajsingh.info",
     ] {
         wait("CRD established", Duration::from_secs(30), || async {
-            let crd = api.get(name).await?;
+            let crd = crds.get(name).await?;
             Ok(crd.status.and_then(|s| s.conditions).is_some_and(|c| {
                 c.iter()
                     .any(|c| c.type_ == "Established" && c.status == "True")
@@ -316,7 +394,27 @@ async fn install_crds(client: &Client) -> anyhow::Result<()> {
         })
         .await?;
     }
-    Ok(())
+    let probe: GarageCluster = serde_json::from_value(json!({
+        "apiVersion": "garage.rajsingh.info/v1beta2", "kind": "GarageCluster",
+        "metadata": {"name": "admission-probe"},
+        "spec": {"replication": {"factor": 3}, "storage": {
+            "replicas": 3, "metadata": {"size": "1Gi"}, "data": {"size": "1Gi"},
+        }},
+    }))?;
+    let clusters: Api<GarageCluster> = Api::namespaced(client.clone(), NS);
+    let dry_run = PostParams {
+        dry_run: true,
+        field_manager: None,
+    };
+    wait(
+        "the webhook's CA in the registrations (a GarageCluster passes admission)",
+        Duration::from_secs(60),
+        || async {
+            clusters.create(&dry_run, &probe).await?;
+            Ok(true)
+        },
+    )
+    .await
 }
 
 async fn admin_client(client: &Client, sim: &KubeSim, ordinal: u32) -> anyhow::Result<AdminClient> {

@@ -12,6 +12,10 @@ use std::path::{Path, PathBuf};
 /// is GA there; the node-local pool and VAC designs verified their facts on
 /// it).
 pub const KUBERNETES_VERSION: &str = "v1.36.2";
+/// Revision of how Kubernetes is built, part of its cache folder: `b2` stamps the release
+/// version into the binaries (without it the API server reports v0.0.0 and version checks,
+/// such as a Helm chart's kubeVersion, fail).
+pub const KUBERNETES_BUILD: &str = "b2";
 /// etcd release, from `go.etcd.io/etcd/server/v3`.
 pub const ETCD_VERSION: &str = "v3.6.16";
 /// Garage release, from the cargo registry.
@@ -71,7 +75,7 @@ impl Tool {
             Tool::KubeApiserver
             | Tool::KubeControllerManager
             | Tool::KubeScheduler
-            | Tool::Kubectl => format!("kubernetes-{KUBERNETES_VERSION}"),
+            | Tool::Kubectl => format!("kubernetes-{KUBERNETES_VERSION}-{KUBERNETES_BUILD}"),
             Tool::Garage => format!("garage-{GARAGE_VERSION}"),
             Tool::Helm => format!("helm-{HELM_VERSION}"),
         }

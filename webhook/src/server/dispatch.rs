@@ -14,9 +14,12 @@ use serde_json::Value;
 use shared_types::garage_cluster::{v1beta1, v1beta2};
 use shared_types::garage_node::GarageNode;
 
-use super::context_reader::ContextSource;
+use super::context_reader::{ContextSource, Needs};
 pub use super::endpoint::{CONVERT_PATH, Endpoint};
-use crate::admission::cluster::{ScaleRequest, validate_cluster, validate_cluster_v1beta1};
+use crate::admission::cluster::{
+    ScaleRequest, reads_context_lists, reads_context_lists_v1beta1, validate_cluster,
+    validate_cluster_v1beta1,
+};
 use crate::admission::{Context, Operation, Review, Verdict, defaults, node, pvc_guard};
 use crate::convert::GROUP;
 
@@ -249,7 +252,7 @@ pub async fn review<S: ContextSource>(
                 source,
                 "garage.rajsingh.info/v1beta2",
                 "GarageCluster",
-                validate_cluster,
+                (validate_cluster, reads_context_lists),
             )
             .await
         }
@@ -261,7 +264,7 @@ pub async fn review<S: ContextSource>(
                 source,
                 "garage.rajsingh.info/v1beta1",
                 "GarageCluster",
-                validate_cluster_v1beta1,
+                (validate_cluster_v1beta1, reads_context_lists_v1beta1),
             )
             .await
         }
@@ -273,7 +276,7 @@ pub async fn review<S: ContextSource>(
                 source,
                 "garage.rajsingh.info/v1beta1",
                 "GarageNode",
-                node::validate_node,
+                (node::validate_node, |_| true),
             )
             .await
         }
@@ -356,14 +359,22 @@ where
     }
 }
 
+/// The context of a review: the lists `endpoint` reads for `op` when `reads_lists`, else none
+/// (no API call at all), plus what the request itself carries.
 async fn read_context<S: ContextSource>(
     endpoint: Endpoint,
     request: &AdmissionRequest<DynamicObject>,
     op: Operation,
     source: &S,
+    reads_lists: bool,
 ) -> Result<Context, Answer> {
+    let needs = if reads_lists {
+        endpoint.needs(op)
+    } else {
+        Needs::default()
+    };
     let mut ctx = source
-        .read(endpoint.needs(op), request.namespace.as_deref())
+        .read(needs, request.namespace.as_deref())
         .await
         .map_err(|e| Answer {
             response: deny(
@@ -381,6 +392,12 @@ async fn read_context<S: ContextSource>(
     Ok(ctx)
 }
 
+/// A rule set and whether it reads the context's lists for a given review.
+type Rules<T> = (
+    fn(Review<'_, T>, &Context) -> Verdict,
+    fn(&Review<'_, T>) -> bool,
+);
+
 async fn validate<T, S>(
     endpoint: Endpoint,
     request: &AdmissionRequest<DynamicObject>,
@@ -388,7 +405,7 @@ async fn validate<T, S>(
     source: &S,
     api_version: &str,
     kind: &str,
-    rules: fn(Review<'_, T>, &Context) -> Verdict,
+    (rules, reads_lists): Rules<T>,
 ) -> Answer
 where
     T: DeserializeOwned,
@@ -429,7 +446,10 @@ where
             );
         }
     };
-    let ctx = match read_context(endpoint, request, op, source).await {
+    // Lists no rule of this review reads are not fetched: a read costs the API server three
+    // LISTs, and a failed one would deny what the rules allow. Lists that are read are read
+    // live and fail closed as before.
+    let ctx = match read_context(endpoint, request, op, source, reads_lists(&review)).await {
         Ok(ctx) => ctx,
         Err(answer) => return answer,
     };
@@ -501,7 +521,8 @@ async fn scale<S: ContextSource>(
             };
         }
     };
-    let ctx = match read_context(Endpoint::ValidateClusterScale, request, op, source).await {
+    // Scale requests are rare and already read the live object: the lists are always read.
+    let ctx = match read_context(Endpoint::ValidateClusterScale, request, op, source, true).await {
         Ok(ctx) => ctx,
         Err(answer) => return answer,
     };

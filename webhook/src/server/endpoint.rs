@@ -130,7 +130,9 @@ impl Endpoint {
         }
     }
 
-    /// The lists the endpoint's rules read for `operation`.
+    /// The lists the endpoint's rules may read for `operation`, hence the RBAC it needs. A
+    /// GarageCluster review whose rules read none of them (no node-local pools) skips the read
+    /// altogether; see `dispatch`.
     pub fn needs(self, operation: Operation) -> Needs {
         match self {
             Endpoint::ValidateClusterV1beta2

@@ -79,7 +79,10 @@ async fn json_body(request: Request, limit: usize) -> Result<Bytes, Response> {
         })
 }
 
-fn decode_review(body: &[u8]) -> Result<AdmissionRequest<DynamicObject>, String> {
+/// Decodes an HTTP body into the AdmissionRequest every admission endpoint reviews, or says why
+/// it is not one. Public so that the fuzz targets feed untrusted bytes through this very
+/// function rather than a copy of it.
+pub fn decode_review(body: &[u8]) -> Result<AdmissionRequest<DynamicObject>, String> {
     let review: AdmissionReview<DynamicObject> = serde_json::from_slice(body)
         .map_err(|e| format!("the body is not an AdmissionReview: {e}"))?;
     if review.types.kind != "AdmissionReview" || review.types.api_version != "admission.k8s.io/v1" {

@@ -78,12 +78,7 @@ pub(crate) async fn prepare(
         ("HOSTNAME".into(), info.name.clone()),
         ("HOME".into(), rootfs.to_string_lossy().into_owned()),
     ];
-    let workspace = shared
-        .options
-        .workspace_images
-        .iter()
-        .find(|(needle, _)| image.contains(needle.as_str()))
-        .map(|(_, bin)| bin.clone());
+    let workspace = workspace_binary(&shared.options.workspace_images, &image, &command);
     let is_garage = image.contains("garage") && !image.contains("garage-operator");
     let (program, launch_program, launch_args) = if let Some(bin) = workspace {
         let mut argv: Vec<String> = command
@@ -146,6 +141,34 @@ pub(crate) async fn prepare(
         mounts,
         program,
     })
+}
+
+/// The workspace binary an image stands for. One image may hold several binaries (the
+/// operator's image holds the webhook and the reconciler): then the container's command picks
+/// the one whose file name it names, and without such a command the first mapping wins.
+fn workspace_binary(
+    mappings: &[(String, PathBuf)],
+    image: &str,
+    command: &Option<Vec<String>>,
+) -> Option<PathBuf> {
+    let matching: Vec<&PathBuf> = mappings
+        .iter()
+        .filter(|(needle, _)| image.contains(needle.as_str()))
+        .map(|(_, bin)| bin)
+        .collect();
+    let wanted = command
+        .as_ref()
+        .and_then(|c| c.first())
+        .and_then(|first| Path::new(first).file_name());
+    wanted
+        .and_then(|name| {
+            matching
+                .iter()
+                .find(|bin| bin.file_name() == Some(name))
+                .copied()
+        })
+        .or_else(|| matching.first().copied())
+        .cloned()
 }
 
 /// The process for an exec probe or hook `argv` in a prepared container.
@@ -251,4 +274,41 @@ fn write_private(path: &Path, text: &str) -> Result<(), String> {
     std::fs::write(path, text).map_err(|e| format!("writing {}: {e}", path.display()))?;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
         .map_err(|e| format!("chmod {}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_image_with_several_binaries_is_resolved_by_command() {
+        let mappings = vec![
+            (
+                "garage-operator".to_owned(),
+                PathBuf::from("/b/garage-webhook"),
+            ),
+            (
+                "garage-operator".to_owned(),
+                PathBuf::from("/b/garage-reconciler"),
+            ),
+        ];
+        let image = "ghcr.io/garage-operator/garage-operator:0.1.0";
+        let pick = |cmd: Option<Vec<&str>>| {
+            workspace_binary(
+                &mappings,
+                image,
+                &cmd.map(|c| c.into_iter().map(str::to_owned).collect()),
+            )
+        };
+        assert_eq!(
+            pick(Some(vec!["/garage-reconciler"])),
+            Some(PathBuf::from("/b/garage-reconciler"))
+        );
+        assert_eq!(
+            pick(Some(vec!["/garage-webhook", "serve"])),
+            Some(PathBuf::from("/b/garage-webhook"))
+        );
+        assert_eq!(pick(None), Some(PathBuf::from("/b/garage-webhook")));
+        assert_eq!(workspace_binary(&mappings, "busybox", &None), None);
+    }
 }

@@ -88,6 +88,34 @@ pub fn validate_cluster(review: Review<'_, v1beta2::GarageCluster>, ctx: &Contex
     verdict
 }
 
+/// Whether [`validate_cluster`] reads the lists of its [`Context`] (GarageClusters,
+/// GarageNodes, Nodes) for `review`. Only the node-local pool rules read them
+/// (GC-NLP-OVERLAP, GC-NLP-NODES, GC-NLP-ROLES), and only for a submitted
+/// object that declares pools; DELETE reads only the request's options.
+///
+/// The server reads the API server only when this says so, which spares
+/// every other review three LISTs. A rule that starts reading a list for
+/// other objects must widen this predicate, or it would judge an empty list;
+/// `webhook/tests/context_reads.rs` checks that the verdicts of reviews this
+/// predicate exempts do not depend on the lists.
+pub fn reads_context_lists(review: &Review<'_, v1beta2::GarageCluster>) -> bool {
+    match review.operation {
+        Operation::Create | Operation::Update => review
+            .new
+            .is_some_and(|new| tiers::Shape::of(&new.spec).has_pools()),
+        Operation::Delete => false,
+    }
+}
+
+/// Whether [`validate_cluster_v1beta1`] reads the lists of its [`Context`]:
+/// never. Node-local pools exist only in v1beta2, and under matchPolicy
+/// Equivalent the v1beta2 validator judges them on the same write.
+pub fn reads_context_lists_v1beta1(
+    _review: &Review<'_, shared_types::garage_cluster::v1beta1::GarageCluster>,
+) -> bool {
+    false
+}
+
 /// The create-time rules (§2.A.a, §2.A.b) on `c`.
 fn shape_rules(
     c: &GarageCluster,

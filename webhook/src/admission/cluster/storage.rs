@@ -194,7 +194,7 @@ pub fn check_default_group(spec: &GarageClusterSpec, verdict: &mut Verdict) {
             ("spec.storage.data", &s.data),
         ] {
             if v.is_none() {
-                verdict.deny("GC-C22", field, format!("{field}: required when spec.storage.replicas is greater than 0; add the volume, or write replicas: 0 for a node-local-only or Manual-only storage tier"));
+                verdict.deny("GC-C22", field, "required when spec.storage.replicas is greater than 0; add the volume, or write replicas: 0 for a node-local-only or Manual-only storage tier".to_owned());
             }
         }
     }

@@ -1,0 +1,723 @@
+//! `cargo xtask bench reconciler`: how long the real `garage-reconciler` binary takes from
+//! applying a 3-node GarageCluster to Ready, beside the floor of doing the same by hand, and
+//! its memory with 1, 10 and 50 such clusters.
+//!
+//! The parts are real: a local control plane (tests/localcluster), kubesim running storage
+//! pods as real garage 2.5.0 processes, and the reconciler as a child process built from this
+//! workspace, so its memory can be read from `/proc/<pid>/status`. Real garage for 50
+//! clusters does not fit the development machine, so the memory step's clusters beyond
+//! `--real` run placeholder pods (docs/performance.md says what that measures). The floor
+//! uses tests/garage-fixture and the reconciler's own Admin API client. Figures are printed,
+//! never asserted: the machine is shared and every number depends on what else runs.
+
+mod floor;
+mod process;
+mod timeline;
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, Result, bail};
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::{Namespace, Pod};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::{Api, Client, ResourceExt};
+use kubesim::{KubeSim, NodeSpec};
+use localcluster::tools::Tool;
+use localcluster::{LocalCluster, Options};
+use serde_json::json;
+use shared_types::garage_cluster::v1beta2::GarageCluster;
+use shared_types::keys::label;
+
+use process::Reconciler;
+use timeline::STEPS;
+
+const USAGE: &str =
+    "usage: cargo xtask bench reconciler [--debug] [--runs N] [--clusters LIST] [--real N] [--settle S]
+
+  --debug           run the debug build of garage-reconciler (faster to build, slower to run)
+  --runs N          apply -> Ready repetitions, and floor repetitions (default 3)
+  --clusters LIST   cluster counts to measure memory at, ascending (default 1,10,50)
+  --real N          how many of those clusters run real garage pods (default 10); the others
+                    run placeholder pods, so they are watched and reconciled but never Ready
+  --settle S        seconds of memory sampling once the clusters are Ready (default 70,
+                    more than one 60 s resync)";
+
+/// Where the clusters live.
+const NS: &str = "bench";
+/// Where the reconciler keeps its Lease, as `POD_NAMESPACE` says.
+const OPERATOR_NS: &str = "garage-operator-system";
+/// The reconciler's Lease (fixed in the binary).
+const LEASE: &str = "garage-reconciler-leader";
+/// Members of every bench cluster.
+const MEMBERS: usize = 3;
+/// The zone the reconciler gives members when the cluster names none; the floor uses it too.
+const DEFAULT_ZONE: &str = "default";
+/// The data volume of the manifest: the layout capacity of each member.
+const DATA_SIZE: &str = "1Gi";
+const DATA_BYTES: u64 = 1 << 30;
+const READY_TIMEOUT: Duration = Duration::from_secs(300);
+
+struct Opts {
+    release: bool,
+    runs: usize,
+    levels: Vec<usize>,
+    real: usize,
+    settle: Duration,
+}
+
+/// Entry point of `cargo xtask bench reconciler`.
+pub fn run(args: &[&str]) -> Result<()> {
+    let mut opts = Opts {
+        release: true,
+        runs: 3,
+        levels: vec![1, 10, 50],
+        real: 10,
+        settle: Duration::from_secs(70),
+    };
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        let mut value = |name: &str| -> Result<&str> {
+            rest.next()
+                .copied()
+                .with_context(|| format!("{name} needs a value\n\n{USAGE}"))
+        };
+        match *arg {
+            "--debug" => opts.release = false,
+            "--runs" => opts.runs = value("--runs")?.parse().context("--runs needs a number")?,
+            "--real" => opts.real = value("--real")?.parse().context("--real needs a number")?,
+            "--settle" => {
+                opts.settle = Duration::from_secs(
+                    value("--settle")?
+                        .parse()
+                        .context("--settle needs a number of seconds")?,
+                );
+            }
+            "--clusters" => {
+                opts.levels = value("--clusters")?
+                    .split(',')
+                    .map(|n| n.trim().parse::<usize>())
+                    .collect::<Result<_, _>>()
+                    .context("--clusters needs a comma-separated list of counts")?;
+            }
+            other => bail!("unknown argument `{other}`\n\n{USAGE}"),
+        }
+    }
+    if opts.runs == 0 || opts.levels.windows(2).any(|w| w[0] >= w[1]) {
+        bail!("--runs must be at least 1 and --clusters ascending\n\n{USAGE}");
+    }
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?
+        .block_on(bench(opts))
+}
+
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| crate::workspace_root().join("target"))
+}
+
+fn build(release: bool) -> Result<PathBuf> {
+    let began = Instant::now();
+    let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    cargo.args(["build", "-p", "reconciler", "--bin", "garage-reconciler"]);
+    if release {
+        cargo.arg("--release");
+    }
+    let status = cargo
+        .current_dir(crate::workspace_root())
+        .status()
+        .context("running cargo build")?;
+    if !status.success() {
+        bail!("cargo build of garage-reconciler failed");
+    }
+    println!(
+        "built garage-reconciler ({}) in {:.1} s",
+        if release { "release" } else { "debug" },
+        began.elapsed().as_secs_f64()
+    );
+    Ok(target_dir()
+        .join(if release { "release" } else { "debug" })
+        .join("garage-reconciler"))
+}
+
+fn secs(d: Duration) -> f64 {
+    d.as_secs_f64()
+}
+
+fn median(samples: &[Duration]) -> Duration {
+    let mut sorted = samples.to_vec();
+    sorted.sort_unstable();
+    match sorted.len() {
+        0 => Duration::ZERO,
+        n if n % 2 == 1 => sorted[n / 2],
+        n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2,
+    }
+}
+
+fn list(samples: &[Duration]) -> String {
+    samples
+        .iter()
+        .map(|d| format!("{:.2}", secs(*d)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn machine() -> String {
+    let cores = std::thread::available_parallelism().map_or(0, usize::from);
+    let total = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            m.lines()
+                .find(|l| l.starts_with("MemTotal:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
+        })
+        .map_or(0.0, |kib| kib / 1024.0 / 1024.0);
+    format!("{cores} cores, {total:.1} GiB RAM")
+}
+
+/// Image of the clusters beyond `--real`: without "garage" in it, kubesim runs a placeholder
+/// process (`sleep infinity`) instead of garage.
+const PLACEHOLDER_IMAGE: &str = "bench.invalid/placeholder:1";
+
+/// The bench's manifest: 3 members, replication factor 3, the default storage group with
+/// layoutPolicy Auto, metadata and data on kubesim's `local-sim` claims. A `placeholder`
+/// cluster names an image kubesim does not run as garage.
+fn manifest(name: &str, placeholder: bool) -> Result<GarageCluster> {
+    let mut cluster = json!({
+        "apiVersion": "garage.rajsingh.info/v1beta2", "kind": "GarageCluster",
+        "metadata": {"name": name, "namespace": NS},
+        "spec": {
+            "replication": {"factor": 3},
+            "layoutPolicy": "Auto",
+            "storage": {
+                "replicas": MEMBERS,
+                "metadata": {"size": "100Mi", "storageClassName": kubesim::STORAGE_CLASS},
+                "data": {"size": DATA_SIZE, "storageClassName": kubesim::STORAGE_CLASS},
+            },
+        },
+    });
+    if placeholder {
+        cluster["spec"]["image"] = json!(PLACEHOLDER_IMAGE);
+    }
+    Ok(serde_json::from_value(cluster)?)
+}
+
+async fn bench(opts: Opts) -> Result<()> {
+    let binary = build(opts.release)?;
+    let garage = Tool::Garage
+        .require()
+        .context("kubesim runs the pinned garage (cargo xtask tools builds it)")?;
+    println!(
+        "machine: {}; load average {} at start",
+        machine(),
+        process::load_average()
+    );
+    let dir = target_dir().join("tmp").join("reconciler-bench");
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+
+    println!("starting a local control plane and kubesim (3 nodes)…");
+    let cluster = LocalCluster::start(Options {
+        name: "reconciler-bench".into(),
+        ..Options::default()
+    })
+    .await
+    .context("starting the local cluster (cargo xtask tools builds its binaries)")?;
+    let client = cluster.client().await?;
+    install_crds(&client).await?;
+    for ns in [NS, OPERATOR_NS] {
+        Api::<Namespace>::all(client.clone())
+            .create(
+                &PostParams::default(),
+                &serde_json::from_value(json!({"metadata": {"name": ns}}))?,
+            )
+            .await
+            .with_context(|| format!("creating namespace {ns}"))?;
+    }
+    let sim_dir = cluster.dir().join("kubesim");
+    let mut sim_options =
+        kubesim::Options::new(&sim_dir, &garage, cluster.server(), cluster.ca_pem());
+    for (node, zone) in [("n1", "zone-a"), ("n2", "zone-b"), ("n3", "zone-c")] {
+        sim_options = sim_options.node(NodeSpec::new(node).zone(zone));
+    }
+    let sim = KubeSim::start(client.clone(), sim_options)
+        .await
+        .context("starting kubesim (needs CAP_NET_ADMIN)")?;
+    let bench = Bench {
+        client,
+        kubeconfig: cluster.kubeconfig().to_path_buf(),
+        binary,
+        garage,
+        sim_dir,
+        dir,
+        opts,
+    };
+    let result = bench.phases().await;
+    println!("stopping kubesim and the local control plane…");
+    sim.shutdown().await;
+    drop(cluster);
+    result
+}
+
+async fn install_crds(client: &Client) -> Result<()> {
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let mut names = Vec::new();
+    for crd in shared_types::crds::all()? {
+        let name = crd.name_any();
+        crds.patch(
+            &name,
+            &PatchParams::apply("garage-operator-bench").force(),
+            &Patch::Apply(&crd),
+        )
+        .await
+        .with_context(|| format!("installing CRD {name}"))?;
+        names.push(name);
+    }
+    let deadline = Instant::now() + Duration::from_secs(60);
+    for name in names {
+        loop {
+            let established = crds.get(&name).await?.status.and_then(|s| s.conditions);
+            if established.is_some_and(|c| {
+                c.iter()
+                    .any(|c| c.type_ == "Established" && c.status == "True")
+            }) {
+                break;
+            }
+            if Instant::now() > deadline {
+                bail!("CRD {name} not established within 60 s");
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+    Ok(())
+}
+
+struct Bench {
+    client: Client,
+    kubeconfig: PathBuf,
+    binary: PathBuf,
+    garage: PathBuf,
+    /// kubesim's state directory: the garage processes of this bench have their config here.
+    sim_dir: PathBuf,
+    dir: PathBuf,
+    opts: Opts,
+}
+
+/// Figures of one memory level.
+struct Level {
+    label: String,
+    state: String,
+    hwm: f64,
+    steady: f64,
+}
+
+impl Bench {
+    async fn start_reconciler(&self, log: &str) -> Result<Reconciler> {
+        let mut reconciler = Reconciler::start(
+            &self.binary,
+            &self.kubeconfig,
+            OPERATOR_NS,
+            &self.dir.join(log),
+        )?;
+        let took = reconciler.wait_leading(Duration::from_secs(60)).await?;
+        let (hwm, rss) = process::memory(reconciler.pid())?;
+        println!(
+            "garage-reconciler pid {} leading after {:.2} s; RSS {rss:.1} MiB (peak {hwm:.1} MiB); log {}",
+            reconciler.pid(),
+            secs(took),
+            reconciler.log().display()
+        );
+        Ok(reconciler)
+    }
+
+    /// Stops a reconciler and removes its Lease, so that the next one leads at once.
+    async fn stop_reconciler(&self, reconciler: Reconciler) -> Result<()> {
+        reconciler.stop()?;
+        match Api::<Lease>::namespaced(self.client.clone(), OPERATOR_NS)
+            .delete(LEASE, &DeleteParams::default())
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
+            Err(e) => Err(e).context("deleting the reconciler's Lease"),
+        }
+    }
+
+    async fn phases(&self) -> Result<()> {
+        let runs = self.opts.runs;
+        println!(
+            "\nfloor: 3 garage processes (tests/garage-fixture) connected, staged and applied by hand \
+             through the Admin API v2 client, until GetClusterHealth says healthy ({runs} runs; load {})",
+            process::load_average()
+        );
+        let mut floor = Vec::new();
+        for run in 1..=runs {
+            let f = floor::run_once(DEFAULT_ZONE, DATA_BYTES).await?;
+            println!(
+                "  floor run {run}/{runs}: processes answering {:.2} s, peers connected {:.2} s, \
+                 layout applied {:.2} s, healthy {:.2} s",
+                secs(f.answering),
+                secs(f.connected),
+                secs(f.applied),
+                secs(f.healthy)
+            );
+            floor.push(f.healthy);
+        }
+
+        let mut reconciler = self.start_reconciler("garage-reconciler-ready.log").await?;
+        println!(
+            "\napply -> Ready: one {MEMBERS}-member GarageCluster at a time, deleted (and its pods \
+             gone) before the next ({runs} runs; load {})",
+            process::load_average()
+        );
+        let mut ready = Vec::new();
+        for run in 1..=runs {
+            ready.push(self.ready_run(&mut reconciler, run).await?);
+        }
+        println!(
+            "  floor (by hand) healthy:   {} s; median {:.2} s",
+            list(&floor),
+            secs(median(&floor))
+        );
+        println!(
+            "  operator apply -> Ready:   {} s; median {:.2} s",
+            list(&ready),
+            secs(median(&ready))
+        );
+        self.stop_reconciler(reconciler).await?;
+
+        let levels = self.memory_levels().await?;
+        println!("\nsummary");
+        println!(
+            "  floor (by hand) healthy:   {} s; median {:.2} s",
+            list(&floor),
+            secs(median(&floor))
+        );
+        println!(
+            "  operator apply -> Ready:   {} s; median {:.2} s",
+            list(&ready),
+            secs(median(&ready))
+        );
+        for l in &levels {
+            println!(
+                "  {:<24} peak (VmHWM) {:>6.1} MiB, steady (VmRSS median) {:>6.1} MiB; {}",
+                l.label, l.hwm, l.steady, l.state
+            );
+        }
+        Ok(())
+    }
+
+    async fn ready_run(&self, reconciler: &mut Reconciler, run: usize) -> Result<Duration> {
+        let runs = self.opts.runs;
+        let name = format!("ready-{run}");
+        let before = reconciler.counters().await?;
+        let timeline = timeline::follow(
+            &self.client,
+            NS,
+            &manifest(&name, false)?,
+            MEMBERS,
+            READY_TIMEOUT,
+        )
+        .await?;
+        reconciler.check_alive()?;
+        let after = reconciler.counters().await?;
+        let ready = timeline
+            .ready()
+            .context("the timeline ended without Ready")?;
+        println!(
+            "  run {run}/{runs} ({NS}/{name}): apply -> Ready {:.2} s",
+            secs(ready)
+        );
+        // Sorted by time: watch stamps and log lines interleave, and the gaps between them
+        // are what a reader looks for.
+        let mut lines: Vec<(Duration, String)> = STEPS
+            .iter()
+            .zip(timeline.steps)
+            .filter_map(|(step, at)| Some((at?, (*step).to_owned())))
+            .collect();
+        for step in STEPS
+            .iter()
+            .zip(timeline.steps)
+            .filter_map(|(step, at)| at.is_none().then_some(step))
+        {
+            println!("    {step}: not seen");
+        }
+        let log = process::log_events(reconciler.log(), &name, NS, timeline.began_at)?;
+        for (at, what) in log.lines {
+            let offset = at
+                .duration_since(timeline.began_at)
+                .unwrap_or(Duration::ZERO);
+            lines.push((offset, format!("reconciler log: {what}")));
+        }
+        lines.sort_by_key(|(at, _)| *at);
+        let mut previous = Duration::ZERO;
+        for (at, what) in lines {
+            println!(
+                "    {:>6.2} s  (+{:.2} s)  {what}",
+                secs(at),
+                secs(at.saturating_sub(previous))
+            );
+            previous = at;
+        }
+        println!("    reconciler during the run: {}", before.since(&after));
+        self.delete_cluster(&name).await?;
+        Ok(ready)
+    }
+
+    /// Deletes a cluster and waits until its pods (the garage processes) are gone.
+    async fn delete_cluster(&self, name: &str) -> Result<()> {
+        Api::<GarageCluster>::namespaced(self.client.clone(), NS)
+            .delete(name, &DeleteParams::default())
+            .await
+            .with_context(|| format!("deleting GarageCluster {NS}/{name}"))?;
+        let pods: Api<Pod> = Api::namespaced(self.client.clone(), NS);
+        let selector = ListParams::default().labels(&format!("{}={name}", label::LABEL_CLUSTER));
+        let deadline = Instant::now() + Duration::from_secs(180);
+        while !pods.list(&selector).await?.items.is_empty() {
+            if Instant::now() > deadline {
+                bail!("the pods of {NS}/{name} were not gone 180 s after deleting it");
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+        Ok(())
+    }
+
+    async fn memory_levels(&self) -> Result<Vec<Level>> {
+        let real = self.opts.real;
+        println!(
+            "\nmemory: a fresh garage-reconciler; clusters are added up to each count (all new ones \
+             created at once; clusters rss-1..rss-{real} run real garage, later ones placeholder \
+             pods), then, once the real ones are Ready and every placeholder pod runs (or the wait \
+             times out), VmRSS is sampled every second for {} s and VmHWM read at the end",
+            self.opts.settle.as_secs()
+        );
+        let mut reconciler = self
+            .start_reconciler("garage-reconciler-memory.log")
+            .await?;
+        let clusters: Api<GarageCluster> = Api::namespaced(self.client.clone(), NS);
+        let mut levels = Vec::new();
+        let mut created = 0;
+        for &count in &self.opts.levels {
+            let began = Instant::now();
+            for i in created + 1..=count {
+                clusters
+                    .create(
+                        &PostParams::default(),
+                        &manifest(&format!("rss-{i}"), i > real)?,
+                    )
+                    .await
+                    .with_context(|| format!("creating GarageCluster {NS}/rss-{i}"))?;
+            }
+            let added = count - created;
+            created = count;
+            // Generous: on two shared cores, every new cluster starts three processes.
+            let timeout = Duration::from_secs(300 + 15 * added as u64);
+            let settled = self.wait_settled(count, timeout, &mut reconciler).await?;
+            println!(
+                "  {count} cluster(s): {} after creating {added} ({:.1} s)",
+                if settled { "settled" } else { "NOT settled" },
+                secs(began.elapsed())
+            );
+            let state = self.describe(count).await?;
+            levels.push(
+                self.sample(&mut reconciler, &format!("{count} cluster(s)"), state)
+                    .await?,
+            );
+            if count <= real {
+                let (processes, mib) = process::processes_of(&self.garage, &self.sim_dir);
+                if processes > 0 && count > 0 {
+                    println!(
+                        "    garage memory per real cluster here: {:.0} MiB ({processes} processes, \
+                         {mib:.0} MiB); {} real clusters would need about {:.1} GiB",
+                        mib / count as f64,
+                        self.opts.levels.last().copied().unwrap_or(count),
+                        mib / count as f64
+                            * self.opts.levels.last().copied().unwrap_or(count) as f64
+                            / 1024.0
+                    );
+                }
+            }
+        }
+        if let Some(&count) = self.opts.levels.last() {
+            println!(
+                "\n  restart with {count} cluster(s) present: the reconciler is killed, its Lease \
+                 deleted, and a fresh one started (a failover's cold start)"
+            );
+            self.stop_reconciler(reconciler).await?;
+            let mut fresh = self
+                .start_reconciler("garage-reconciler-restart.log")
+                .await?;
+            self.wait_settled(count, Duration::from_secs(120), &mut fresh)
+                .await?;
+            let state = self.describe(count).await?;
+            levels.push(
+                self.sample(&mut fresh, &format!("restart, {count} cluster(s)"), state)
+                    .await?,
+            );
+        }
+        Ok(levels)
+    }
+
+    /// Waits until the real clusters among the first `count` are Ready and every placeholder
+    /// pod runs; false on timeout.
+    async fn wait_settled(
+        &self,
+        count: usize,
+        timeout: Duration,
+        reconciler: &mut Reconciler,
+    ) -> Result<bool> {
+        let clusters: Api<GarageCluster> = Api::namespaced(self.client.clone(), NS);
+        let pods: Api<Pod> = Api::namespaced(self.client.clone(), NS);
+        let real = self.opts.real.min(count);
+        let deadline = Instant::now() + timeout;
+        loop {
+            reconciler.check_alive()?;
+            let ready = clusters
+                .list(&ListParams::default())
+                .await?
+                .items
+                .iter()
+                .filter(|c| c.name_any().starts_with("rss-") && timeline::is_ready(c))
+                .count();
+            let placeholders_running = pods
+                .list(&ListParams::default())
+                .await?
+                .items
+                .iter()
+                .filter(|p| {
+                    p.spec.as_ref().is_some_and(|s| {
+                        s.containers
+                            .iter()
+                            .any(|c| c.image.as_deref() == Some(PLACEHOLDER_IMAGE))
+                    }) && p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running")
+                })
+                .count();
+            if ready >= real && placeholders_running >= (count - real) * MEMBERS {
+                return Ok(true);
+            }
+            if Instant::now() > deadline {
+                return Ok(false);
+            }
+            tokio::time::sleep(Duration::from_secs(2)).await;
+        }
+    }
+
+    /// Prints how many clusters stand in which Ready state, with one message of each, and
+    /// returns the one-line summary.
+    async fn describe(&self, count: usize) -> Result<String> {
+        let clusters: Api<GarageCluster> = Api::namespaced(self.client.clone(), NS);
+        let pods: Api<Pod> = Api::namespaced(self.client.clone(), NS);
+        let mut states: std::collections::BTreeMap<String, (usize, String)> = Default::default();
+        for c in clusters.list(&ListParams::default()).await?.items {
+            let (key, message) = c
+                .status
+                .as_ref()
+                .and_then(|s| s.conditions.as_ref())
+                .and_then(|cs| cs.iter().find(|x| x.type_ == "Ready"))
+                .map(|x| {
+                    (
+                        format!("Ready={} {}", x.status, x.reason),
+                        x.message.clone(),
+                    )
+                })
+                .unwrap_or_else(|| ("no Ready condition".into(), String::new()));
+            let entry = states.entry(key).or_insert((0, message));
+            entry.0 += 1;
+        }
+        let running = pods
+            .list(&ListParams::default())
+            .await?
+            .items
+            .iter()
+            .filter(|p| p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running"))
+            .count();
+        let summary = states
+            .iter()
+            .map(|(k, (n, _))| format!("{n} {k}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        println!("    {count} clusters: {summary}; {running} pods Running");
+        for (key, (_, message)) in &states {
+            if !message.is_empty() {
+                println!("      {key}: \"{message}\"");
+            }
+        }
+        Ok(summary)
+    }
+
+    /// Samples VmRSS every second for the settle window and prints the level's figures.
+    async fn sample(
+        &self,
+        reconciler: &mut Reconciler,
+        label: &str,
+        state: String,
+    ) -> Result<Level> {
+        let pid = reconciler.pid();
+        let before = reconciler.counters().await?;
+        let mut rss = Vec::new();
+        let end = Instant::now() + self.opts.settle;
+        let mut trace = Vec::new();
+        while Instant::now() < end {
+            reconciler.check_alive()?;
+            let now = process::memory(pid)?.1;
+            // Every 10th sample is printed, so a drift within the window shows.
+            if rss.len() % 10 == 0 {
+                trace.push(format!("{}s {now:.1}", rss.len()));
+            }
+            rss.push(now);
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+        let after = reconciler.counters().await?;
+        let (hwm, last) = process::memory(pid)?;
+        rss.sort_by(f64::total_cmp);
+        let steady = rss.get(rss.len() / 2).copied().unwrap_or(last);
+        let (garages, garage_mib) = process::processes_of(&self.garage, &self.sim_dir);
+        println!(
+            "  {label}: peak (VmHWM) {hwm:.1} MiB; steady VmRSS median {steady:.1} MiB \
+             (min {:.1}, max {:.1}, last {last:.1}) over {} samples",
+            rss.first().copied().unwrap_or(last),
+            rss.last().copied().unwrap_or(last),
+            rss.len()
+        );
+        println!("    VmRSS (MiB) in the window: {}", trace.join(", "));
+        println!(
+            "    during the window: {}; beside it {garages} garage processes ({garage_mib:.0} MiB \
+             RSS in all), MemAvailable {:.0} MiB, load {}",
+            before.since(&after),
+            process::mem_available_mib()?,
+            process::load_average()
+        );
+        Ok(Level {
+            label: label.to_owned(),
+            state,
+            hwm,
+            steady,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_of_odd_and_even_counts() {
+        let s = |v: &[u64]| {
+            v.iter()
+                .map(|&x| Duration::from_secs(x))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(median(&s(&[3, 1, 2])), Duration::from_secs(2));
+        assert_eq!(median(&s(&[4, 1, 2, 3])), Duration::from_millis(2500));
+    }
+
+    #[test]
+    fn the_manifest_parses() {
+        let c = manifest("x", true).unwrap_or_else(|e| panic!("{e:#}"));
+        assert_eq!(c.spec.storage.and_then(|s| s.replicas), Some(3));
+        assert!(!c.spec.image.unwrap_or_default().contains("garage"));
+    }
+}

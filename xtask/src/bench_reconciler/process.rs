@@ -1,0 +1,282 @@
+//! The `garage-reconciler` child process and what the bench reads about it: memory from
+//! `/proc/<pid>/status`, counters from its `/metrics`, events from its JSON log; and the
+//! machine around it (load, free memory, the garage processes kubesim runs).
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant, SystemTime};
+
+use anyhow::{Context as _, Result, bail};
+use serde_json::Value;
+
+/// The child process, killed on drop.
+pub struct Reconciler {
+    child: Child,
+    log: PathBuf,
+    base: String,
+    http: reqwest::Client,
+}
+
+impl Drop for Reconciler {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The reconciler's own counters (see `reconciler::controller::Metrics`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Counters {
+    /// Reconcile passes.
+    pub reconciles: u64,
+    /// Passes that failed.
+    pub errors: u64,
+    /// Kubernetes API writes.
+    pub writes: u64,
+    /// Garage layout versions applied.
+    pub layout_applies: u64,
+}
+
+impl Counters {
+    /// What happened between `self` (earlier) and `later`.
+    pub fn since(&self, later: &Counters) -> Counters {
+        Counters {
+            reconciles: later.reconciles.saturating_sub(self.reconciles),
+            errors: later.errors.saturating_sub(self.errors),
+            writes: later.writes.saturating_sub(self.writes),
+            layout_applies: later.layout_applies.saturating_sub(self.layout_applies),
+        }
+    }
+}
+
+impl std::fmt::Display for Counters {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} reconciles, {} failed, {} API writes, {} layout applies",
+            self.reconciles, self.errors, self.writes, self.layout_applies
+        )
+    }
+}
+
+impl Reconciler {
+    /// Starts `binary` against the cluster of `kubeconfig`, its Lease in `namespace`, logging
+    /// JSON at info level to `log`.
+    pub fn start(binary: &Path, kubeconfig: &Path, namespace: &str, log: &Path) -> Result<Self> {
+        // The port is free now; a race with another process is possible but would show as
+        // the child exiting on its bind error.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")?
+            .local_addr()?
+            .port();
+        let listen = format!("127.0.0.1:{port}");
+        let out =
+            std::fs::File::create(log).with_context(|| format!("creating {}", log.display()))?;
+        let child = Command::new(binary)
+            .env("KUBECONFIG", kubeconfig)
+            .env("POD_NAMESPACE", namespace)
+            .env("POD_NAME", "garage-reconciler-bench")
+            .env("GARAGE_RECONCILER_LISTEN", &listen)
+            .env("RUST_LOG", "info")
+            .stdin(Stdio::null())
+            .stdout(out.try_clone()?)
+            .stderr(out)
+            .spawn()
+            .with_context(|| format!("starting {}", binary.display()))?;
+        Ok(Self {
+            child,
+            log: log.to_path_buf(),
+            base: format!("http://{listen}"),
+            http: reqwest::Client::builder()
+                .no_proxy()
+                .timeout(Duration::from_secs(5))
+                .build()?,
+        })
+    }
+
+    /// The child's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// The child's log file.
+    pub fn log(&self) -> &Path {
+        &self.log
+    }
+
+    /// Fails when the child has exited.
+    pub fn check_alive(&mut self) -> Result<()> {
+        if let Some(status) = self.child.try_wait()? {
+            bail!(
+                "garage-reconciler exited ({status}); see {}",
+                self.log.display()
+            );
+        }
+        Ok(())
+    }
+
+    /// Waits until `/readyz` says the child leads; returns how long that took.
+    pub async fn wait_leading(&mut self, timeout: Duration) -> Result<Duration> {
+        let began = Instant::now();
+        loop {
+            self.check_alive()?;
+            // A standby may answer 200 too; only the body tells a leader.
+            if let Ok(answer) = self.http.get(format!("{}/readyz", self.base)).send().await
+                && answer.status().is_success()
+                && answer.text().await.is_ok_and(|b| b.trim() == "leading")
+            {
+                return Ok(began.elapsed());
+            }
+            if began.elapsed() > timeout {
+                bail!(
+                    "garage-reconciler did not lead within {} s; see {}",
+                    timeout.as_secs(),
+                    self.log.display()
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// The counters on `/metrics` now.
+    pub async fn counters(&self) -> Result<Counters> {
+        let text = self
+            .http
+            .get(format!("{}/metrics", self.base))
+            .send()
+            .await
+            .context("reading the reconciler's /metrics")?
+            .text()
+            .await?;
+        let value = |name: &str| -> u64 {
+            text.lines()
+                .find_map(|l| l.strip_prefix(name)?.trim().parse().ok())
+                .unwrap_or(0)
+        };
+        Ok(Counters {
+            reconciles: value("garage_reconciler_reconciles_total "),
+            errors: value("garage_reconciler_errors_total "),
+            writes: value("garage_reconciler_api_writes_total "),
+            layout_applies: value("garage_reconciler_layout_applies_total "),
+        })
+    }
+
+    /// Kills the child (SIGKILL) and reaps it. The bench deletes the Lease afterwards, so the
+    /// next process does not wait out the old holder's lease.
+    pub fn stop(mut self) -> Result<()> {
+        self.child.kill().context("killing garage-reconciler")?;
+        self.child.wait()?;
+        Ok(())
+    }
+}
+
+/// `VmHWM` (peak resident set) and `VmRSS` (resident set now) of `pid`, in MiB.
+pub fn memory(pid: u32) -> Result<(f64, f64)> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .with_context(|| format!("reading /proc/{pid}/status"))?;
+    Ok((
+        status_kib(&status, "VmHWM:")? / 1024.0,
+        status_kib(&status, "VmRSS:")? / 1024.0,
+    ))
+}
+
+fn status_kib(text: &str, field: &str) -> Result<f64> {
+    text.lines()
+        .find(|l| l.starts_with(field))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .with_context(|| format!("{field} missing"))?
+        .parse()
+        .with_context(|| format!("{field} is not a number"))
+}
+
+/// How many processes run `binary` with an argument under `within`, and their summed `VmRSS`
+/// in MiB. The argument filter leaves out other users' garage processes on a shared machine.
+pub fn processes_of(binary: &Path, within: &Path) -> (usize, f64) {
+    let Ok(binary) = binary.canonicalize() else {
+        return (0, 0.0);
+    };
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return (0, 0.0);
+    };
+    let within = within.to_string_lossy().into_owned();
+    let mut count = 0;
+    let mut kib = 0.0;
+    for entry in entries.flatten() {
+        let proc_dir = entry.path();
+        if std::fs::read_link(proc_dir.join("exe")).ok().as_deref() != Some(binary.as_path()) {
+            continue;
+        }
+        let ours = std::fs::read(proc_dir.join("cmdline"))
+            .is_ok_and(|c| String::from_utf8_lossy(&c).contains(&within));
+        // A process may exit between the reads; it is then not counted.
+        if ours
+            && let Ok(status) = std::fs::read_to_string(proc_dir.join("status"))
+            && let Ok(rss) = status_kib(&status, "VmRSS:")
+        {
+            count += 1;
+            kib += rss;
+        }
+    }
+    (count, kib / 1024.0)
+}
+
+/// `MemAvailable` of the machine, in MiB.
+pub fn mem_available_mib() -> Result<f64> {
+    Ok(status_kib(&std::fs::read_to_string("/proc/meminfo")?, "MemAvailable:")? / 1024.0)
+}
+
+/// The three load averages, as `/proc/loadavg` prints them.
+pub fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+/// What the reconciler logged about one cluster from `since` on.
+#[derive(Debug, Default)]
+pub struct LogEvents {
+    /// Layout applies and holds, unreachable peers and failed reconciles, with the time
+    /// logged, in log order.
+    pub lines: Vec<(SystemTime, String)>,
+}
+
+/// Reads the JSON log for lines about cluster `name` in `namespace` (the controller's span
+/// names the object as `<Kind>.<version>.<group>/<name>.<namespace>`, and the cluster's
+/// generated nodes are `<name>-storage-<n>`).
+pub fn log_events(log: &Path, name: &str, namespace: &str, since: SystemTime) -> Result<LogEvents> {
+    let text =
+        std::fs::read_to_string(log).with_context(|| format!("reading {}", log.display()))?;
+    let own = format!("/{name}.{namespace}");
+    let node = format!("/{name}-storage-");
+    let mut events = LogEvents::default();
+    for line in text.lines() {
+        if !line.contains(&own) && !line.contains(&node) {
+            continue;
+        }
+        let Ok(entry) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        let Some(at) = entry["timestamp"]
+            .as_str()
+            .and_then(|t| t.parse::<k8s_openapi::jiff::Timestamp>().ok())
+            .map(SystemTime::from)
+        else {
+            continue;
+        };
+        if at < since {
+            continue;
+        }
+        let fields = &entry["fields"];
+        let text = |key: &str| fields[key].as_str().unwrap_or_default().to_owned();
+        let what = match fields["message"].as_str() {
+            Some("layout applied") => format!("layout applied (version {})", fields["version"]),
+            Some("layout change held") => format!("layout change held: {}", text("message")),
+            Some("peer not reachable yet") => format!("peer not reachable yet: {}", text("error")),
+            Some("reconcile failed; retrying") => {
+                format!("reconcile of {} failed: {}", text("object"), text("error"))
+            }
+            _ => continue,
+        };
+        events.lines.push((at, what));
+    }
+    Ok(events)
+}
