@@ -61,6 +61,25 @@ enum Toolchain {
 impl Toolchain {
     fn cargo(self) -> Command {
         let mut cargo = Command::new("cargo");
+        // `cargo xtask` runs this binary through `cargo run`, which sets the package's
+        // variables; ring's build script tracks CARGO_MANIFEST_DIR, so passing them on would
+        // rebuild ring and everything above it whenever the fuzz build is started the other
+        // way (target/debug/xtask, or cargo fuzz by hand).
+        for (name, _) in std::env::vars_os() {
+            let name = name.to_string_lossy();
+            if name.starts_with("CARGO_PKG_")
+                || matches!(
+                    name.as_ref(),
+                    "CARGO_MANIFEST_DIR"
+                        | "CARGO_MANIFEST_PATH"
+                        | "CARGO_CRATE_NAME"
+                        | "CARGO_BIN_NAME"
+                        | "CARGO_PRIMARY_PACKAGE"
+                )
+            {
+                cargo.env_remove(name.as_ref());
+            }
+        }
         match self {
             Toolchain::Nightly => {
                 cargo.arg("+nightly");

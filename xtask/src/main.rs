@@ -21,7 +21,7 @@ commands:
   tools [--check]  build the pinned Kubernetes, etcd, garage and helm binaries once per version
   crds [--check]   write crds/*.yaml from the Rust types (--check: fail on drift)
   bundle [--check] render dist/install.yaml from the Helm chart (--check: fail on drift)
-  fuzz [--seconds N]  run the webhook's fuzz targets for a bounded time (nightly)
+  fuzz [--seconds N] [--asan] [--stable]  run the webhook's fuzz targets for a bounded time
   test             run every test: formatting, lints, CRD drift, workspace tests
   demo             start a local cluster with 3 nodes and the CRDs, until Ctrl-C
   bench webhook [--debug] [--seconds N]  measure the garage-webhook binary over TLS (latency, throughput, RSS)
