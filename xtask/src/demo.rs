@@ -15,7 +15,7 @@ use k8s_openapi::api::core::v1::{Namespace, Secret};
 use kube::api::{Patch, PatchParams, PostParams};
 use kube::{Api, Client};
 use localcluster::tools::Tool;
-use localcluster::{LocalCluster, Options};
+use localcluster::{LocalCluster, Options, wait_until};
 use reconciler::garage::{AdminClient, AdminToken, BucketPermissions, CreateBucket, KeySpec};
 use serde_json::json;
 use shared_types::garage_cluster::v1beta2::GarageCluster;
@@ -197,22 +197,30 @@ async fn create_cluster(client: &Client) -> Result<()> {
             },
         },
     }))?;
-    wait("admission to accept the GarageCluster", 90, || async {
-        match clusters.create(&PostParams::default(), &cluster).await {
-            Ok(_) => Ok(true),
-            Err(kube::Error::Api(e)) if e.is_already_exists() => Ok(true),
-            Err(e) => Err(e.into()),
-        }
-    })
+    wait_until(
+        "admission to accept the GarageCluster",
+        Duration::from_secs(90),
+        || async {
+            match clusters.create(&PostParams::default(), &cluster).await {
+                Ok(_) => Ok(true),
+                Err(kube::Error::Api(e)) if e.is_already_exists() => Ok(true),
+                Err(e) => Err(e.into()),
+            }
+        },
+    )
     .await?;
-    wait("GarageCluster Ready=True", 300, || async {
-        let c = clusters.get(NAME).await?;
-        Ok(c.status
-            .and_then(|s| s.conditions)
-            .unwrap_or_default()
-            .iter()
-            .any(|c| c.type_ == "Ready" && c.status == "True"))
-    })
+    wait_until(
+        "GarageCluster Ready=True",
+        Duration::from_secs(300),
+        || async {
+            let c = clusters.get(NAME).await?;
+            Ok(c.status
+                .and_then(|s| s.conditions)
+                .unwrap_or_default()
+                .iter()
+                .any(|c| c.type_ == "Ready" && c.status == "True"))
+        },
+    )
     .await
 }
 
@@ -308,24 +316,4 @@ async fn round_trip(client: &Client, sim: &kubesim::KubeSim) -> Result<Summary> 
         access_key: key.access_key_id,
         secret_key,
     })
-}
-
-async fn wait<F, Fut>(what: &str, timeout_secs: u64, mut check: F) -> Result<()>
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<bool>>,
-{
-    let deadline = Instant::now() + Duration::from_secs(timeout_secs);
-    let mut last = None;
-    loop {
-        match check().await {
-            Ok(true) => return Ok(()),
-            Ok(false) => {}
-            Err(e) => last = Some(format!("{e:#}")),
-        }
-        if Instant::now() > deadline {
-            bail!("timed out after {timeout_secs}s waiting for {what} (last error: {last:?})");
-        }
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
 }

@@ -35,6 +35,7 @@ use kube::{Api, Client, ResourceExt};
 use kubesim::{KubeSim, NodeSpec};
 use localcluster::LocalCluster;
 use localcluster::tools::Tool;
+use localcluster::wait_until as wait;
 use reconciler::controller::{self, Metrics};
 use reconciler::garage::{AdminClient, AdminToken, BucketPermissions, CreateBucket, KeySpec};
 use serde_json::json;
@@ -575,27 +576,4 @@ async fn s3_round_trip(admin: &AdminClient, sim: &KubeSim) -> anyhow::Result<()>
         );
     }
     Ok(())
-}
-
-async fn wait<F, Fut>(what: &str, timeout: Duration, mut check: F) -> anyhow::Result<()>
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = anyhow::Result<bool>>,
-{
-    let deadline = Instant::now() + timeout;
-    let mut last = None;
-    loop {
-        match check().await {
-            Ok(true) => return Ok(()),
-            Ok(false) => {}
-            Err(e) => last = Some(e),
-        }
-        if Instant::now() > deadline {
-            return Err(anyhow!(
-                "timed out after {}s waiting for {what} (last error: {last:?})",
-                timeout.as_secs()
-            ));
-        }
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
 }

@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context as _, anyhow, bail, ensure};
+use anyhow::{Context as _, bail, ensure};
 use chart_tests::{NAMESPACE, RELEASE, WATCHED, combos, run_helm, template};
 use k8s_openapi::api::core::v1::{Namespace, PersistentVolumeClaim};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
@@ -28,6 +28,7 @@ use kube::discovery::{Discovery, Scope};
 use kube::{Api, Client, ResourceExt};
 use kubesim::{KubeSim, NodeSpec};
 use localcluster::tools::Tool;
+use localcluster::wait_until as wait;
 use localcluster::{LocalCluster, Options};
 use serde_json::{Value, json};
 
@@ -520,27 +521,4 @@ async fn leftovers(client: &Client, discovery: &Discovery) -> anyhow::Result<Vec
         }
     }
     Ok(left)
-}
-
-async fn wait<F, Fut>(what: &str, timeout: Duration, mut check: F) -> anyhow::Result<()>
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = anyhow::Result<bool>>,
-{
-    let deadline = Instant::now() + timeout;
-    let mut last = None;
-    loop {
-        match check().await {
-            Ok(true) => return Ok(()),
-            Ok(false) => {}
-            Err(e) => last = Some(format!("{e:#}")),
-        }
-        if Instant::now() > deadline {
-            return Err(anyhow!(
-                "timed out after {}s waiting for {what} (last error: {last:?})",
-                timeout.as_secs()
-            ));
-        }
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
 }

@@ -15,6 +15,9 @@ mod kubeconfig;
 mod pki;
 mod process;
 pub mod tools;
+mod wait;
+
+pub use wait::wait_until;
 
 use std::path::PathBuf;
 
