@@ -157,7 +157,9 @@ async fn reviews_that_read_the_lists_still_fail_closed() {
         .collect();
     assert!(!pools.is_empty(), "a sample declares node-local pools");
     for object in &pools {
-        for (operation, old) in [("CREATE", None), ("UPDATE", Some(object))] {
+        let mut before = object.clone();
+        before["spec"]["storage"]["nodeLocalPools"][0]["capacity"] = json!("1Gi");
+        for (operation, old) in [("CREATE", None), ("UPDATE", Some(&before))] {
             let source = Unreachable::default();
             let body = admission_review(operation, old, Some(object));
             let got = outcome(Endpoint::ValidateClusterV1beta2, &body, &source).await;
@@ -235,9 +237,22 @@ fn exempted_verdicts_do_not_depend_on_the_lists() {
     for value in samples("garage.rajsingh.info/v1beta2", "GarageCluster") {
         let object: v1beta2::GarageCluster =
             serde_json::from_value(value).expect("a v1beta2 GarageCluster");
+        // A metadata-only write, as the reconciler's finalizer and annotation updates are.
+        let mut annotated = object.clone();
+        annotated
+            .metadata
+            .finalizers
+            .get_or_insert_default()
+            .push("garage.rajsingh.info/finalizer".into());
+        annotated
+            .metadata
+            .labels
+            .get_or_insert_default()
+            .insert("team".into(), "storage".into());
         for review in [
             Review::create(&object),
             Review::update(&object, &object),
+            Review::update(&object, &annotated),
             Review::delete(&object),
         ] {
             if reads_context_lists(&review) {
@@ -284,8 +299,12 @@ fn pools_make_the_rules_read_the_lists() {
         let object: v1beta2::GarageCluster =
             serde_json::from_value(value).expect("a v1beta2 GarageCluster");
         assert!(reads_context_lists(&Review::create(&object)));
-        assert!(reads_context_lists(&Review::update(&object, &object)));
+        assert!(!reads_context_lists(&Review::update(&object, &object)));
         assert!(!reads_context_lists(&Review::delete(&object)));
+        // Any spec change reads them, even one the pool rules would not look at.
+        let mut changed = object.clone();
+        changed.spec.image = Some("dxflrs/garage:v2.3.1".into());
+        assert!(reads_context_lists(&Review::update(&object, &changed)));
         // The crowded lists are what the pool rules judge: the twin's HostPaths overlap.
         assert!(
             !validate_cluster(Review::create(&object), &crowded).allowed(),

@@ -17,14 +17,17 @@ use certs::{InstallLabel, Lifetimes, Mode, SelfManagedConfig};
 use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
 };
-use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::api::core::v1::{Namespace, Node};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kube::api::{DynamicObject, Patch, PatchParams, PostParams};
 use kube::core::{ApiResource, GroupVersionKind};
 use kube::{Api, Client};
 use localcluster::{LocalCluster, Options};
 use serde_json::{Value, json};
 use shared_types::keys::label::LABEL_APP_INSTANCE;
+use webhook::admission::shared::selector;
+use webhook::server::context_reader::{ContextSource, LiveReader, Needs};
 use webhook::server::dispatch::{Endpoint, Settings};
 use webhook::server::limits::Limits;
 use webhook::server::{Running, ServeConfig, start};
@@ -259,6 +262,172 @@ async fn start_server(client: &Client) -> Running {
     start(config, client.clone()).await.unwrap()
 }
 
+/// The upstream node-local pool sample (first document), renamed and moved.
+fn pooled_cluster(namespace: &str, name: &str, root: &str, pool_label: &str) -> Value {
+    let text = std::fs::read_to_string(repo().join(
+        "tests/fixtures/upstream-samples/garage_v1beta2_garagecluster_node_local_pools.yaml",
+    ))
+    .unwrap();
+    let mut c: Value = serde_saphyr::from_multiple(&text)
+        .unwrap()
+        .into_iter()
+        .next()
+        .unwrap();
+    c["metadata"] = json!({"name": name, "namespace": namespace});
+    let pool = &mut c["spec"]["storage"]["nodeLocalPools"][0];
+    pool["metadata"]["hostPath"] = json!(format!("{root}/metadata"));
+    pool["data"]["hostPath"] = json!(format!("{root}/data"));
+    pool["selector"]["matchLabels"]["storage.garage.example/pool"] = json!(pool_label);
+    c
+}
+
+/// The Node reads narrowed by label-selector queries return exactly the Nodes
+/// `selector::matches` accepts, operator by operator, so the limit rules count what they would
+/// count over every Node.
+async fn selector_queries_match_like_the_rules(client: &Client, reader: &LiveReader) {
+    let nodes: Api<Node> = Api::all(client.clone());
+    let label_sets = [
+        json!({"pool": "a", "zone": "x"}),
+        json!({"pool": "a", "zone": "y", "example.com/disk": "nvme"}),
+        json!({"pool": "b", "zone": "z", "tier": "edge"}),
+        json!({"zone": "x", "cordoned": "true"}),
+        json!({}),
+    ];
+    for (i, labels) in label_sets.iter().enumerate() {
+        let node: Node = serde_json::from_value(json!({
+            "metadata": {"name": format!("sel-{i}"), "labels": labels}
+        }))
+        .unwrap();
+        nodes.create(&PostParams::default(), &node).await.unwrap();
+    }
+    let selectors = [
+        json!({"matchLabels": {"pool": "a"}}),
+        json!({"matchExpressions": [{"key": "zone", "operator": "In", "values": ["x", "z"]}]}),
+        json!({"matchExpressions": [{"key": "tier", "operator": "NotIn", "values": ["edge"]}]}),
+        json!({"matchExpressions": [{"key": "example.com/disk", "operator": "Exists"}]}),
+        json!({"matchExpressions": [{"key": "cordoned", "operator": "DoesNotExist"}],
+               "matchLabels": {"zone": "x"}}),
+        json!({"matchExpressions": [{"key": "pool", "operator": "NotIn", "values": ["a"]},
+                                    {"key": "zone", "operator": "Exists"}]}),
+    ];
+    let all = reader
+        .read(
+            Needs {
+                nodes: true,
+                ..Needs::default()
+            },
+            None,
+        )
+        .await
+        .unwrap()
+        .nodes;
+    for selector in &selectors {
+        let selector: LabelSelector = serde_json::from_value(selector.clone()).unwrap();
+        let query = selector::query(&selector).unwrap();
+        let names = |nodes: Vec<Node>| -> Vec<String> {
+            let mut names: Vec<String> = nodes
+                .into_iter()
+                .filter_map(|n| n.metadata.name)
+                .filter(|n| n.starts_with("sel-"))
+                .collect();
+            names.sort();
+            names
+        };
+        let expected = names(
+            all.iter()
+                .filter(|n| {
+                    selector::matches(&selector, &n.metadata.labels.clone().unwrap_or_default())
+                })
+                .cloned()
+                .collect(),
+        );
+        let needs = Needs {
+            nodes: true,
+            node_queries: Some(vec![query.clone()]),
+            ..Needs::default()
+        };
+        let got = names(reader.read(needs, None).await.unwrap().nodes);
+        assert_eq!(got, expected, "query {query:?}");
+        assert!(!expected.is_empty(), "query {query:?} selects no test Node");
+    }
+    for i in 0..label_sets.len() {
+        nodes
+            .delete(&format!("sel-{i}"), &Default::default())
+            .await
+            .unwrap();
+    }
+}
+
+/// The rules that read other objects get them live from the API server: a HostPath that
+/// overlaps another namespace's pool is refused through the API, and Nodes are read as
+/// metadata only (their labels, none of their status).
+async fn node_local_pools_read_live(client: &Client) {
+    let first = pooled_cluster("garage", "pools-a", "/var/lib/garage/a", "a");
+    create(client, &first, false)
+        .await
+        .unwrap_or_else(|e| panic!("the node-local pool cluster is refused: {e}"));
+    let mut overlapping = pooled_cluster("garage-operator", "pools-b", "/var/lib/garage/b", "b");
+    overlapping["spec"]["storage"]["nodeLocalPools"][0]["data"]["hostPath"] =
+        json!("/var/lib/garage/a/data/nested");
+    let message = create(client, &overlapping, true)
+        .await
+        .expect_err("a HostPath inside another namespace's pool was accepted");
+    assert!(message.contains("[GC-NLP-OVERLAP]"), "{message}");
+    assert!(message.contains("garage/pools-a"), "{message}");
+    let distinct = pooled_cluster("garage-operator", "pools-c", "/var/lib/garage/c", "c");
+    create(client, &distinct, true)
+        .await
+        .unwrap_or_else(|e| panic!("a pool with distinct HostPaths is refused: {e}"));
+
+    let nodes: Api<Node> = Api::all(client.clone());
+    let node: Node = serde_json::from_value(json!({
+        "metadata": {"name": "worker-a", "labels": {"storage.garage.example/pool": "a"}}
+    }))
+    .unwrap();
+    nodes.create(&PostParams::default(), &node).await.unwrap();
+    let status =
+        json!({"status": {"images": [{"names": ["registry.example/big:1"], "sizeBytes": 1}]}});
+    nodes
+        .patch_status("worker-a", &PatchParams::default(), &Patch::Merge(&status))
+        .await
+        .unwrap();
+    let needs = Needs {
+        nodes: true,
+        garage_clusters: true,
+        ..Needs::default()
+    };
+    // One slot: reads queue for it rather than fail.
+    let reader = LiveReader::with_concurrency(client.clone(), 1);
+    let (a, b) = tokio::join!(
+        reader.read(needs.clone(), None),
+        reader.read(needs.clone(), None)
+    );
+    for context in [a.unwrap(), b.unwrap()] {
+        let worker = context
+            .nodes
+            .iter()
+            .find(|n| n.metadata.name.as_deref() == Some("worker-a"))
+            .expect("the Node is missing from the live read");
+        assert_eq!(
+            worker.metadata.labels.as_ref().unwrap()["storage.garage.example/pool"],
+            "a"
+        );
+        assert!(worker.status.is_none(), "the Node's status was read");
+        assert!(
+            context
+                .garage_clusters
+                .iter()
+                .any(|c| c.metadata.name.as_deref() == Some("pools-a"))
+        );
+    }
+    nodes.delete("worker-a", &Default::default()).await.unwrap();
+    selector_queries_match_like_the_rules(client, &reader).await;
+    api(client, "v1beta2", "GarageCluster", "garage")
+        .delete("pools-a", &Default::default())
+        .await
+        .unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn webhook_through_a_real_api_server() {
     certs::install_default_provider();
@@ -340,6 +509,8 @@ async fn webhook_through_a_real_api_server() {
     create(&client, &sample, true)
         .await
         .unwrap_or_else(|e| panic!("the v1beta1 sample is refused: {e}"));
+
+    node_local_pools_read_live(&client).await;
 
     // 2,000 admission requests while the serving certificate rotates: none fails.
     let generation_before = server.resolver().generation();

@@ -21,7 +21,8 @@ pub struct Context {
     pub garage_nodes: Vec<GarageNode>,
     /// PersistentVolumeClaims in the namespace under review.
     pub persistent_volume_claims: Vec<PersistentVolumeClaim>,
-    /// Kubernetes Nodes, for selector-based limits.
+    /// Kubernetes Nodes, for selector-based limits. Rules read only their
+    /// metadata (labels); the server's adapter fetches nothing else.
     pub nodes: Vec<Node>,
     /// Pods in the namespace under review. GarageNode deletion (GN-D7) reads
     /// them to prove that the managed workload of an acknowledged lost source

@@ -4,25 +4,31 @@
 //! list would prove "no conflict".
 
 use std::future::Future;
+use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::api::ListParams;
 use kube::{Api, Client};
 use shared_types::garage_cluster::v1beta2::GarageCluster;
 use shared_types::garage_node::GarageNode;
+use tokio::sync::Semaphore;
 
 use crate::admission::Context;
 
 /// Which lists a rule set reads. Only what is needed is read, so the webhook's RBAC stays
 /// small and an unrelated outage does not block admission.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Needs {
     /// Every GarageCluster (v1beta2) in every namespace.
     pub garage_clusters: bool,
     /// Every GarageNode in every namespace.
     pub garage_nodes: bool,
-    /// Every Kubernetes Node.
+    /// Kubernetes Nodes (their metadata).
     pub nodes: bool,
+    /// When `nodes`: label-selector queries whose results together hold every Node the rules
+    /// can count, so only those are read (the API server filters them); `None` reads every
+    /// Node, `Some` of an empty list none.
+    pub node_queries: Option<Vec<String>>,
     /// The Pods of the namespace under review.
     pub pods: bool,
 }
@@ -64,16 +70,40 @@ pub trait ContextSource: Send + Sync {
     ) -> impl Future<Output = Result<Option<GarageCluster>, ReadError>> + Send;
 }
 
-/// Reads the API server directly: every call is a fresh GET or LIST, served from etcd.
+/// Reviews whose live reads run at once; further reviews wait for a slot. The API server, not
+/// the webhook, is the bottleneck of a read (it spends several times the webhook's CPU on each
+/// LIST), so more concurrency adds queueing there, plus one pooled HTTP/1.1 connection (and its
+/// TLS buffers) per extra concurrent request here. Four reviews of three lists each keep at most
+/// twelve connections open.
+pub const DEFAULT_CONCURRENT_READS: usize = 4;
+
+/// Reads the API server directly: every call is a fresh, consistent GET or LIST.
 #[derive(Clone)]
 pub struct LiveReader {
     client: Client,
+    slots: Arc<Semaphore>,
 }
 
 impl LiveReader {
-    /// Reads through `client`.
+    /// Reads through `client`, at most [`DEFAULT_CONCURRENT_READS`] reviews at a time.
     pub fn new(client: Client) -> Self {
-        LiveReader { client }
+        Self::with_concurrency(client, DEFAULT_CONCURRENT_READS)
+    }
+
+    /// Reads through `client`, at most `reviews` reviews at a time (at least one).
+    pub fn with_concurrency(client: Client, reviews: usize) -> Self {
+        LiveReader {
+            client,
+            slots: Arc::new(Semaphore::new(reviews.max(1))),
+        }
+    }
+
+    async fn slot(&self) -> Result<tokio::sync::SemaphorePermit<'_>, ReadError> {
+        // The semaphore is never closed; the error arm only keeps this free of a panic path.
+        self.slots
+            .acquire()
+            .await
+            .map_err(|e| ReadError::new("the API server", e))
     }
 }
 
@@ -87,8 +117,30 @@ where
         .map_err(|e| ReadError::new(what, e))
 }
 
+/// Only the labels of Nodes are judged, so only their metadata is read: a Node's status
+/// (images, conditions, addresses) is most of its size, and a cluster may have thousands.
+async fn node_metadata(client: &Client, params: ListParams) -> Result<Vec<Node>, ReadError> {
+    Api::<Node>::all(client.clone())
+        .list_metadata(&params)
+        .await
+        .map(|l| {
+            l.items
+                .into_iter()
+                .map(|m| Node {
+                    metadata: m.metadata,
+                    ..Node::default()
+                })
+                .collect()
+        })
+        .map_err(|e| ReadError::new("Nodes", e))
+}
+
 impl ContextSource for LiveReader {
     async fn read(&self, needs: Needs, namespace: Option<&str>) -> Result<Context, ReadError> {
+        if needs == Needs::default() {
+            return Ok(Context::default());
+        }
+        let _slot = self.slot().await?;
         let client = &self.client;
         let clusters = async {
             if needs.garage_clusters {
@@ -105,10 +157,23 @@ impl ContextSource for LiveReader {
             }
         };
         let nodes = async {
-            if needs.nodes {
-                list_all(Api::<Node>::all(client.clone()), "Nodes").await
-            } else {
-                Ok(Vec::new())
+            match (needs.nodes, &needs.node_queries) {
+                (false, _) => Ok(Vec::new()),
+                (true, None) => node_metadata(client, ListParams::default()).await,
+                (true, Some(queries)) => {
+                    let lists = futures::future::try_join_all(
+                        queries
+                            .iter()
+                            .map(|q| node_metadata(client, ListParams::default().labels(q))),
+                    )
+                    .await?;
+                    // A Node several selectors match is counted once.
+                    let mut by_name = std::collections::BTreeMap::new();
+                    for node in lists.into_iter().flatten() {
+                        by_name.insert(node.metadata.name.clone().unwrap_or_default(), node);
+                    }
+                    Ok(by_name.into_values().collect())
+                }
             }
         };
         let pods = async {
@@ -143,6 +208,7 @@ impl ContextSource for LiveReader {
         namespace: &str,
         name: &str,
     ) -> Result<Option<GarageCluster>, ReadError> {
+        let _slot = self.slot().await?;
         Api::<GarageCluster>::namespaced(self.client.clone(), namespace)
             .get_opt(name)
             .await

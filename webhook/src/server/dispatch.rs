@@ -17,7 +17,7 @@ use shared_types::garage_node::GarageNode;
 use super::context_reader::{ContextSource, Needs};
 pub use super::endpoint::{CONVERT_PATH, Endpoint};
 use crate::admission::cluster::{
-    ScaleRequest, reads_context_lists, reads_context_lists_v1beta1, validate_cluster,
+    ScaleRequest, node_queries, reads_context_lists, reads_context_lists_v1beta1, validate_cluster,
     validate_cluster_v1beta1,
 };
 use crate::admission::{Context, Operation, Review, Verdict, defaults, node, pvc_guard};
@@ -252,7 +252,7 @@ pub async fn review<S: ContextSource>(
                 source,
                 "garage.rajsingh.info/v1beta2",
                 "GarageCluster",
-                (validate_cluster, reads_context_lists),
+                (validate_cluster, reads_context_lists, node_queries),
             )
             .await
         }
@@ -264,7 +264,11 @@ pub async fn review<S: ContextSource>(
                 source,
                 "garage.rajsingh.info/v1beta1",
                 "GarageCluster",
-                (validate_cluster_v1beta1, reads_context_lists_v1beta1),
+                (
+                    validate_cluster_v1beta1,
+                    reads_context_lists_v1beta1,
+                    |_| None,
+                ),
             )
             .await
         }
@@ -276,7 +280,7 @@ pub async fn review<S: ContextSource>(
                 source,
                 "garage.rajsingh.info/v1beta1",
                 "GarageNode",
-                (node::validate_node, |_| true),
+                (node::validate_node, |_| true, |_| None),
             )
             .await
         }
@@ -361,15 +365,20 @@ where
 
 /// The context of a review: the lists `endpoint` reads for `op` when `reads_lists`, else none
 /// (no API call at all), plus what the request itself carries.
+/// `node_queries` narrows the Node read to what the rules can count (see [`Needs`]).
 async fn read_context<S: ContextSource>(
     endpoint: Endpoint,
     request: &AdmissionRequest<DynamicObject>,
     op: Operation,
     source: &S,
     reads_lists: bool,
+    node_queries: Option<Vec<String>>,
 ) -> Result<Context, Answer> {
     let needs = if reads_lists {
-        endpoint.needs(op)
+        Needs {
+            node_queries,
+            ..endpoint.needs(op)
+        }
     } else {
         Needs::default()
     };
@@ -392,10 +401,12 @@ async fn read_context<S: ContextSource>(
     Ok(ctx)
 }
 
-/// A rule set and whether it reads the context's lists for a given review.
+/// A rule set, whether it reads the context's lists for a given review, and the label
+/// selectors of the Nodes it can count (`None`: every Node).
 type Rules<T> = (
     fn(Review<'_, T>, &Context) -> Verdict,
     fn(&Review<'_, T>) -> bool,
+    fn(&Review<'_, T>) -> Option<Vec<String>>,
 );
 
 async fn validate<T, S>(
@@ -405,7 +416,7 @@ async fn validate<T, S>(
     source: &S,
     api_version: &str,
     kind: &str,
-    (rules, reads_lists): Rules<T>,
+    (rules, reads_lists, node_queries): Rules<T>,
 ) -> Answer
 where
     T: DeserializeOwned,
@@ -449,7 +460,16 @@ where
     // Lists no rule of this review reads are not fetched: a read costs the API server three
     // LISTs, and a failed one would deny what the rules allow. Lists that are read are read
     // live and fail closed as before.
-    let ctx = match read_context(endpoint, request, op, source, reads_lists(&review)).await {
+    let ctx = match read_context(
+        endpoint,
+        request,
+        op,
+        source,
+        reads_lists(&review),
+        node_queries(&review),
+    )
+    .await
+    {
         Ok(ctx) => ctx,
         Err(answer) => return answer,
     };
@@ -522,7 +542,18 @@ async fn scale<S: ContextSource>(
         }
     };
     // Scale requests are rare and already read the live object: the lists are always read.
-    let ctx = match read_context(Endpoint::ValidateClusterScale, request, op, source, true).await {
+    // A Scale changes only the replica count, so the Nodes that can count are the live pools'.
+    let queries = node_queries(&Review::update(&live, &live));
+    let ctx = match read_context(
+        Endpoint::ValidateClusterScale,
+        request,
+        op,
+        source,
+        true,
+        queries,
+    )
+    .await
+    {
         Ok(ctx) => ctx,
         Err(answer) => return answer,
     };

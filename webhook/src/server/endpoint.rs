@@ -142,12 +142,14 @@ impl Endpoint {
                 garage_nodes: true,
                 nodes: operation != Operation::Delete,
                 pods: false,
+                node_queries: None,
             },
             Endpoint::ValidateNode => Needs {
                 garage_clusters: true,
                 garage_nodes: true,
                 nodes: false,
                 pods: operation == Operation::Delete,
+                node_queries: None,
             },
             _ => Needs::default(),
         }

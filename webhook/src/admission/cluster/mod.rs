@@ -59,6 +59,7 @@ use shared_types::keys::label::RESERVED_POD_LABELS;
 use super::shared::env::RESERVED_ENV;
 use super::shared::labels::check_pod_labels_update;
 use super::shared::names::{is_label_value, is_qualified_name};
+use super::shared::selector;
 use super::shared::services::check_consul;
 use super::shared::{Problem, deny_all};
 use super::{Context, Operation, Review, Verdict};
@@ -92,6 +93,10 @@ pub fn validate_cluster(review: Review<'_, v1beta2::GarageCluster>, ctx: &Contex
 /// GarageNodes, Nodes) for `review`. Only the node-local pool rules read them
 /// (GC-NLP-OVERLAP, GC-NLP-NODES, GC-NLP-ROLES), and only for a submitted
 /// object that declares pools; DELETE reads only the request's options.
+/// An UPDATE that leaves the spec as it was (a label, annotation or
+/// finalizer write, such as the reconciler's) is exempt too: those rules
+/// refuse only HostPaths the old spec lacked and growth past a limit
+/// compared with the old spec, and with equal specs there is neither.
 ///
 /// The server reads the API server only when this says so, which spares
 /// every other review three LISTs. A rule that starts reading a list for
@@ -99,12 +104,33 @@ pub fn validate_cluster(review: Review<'_, v1beta2::GarageCluster>, ctx: &Contex
 /// `webhook/tests/context_reads.rs` checks that the verdicts of reviews this
 /// predicate exempts do not depend on the lists.
 pub fn reads_context_lists(review: &Review<'_, v1beta2::GarageCluster>) -> bool {
-    match review.operation {
-        Operation::Create | Operation::Update => review
-            .new
-            .is_some_and(|new| tiers::Shape::of(&new.spec).has_pools()),
-        Operation::Delete => false,
+    let declares_pools = review
+        .new
+        .is_some_and(|new| tiers::Shape::of(&new.spec).has_pools());
+    match (review.operation, review.old, review.new) {
+        (Operation::Create, _, _) => declares_pools,
+        (Operation::Update, Some(old), Some(new)) => declares_pools && old.spec != new.spec,
+        (Operation::Update, _, _) => declares_pools,
+        (Operation::Delete, _, _) => false,
     }
+}
+
+/// Label-selector queries whose results together hold every Node that
+/// GC-NLP-NODES and GC-NLP-ROLES can count for `review`: one per distinct
+/// pool selector of the old and the new object. Selectors that match no
+/// labels at all (empty or unconvertible) need no query. The API server
+/// evaluates a query as `selector::matches` does, so reading only these
+/// Nodes gives the rules the same counts as reading every Node.
+pub fn node_queries(review: &Review<'_, v1beta2::GarageCluster>) -> Option<Vec<String>> {
+    let mut queries: Vec<String> = [review.old, review.new]
+        .into_iter()
+        .flatten()
+        .flat_map(|c| tiers::Shape::of(&c.spec).pools())
+        .filter_map(|p| p.selector.as_ref().and_then(selector::query))
+        .collect();
+    queries.sort();
+    queries.dedup();
+    Some(queries)
 }
 
 /// Whether [`validate_cluster_v1beta1`] reads the lists of its [`Context`]:

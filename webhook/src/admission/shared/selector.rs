@@ -111,6 +111,32 @@ pub fn matches(selector: &LabelSelector, labels: &BTreeMap<String, String>) -> b
     labels_ok && exprs_ok
 }
 
+/// The selector as the query string of a LIST's `labelSelector`, which the
+/// API server evaluates exactly as [`matches`] does; `None` when [`matches`]
+/// accepts no labels at all (empty or unconvertible), so nothing needs reading.
+/// Keys and values of a convertible selector hold no character the query
+/// syntax reserves.
+pub fn query(selector: &LabelSelector) -> Option<String> {
+    if is_empty(Some(selector)) || conversion_error(selector).is_some() {
+        return None;
+    }
+    let labels = selector
+        .match_labels
+        .iter()
+        .flatten()
+        .map(|(k, v)| format!("{k}={v}"));
+    let expressions = selector.match_expressions.iter().flatten().map(|e| {
+        let values = e.values.as_deref().unwrap_or_default().join(",");
+        match e.operator.as_str() {
+            "In" => format!("{} in ({values})", e.key),
+            "NotIn" => format!("{} notin ({values})", e.key),
+            "Exists" => e.key.clone(),
+            _ => format!("!{}", e.key),
+        }
+    });
+    Some(labels.chain(expressions).collect::<Vec<_>>().join(","))
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
@@ -137,6 +163,26 @@ mod tests {
         assert!(conversion_error(&bad).is_some());
         let bad_in = sel(json!({"matchExpressions": [{"key": "k", "operator": "In"}]}));
         assert!(conversion_error(&bad_in).is_some());
+    }
+
+    #[test]
+    fn queries_spell_every_operator() {
+        let s = sel(json!({
+            "matchLabels": {"pool": "a"},
+            "matchExpressions": [
+                {"key": "zone", "operator": "In", "values": ["x", "y"]},
+                {"key": "tier", "operator": "NotIn", "values": ["edge"]},
+                {"key": "example.com/disk", "operator": "Exists"},
+                {"key": "cordoned", "operator": "DoesNotExist"}
+            ]
+        }));
+        assert_eq!(
+            query(&s).as_deref(),
+            Some("pool=a,zone in (x,y),tier notin (edge),example.com/disk,!cordoned")
+        );
+        assert_eq!(query(&sel(json!({"matchLabels": {}}))), None);
+        let unconvertible = sel(json!({"matchExpressions": [{"key": "k", "operator": "In"}]}));
+        assert_eq!(query(&unconvertible), None);
     }
 
     #[test]
