@@ -63,6 +63,35 @@ pub fn crd_patch(crd: &CustomResourceDefinition, bundle_pem: &str) -> Option<Jso
     serde_json::from_value(ops).ok()
 }
 
+/// The `(name, clientConfig)` pairs of a webhook configuration, validating or mutating.
+trait Hooks {
+    fn hooks(&self) -> Vec<(&str, &WebhookClientConfig)>;
+}
+
+impl Hooks for ValidatingWebhookConfiguration {
+    fn hooks(&self) -> Vec<(&str, &WebhookClientConfig)> {
+        let hooks = self.webhooks.iter().flatten();
+        hooks.map(|w| (w.name.as_str(), &w.client_config)).collect()
+    }
+}
+
+impl Hooks for MutatingWebhookConfiguration {
+    fn hooks(&self) -> Vec<(&str, &WebhookClientConfig)> {
+        let hooks = self.webhooks.iter().flatten();
+        hooks.map(|w| (w.name.as_str(), &w.client_config)).collect()
+    }
+}
+
+/// [`webhooks_patch`] of a webhook configuration.
+fn configuration_patch(configuration: &dyn Hooks, bundle_pem: &str) -> Option<JsonPatch> {
+    let hooks: Vec<_> = configuration
+        .hooks()
+        .into_iter()
+        .map(|(name, config)| (name, current(config)))
+        .collect();
+    webhooks_patch(&hooks, bundle_pem)
+}
+
 fn current(config: &WebhookClientConfig) -> Option<&[u8]> {
     config.ca_bundle.as_ref().map(|b| b.0.as_slice())
 }
@@ -102,120 +131,71 @@ impl Injector {
     /// object is tried even when one fails; the first failure is returned.
     pub async fn reconcile(&self, bundle_pem: &str) -> Result<usize, Error> {
         let list = ListParams::default().labels(&self.label.selector());
-        let mut patched = 0;
-        let mut first_error = None;
 
-        let validating: Api<ValidatingWebhookConfiguration> = Api::all(self.client.clone());
-        match validating.list(&list).await {
-            Ok(objects) => {
-                for object in objects {
-                    let hooks: Vec<_> = object
-                        .webhooks
-                        .iter()
-                        .flatten()
-                        .map(|w| (w.name.as_str(), current(&w.client_config)))
-                        .collect();
-                    if let Some(patch) = webhooks_patch(&hooks, bundle_pem) {
-                        let name = object.metadata.name.clone().unwrap_or_default();
-                        let what = format!("ValidatingWebhookConfiguration {name}");
-                        self.apply(
-                            &validating,
-                            &name,
-                            &what,
-                            patch,
-                            &mut patched,
-                            &mut first_error,
-                        )
-                        .await;
-                    }
-                }
-            }
-            Err(e) => {
-                first_error
-                    .get_or_insert(Error::kube("listing ValidatingWebhookConfigurations", e));
-            }
-        }
-
-        let mutating: Api<MutatingWebhookConfiguration> = Api::all(self.client.clone());
-        match mutating.list(&list).await {
-            Ok(objects) => {
-                for object in objects {
-                    let hooks: Vec<_> = object
-                        .webhooks
-                        .iter()
-                        .flatten()
-                        .map(|w| (w.name.as_str(), current(&w.client_config)))
-                        .collect();
-                    if let Some(patch) = webhooks_patch(&hooks, bundle_pem) {
-                        let name = object.metadata.name.clone().unwrap_or_default();
-                        let what = format!("MutatingWebhookConfiguration {name}");
-                        self.apply(
-                            &mutating,
-                            &name,
-                            &what,
-                            patch,
-                            &mut patched,
-                            &mut first_error,
-                        )
-                        .await;
-                    }
-                }
-            }
-            Err(e) => {
-                first_error.get_or_insert(Error::kube("listing MutatingWebhookConfigurations", e));
-            }
-        }
-
-        let crds: Api<CustomResourceDefinition> = Api::all(self.client.clone());
-        match crds.list(&list).await {
-            Ok(objects) => {
-                for object in objects {
-                    if let Some(patch) = crd_patch(&object, bundle_pem) {
-                        let name = object.metadata.name.clone().unwrap_or_default();
-                        let what = format!("CustomResourceDefinition {name}");
-                        self.apply(&crds, &name, &what, patch, &mut patched, &mut first_error)
-                            .await;
-                    }
-                }
-            }
-            Err(e) => {
-                first_error.get_or_insert(Error::kube("listing CustomResourceDefinitions", e));
-            }
-        }
-
+        let mut outcome = (0, None);
+        let webhooks = |o: &dyn Hooks| configuration_patch(o, bundle_pem);
+        self.reconcile_kind::<ValidatingWebhookConfiguration>(&list, |o| webhooks(o), &mut outcome)
+            .await;
+        self.reconcile_kind::<MutatingWebhookConfiguration>(&list, |o| webhooks(o), &mut outcome)
+            .await;
+        self.reconcile_kind::<CustomResourceDefinition>(
+            &list,
+            |o| crd_patch(o, bundle_pem),
+            &mut outcome,
+        )
+        .await;
+        let (patched, first_error) = outcome;
         match first_error {
             Some(e) => Err(e),
             None => Ok(patched),
         }
     }
 
-    async fn apply<K>(
+    /// Patches every listed object of `kind` whose `patch_of` is not `None`, counting patches
+    /// and keeping the first failure in `outcome`.
+    async fn reconcile_kind<K>(
         &self,
-        api: &Api<K>,
-        name: &str,
-        what: &str,
-        patch: JsonPatch,
-        patched: &mut usize,
-        first_error: &mut Option<Error>,
+        list: &ListParams,
+        patch_of: impl Fn(&K) -> Option<JsonPatch>,
+        outcome: &mut (usize, Option<Error>),
     ) where
-        K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+        K: kube::Resource<DynamicType = ()> + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
     {
-        match api
-            .patch(name, &self.params(), &Patch::<()>::Json(patch))
-            .await
-        {
-            Ok(_) => {
-                tracing::info!(object = %what, "caBundle written");
-                *patched += 1;
-            }
-            // A concurrent edit (the object changed between list and patch) is retried on the
-            // next pass, which the change itself triggers.
-            Err(kube::Error::Api(status)) if status.is_invalid() || status.is_conflict() => {
-                tracing::debug!(object = %what, "caBundle patch raced another write; retrying later");
-            }
+        let kind = K::kind(&());
+        let api: Api<K> = Api::all(self.client.clone());
+        let objects = match api.list(list).await {
+            Ok(objects) => objects,
             Err(e) => {
-                first_error
-                    .get_or_insert(Error::kube(format!("patching the caBundle of {what}"), e));
+                outcome
+                    .1
+                    .get_or_insert(Error::kube(format!("listing {kind}s"), e));
+                return;
+            }
+        };
+        for object in objects {
+            let Some(patch) = patch_of(&object) else {
+                continue;
+            };
+            let name = object.meta().name.clone().unwrap_or_default();
+            let what = format!("{kind} {name}");
+            match api
+                .patch(&name, &self.params(), &Patch::<()>::Json(patch))
+                .await
+            {
+                Ok(_) => {
+                    tracing::info!(object = %what, "caBundle written");
+                    outcome.0 += 1;
+                }
+                // A concurrent edit (the object changed between list and patch) is retried on
+                // the next pass, which the change itself triggers.
+                Err(kube::Error::Api(status)) if status.is_invalid() || status.is_conflict() => {
+                    tracing::debug!(object = %what, "caBundle patch raced another write; retrying later");
+                }
+                Err(e) => {
+                    outcome
+                        .1
+                        .get_or_insert(Error::kube(format!("patching the caBundle of {what}"), e));
+                }
             }
         }
     }

@@ -25,7 +25,7 @@ commands:
   fuzz [--seconds N] [--asan] [--stable]  run the webhook's fuzz targets for a bounded time
   test             run every test: formatting, lints, CRD drift, workspace tests
   demo             start a local cluster with 3 nodes and the CRDs, until Ctrl-C
-  bench webhook [--debug] [--musl] [--seconds N]  measure the garage-webhook binary over TLS (latency, throughput, RSS)
+  bench webhook [--debug] [--musl] [--binary P] [--seconds N]  measure the garage-webhook binary over TLS (latency, throughput, RSS)
   bench reconciler [--debug] [--runs N] [--clusters LIST] [--real N] [--settle S]  apply -> Ready of garage-reconciler beside a by-hand floor, and its RSS with 1, 10 and 50 clusters";
 
 fn main() -> Result<()> {
