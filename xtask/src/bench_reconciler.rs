@@ -21,8 +21,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, Result, bail};
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{Namespace, Pod};
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::api::{DeleteParams, ListParams, PostParams};
 use kube::{Api, Client, ResourceExt};
 use kubesim::{KubeSim, NodeSpec};
 use localcluster::tools::Tool;
@@ -227,7 +226,7 @@ async fn bench(opts: Opts) -> Result<()> {
     .await
     .context("starting the local cluster (cargo xtask tools builds its binaries)")?;
     let client = cluster.client().await?;
-    install_crds(&client).await?;
+    crate::crds::install(&client).await?;
     for ns in [NS, OPERATOR_NS] {
         Api::<Namespace>::all(client.clone())
             .create(
@@ -260,39 +259,6 @@ async fn bench(opts: Opts) -> Result<()> {
     sim.shutdown().await;
     drop(cluster);
     result
-}
-
-async fn install_crds(client: &Client) -> Result<()> {
-    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    let mut names = Vec::new();
-    for crd in shared_types::crds::all()? {
-        let name = crd.name_any();
-        crds.patch(
-            &name,
-            &PatchParams::apply("garage-operator-bench").force(),
-            &Patch::Apply(&crd),
-        )
-        .await
-        .with_context(|| format!("installing CRD {name}"))?;
-        names.push(name);
-    }
-    let deadline = Instant::now() + Duration::from_secs(60);
-    for name in names {
-        loop {
-            let established = crds.get(&name).await?.status.and_then(|s| s.conditions);
-            if established.is_some_and(|c| {
-                c.iter()
-                    .any(|c| c.type_ == "Established" && c.status == "True")
-            }) {
-                break;
-            }
-            if Instant::now() > deadline {
-                bail!("CRD {name} not established within 60 s");
-            }
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
-    }
-    Ok(())
 }
 
 struct Bench {

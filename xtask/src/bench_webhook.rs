@@ -22,9 +22,6 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{Context as _, Result, bail};
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::Api;
-use kube::api::{Patch, PatchParams};
 use localcluster::{LocalCluster, Options};
 use serde_json::{Value, json};
 
@@ -211,17 +208,7 @@ async fn webhook(opts: Opts) -> Result<()> {
     .await
     .context("starting the local cluster (cargo xtask tools builds its binaries)")?;
     let kube = cluster.client().await?;
-    let crds: Api<CustomResourceDefinition> = Api::all(kube.clone());
-    for crd in shared_types::crds::all()? {
-        let name = crd.metadata.name.clone().unwrap_or_default();
-        crds.patch(
-            &name,
-            &PatchParams::apply("garage-operator-bench").force(),
-            &Patch::Apply(&crd),
-        )
-        .await
-        .with_context(|| format!("installing CRD {name}"))?;
-    }
+    crate::crds::install(&kube).await?;
 
     let pools_sample = first_document(&root.join(SAMPLE_POOLS))?;
     let node_bytes = population::populate(&kube, &pools_sample).await?;

@@ -5,7 +5,12 @@
 
 use std::fs;
 
+use std::time::{Duration, Instant};
+
 use anyhow::{Context, Result, bail};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Patch, PatchParams};
+use kube::{Api, Client, ResourceExt};
 
 use crate::workspace_root;
 
@@ -77,4 +82,39 @@ fn render_all() -> Result<Vec<(String, String)>> {
             ))
         })
         .collect()
+}
+
+/// Applies every CRD to the cluster `client` reaches (server-side, forced) and waits until the
+/// API server serves them all (`Established`), for the benches' local clusters.
+pub async fn install(client: &Client) -> Result<()> {
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let mut names = Vec::new();
+    for crd in shared_types::crds::all()? {
+        let name = crd.name_any();
+        crds.patch(
+            &name,
+            &PatchParams::apply("garage-operator-bench").force(),
+            &Patch::Apply(&crd),
+        )
+        .await
+        .with_context(|| format!("installing CRD {name}"))?;
+        names.push(name);
+    }
+    let deadline = Instant::now() + Duration::from_secs(60);
+    for name in names {
+        loop {
+            let established = crds.get(&name).await?.status.and_then(|s| s.conditions);
+            if established.is_some_and(|c| {
+                c.iter()
+                    .any(|c| c.type_ == "Established" && c.status == "True")
+            }) {
+                break;
+            }
+            if Instant::now() > deadline {
+                bail!("CRD {name} not established within 60 s");
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+    Ok(())
 }
