@@ -184,19 +184,7 @@ async fn create_cluster(client: &Client) -> Result<()> {
         )
         .await?;
     let clusters: Api<GarageCluster> = Api::namespaced(client.clone(), NS);
-    let cluster: GarageCluster = serde_json::from_value(json!({
-        "apiVersion": "garage.rajsingh.info/v1beta2",
-        "kind": "GarageCluster",
-        "metadata": {"name": NAME},
-        "spec": {
-            "replication": {"factor": 3},
-            "storage": {
-                "replicas": 3,
-                "metadata": {"size": "100Mi", "storageClassName": kubesim::STORAGE_CLASS},
-                "data": {"size": "1Gi", "storageClassName": kubesim::STORAGE_CLASS},
-            },
-        },
-    }))?;
+    let cluster: GarageCluster = serde_json::from_value(kubesim::three_node_garage_cluster(NAME))?;
     wait_until(
         "admission to accept the GarageCluster",
         Duration::from_secs(90),

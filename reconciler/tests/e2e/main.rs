@@ -141,18 +141,7 @@ async fn scenario(client: &Client, sim: &KubeSim) -> anyhow::Result<()> {
     let mut rec = start_reconciler(client, &metrics);
     let clusters: Api<GarageCluster> = Api::namespaced(client.clone(), NS);
     let gns: Api<GarageNode> = Api::namespaced(client.clone(), NS);
-    let gc: GarageCluster = serde_json::from_value(json!({
-        "apiVersion": "garage.rajsingh.info/v1beta2", "kind": "GarageCluster",
-        "metadata": {"name": NAME},
-        "spec": {
-            "replication": {"factor": 3},
-            "storage": {
-                "replicas": 3,
-                "metadata": {"size": "100Mi", "storageClassName": kubesim::STORAGE_CLASS},
-                "data": {"size": "1Gi", "storageClassName": kubesim::STORAGE_CLASS},
-            },
-        },
-    }))?;
+    let gc: GarageCluster = serde_json::from_value(kubesim::three_node_garage_cluster(NAME))?;
     clusters.create(&PostParams::default(), &gc).await?;
 
     // 1. Kill the reconciler once members have identities, before or during the first

@@ -356,19 +356,9 @@ async fn scenario(
 }
 
 fn garage_cluster(name: &str) -> Value {
-    json!({
-        "apiVersion": "garage.rajsingh.info/v1beta2",
-        "kind": "GarageCluster",
-        "metadata": {"name": name, "namespace": STORAGE_NS},
-        "spec": {
-            "replication": {"factor": 3},
-            "storage": {
-                "replicas": 3,
-                "metadata": {"size": "100Mi", "storageClassName": kubesim::STORAGE_CLASS},
-                "data": {"size": "1Gi", "storageClassName": kubesim::STORAGE_CLASS},
-            },
-        },
-    })
+    let mut cluster = kubesim::three_node_garage_cluster(name);
+    cluster["metadata"]["namespace"] = json!(STORAGE_NS);
+    cluster
 }
 
 async fn namespace(client: &Client, name: &str) -> anyhow::Result<()> {

@@ -51,6 +51,25 @@ pub use error::Error;
 /// Name of the StorageClass whose claims kubesim provisions.
 pub const STORAGE_CLASS: &str = "local-sim";
 
+/// The smallest GarageCluster the simulated nodes can run: three storage replicas, replication
+/// factor 3, small claims of [`STORAGE_CLASS`]. Unnamespaced; set `metadata.namespace` (or
+/// create it through a namespaced API) where needed.
+pub fn three_node_garage_cluster(name: &str) -> serde_json::Value {
+    serde_json::json!({
+        "apiVersion": "garage.rajsingh.info/v1beta2",
+        "kind": "GarageCluster",
+        "metadata": {"name": name},
+        "spec": {
+            "replication": {"factor": 3},
+            "storage": {
+                "replicas": 3,
+                "metadata": {"size": "100Mi", "storageClassName": STORAGE_CLASS},
+                "data": {"size": "1Gi", "storageClassName": STORAGE_CLASS},
+            },
+        },
+    })
+}
+
 /// The emulated CSI driver: the `local-sim` StorageClass provisioner and the
 /// `driverName` a VolumeAttributesClass must carry to be applied.
 pub const DRIVER_NAME: &str = "hostpath.kubesim.garage-operator.dev";
