@@ -33,6 +33,20 @@ pub fn run(args: &[&str]) -> Result<()> {
             names.join(", ")
         );
     }
+    let built = build_missing(&missing);
+    // Go's build and module caches for these three programs take several GiB
+    // that nothing reads again once the binaries are cached; a CI machine's
+    // disk wants them back before the workspace builds.
+    let _ = remove_scratch(&go_scratch());
+    built?;
+    for tool in Tool::ALL {
+        tool.require()?;
+    }
+    println!("all tools present in {}", cache_dir().display());
+    Ok(())
+}
+
+fn build_missing(missing: &[Tool]) -> Result<()> {
     let wants = |tools: &[Tool]| tools.iter().any(|t| missing.contains(t));
     if wants(&[Tool::Etcd]) {
         timed("etcd", || {
@@ -65,11 +79,31 @@ pub fn run(args: &[&str]) -> Result<()> {
     if wants(&[Tool::Garage]) {
         timed("garage", build_garage)?;
     }
-    for tool in Tool::ALL {
-        tool.require()?;
-    }
-    println!("all tools present in {}", cache_dir().display());
     Ok(())
+}
+
+/// Where the Go builds keep their build and module caches while they run.
+fn go_scratch() -> std::path::PathBuf {
+    cache_dir().join("build").join("go")
+}
+
+/// Points a `go` command at the scratch caches. `-modcacherw` leaves the
+/// module files writable so that the scratch folder can simply be removed.
+fn use_go_scratch(command: &mut Command) {
+    let scratch = go_scratch();
+    command
+        .env("GOCACHE", scratch.join("cache"))
+        .env("GOMODCACHE", scratch.join("mod"))
+        .env("GOFLAGS", "-modcacherw");
+}
+
+fn remove_scratch(dir: &Path) -> Result<()> {
+    match std::fs::remove_dir_all(dir) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(e).with_context(|| format!("removing {}", dir.display()))
+        }
+        _ => Ok(()),
+    }
 }
 
 fn timed(name: &str, build: impl FnOnce() -> Result<()>) -> Result<()> {
@@ -124,6 +158,7 @@ fn go_build(module: &str, packages: &[String], tool: Tool, ldflags: &str) -> Res
         .args(packages)
         .current_dir(workspace_root().join("xtask/go").join(module))
         .env("CGO_ENABLED", "0");
+    use_go_scratch(&mut command);
     run_command(&mut command)
 }
 
@@ -140,6 +175,7 @@ fn build_helm() -> Result<()> {
         .arg(format!("helm.sh/helm/v3/cmd/helm@{HELM_VERSION}"))
         .env("GOBIN", &out)
         .env("CGO_ENABLED", "0");
+    use_go_scratch(&mut command);
     run_command(&mut command)
 }
 
@@ -166,8 +202,7 @@ fn build_garage() -> Result<()> {
         .env("CARGO_PROFILE_RELEASE_OPT_LEVEL", "1")
         .env("CARGO_PROFILE_RELEASE_DEBUG", "false");
     run_command(&mut command)?;
-    let _ = std::fs::remove_dir_all(cache_dir().join("build").join("garage"));
-    Ok(())
+    remove_scratch(&cache_dir().join("build").join("garage"))
 }
 
 fn require_program(name: &str, how: &str) -> Result<()> {
