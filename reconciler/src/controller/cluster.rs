@@ -489,6 +489,9 @@ async fn garage_pass(
                     "layout applied"
                 );
                 view.applied = true;
+                // The apply answered with the new version, so status can report it now
+                // rather than one pass later.
+                view.layout_version = Some(*apply_version);
             }
             Err(e) => {
                 tracing::warn!(error = %e, "layout change not applied");
