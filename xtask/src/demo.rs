@@ -222,7 +222,7 @@ struct Summary {
 /// A key and a bucket through the Admin API of one pod, an object PUT through one pod's S3
 /// port and read back through another's.
 async fn round_trip(client: &Client, sim: &kubesim::KubeSim) -> Result<Summary> {
-    use rusty_s3::{Bucket, Credentials, S3Action, UrlStyle};
+    use garage_fixture::s3::Objects;
     let secret = Api::<Secret>::namespaced(client.clone(), NS)
         .get(&format!("{NAME}-admin-token"))
         .await
@@ -268,33 +268,15 @@ async fn round_trip(client: &Client, sim: &kubesim::KubeSim) -> Result<Summary> 
         .secret_access_key
         .clone()
         .context("Garage returned no secret key")?;
-    let credentials = Credentials::new(key.access_key_id.clone(), secret_key.clone());
     let endpoints: Vec<String> = ips.iter().map(|ip| format!("http://{ip}:3900")).collect();
-    let at = |i: usize| -> Result<Bucket> {
-        Ok(Bucket::new(
-            endpoints[i].parse()?,
-            UrlStyle::Path,
-            BUCKET,
-            "garage",
-        )?)
-    };
-    let http = reqwest::Client::builder()
-        .no_proxy()
-        .timeout(Duration::from_secs(10))
-        .build()?;
-    let body = "hello from garage-operator\n";
-    let put = at(0)?
-        .put_object(Some(&credentials), "hello.txt")
-        .sign(Duration::from_secs(60));
-    let r = http.put(put).body(body).send().await?;
-    ensure!(r.status().is_success(), "PUT hello.txt: {}", r.status());
-    let get = at(1)?
-        .get_object(Some(&credentials), "hello.txt")
-        .sign(Duration::from_secs(60));
-    let r = http.get(get).send().await?;
-    ensure!(r.status().is_success(), "GET hello.txt: {}", r.status());
-    let read = r.text().await?;
-    ensure!(read == body, "hello.txt read back as {read:?}");
+    let body = b"hello from garage-operator\n".to_vec();
+    Objects::new(BUCKET, &key.access_key_id, &secret_key)?
+        .round_trip(
+            &endpoints[0],
+            &endpoints[1],
+            &[("hello.txt".to_owned(), body)],
+        )
+        .await?;
     println!(
         "==> PUT s3://{BUCKET}/hello.txt through {} and read it back through {}",
         endpoints[0], endpoints[1]

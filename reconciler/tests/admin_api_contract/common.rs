@@ -1,13 +1,13 @@
-//! Shared helpers: clients, waiting, and a tiny S3 client for putting test data.
+//! Shared helpers: clients, waiting, and S3 access for putting test data.
 
 use std::future::Future;
 use std::time::{Duration, Instant};
 
+use garage_fixture::s3::Objects;
 use garage_fixture::{ClusterOptions, GarageCluster};
 use reconciler::garage::{
     AdminClient, AdminToken, BucketPermissions, ClientConfig, CreateBucket, KeySpec, NodeId,
 };
-use rusty_s3::{Bucket, Credentials, S3Action, UrlStyle};
 
 /// Starts `nodes` garage processes with replication factor `rf`, connected to each other.
 pub fn cluster(nodes: usize, rf: usize) -> GarageCluster {
@@ -75,13 +75,12 @@ where
     }
 }
 
-/// An S3 key with read/write on a new bucket named `bucket`.
+/// An S3 key with read/write on a new bucket named `bucket`, used through node 0.
 pub struct S3Access {
     /// Bucket id.
     pub bucket_id: String,
-    bucket: Bucket,
-    credentials: Credentials,
-    http: reqwest::Client,
+    endpoint: String,
+    objects: Objects,
 }
 
 impl S3Access {
@@ -110,64 +109,36 @@ impl S3Access {
             .allow_bucket_key(&info.id, &key.access_key_id, rw)
             .await
             .unwrap();
-        let endpoint = url::Url::parse(&cluster.s3_endpoint(0)).unwrap();
-        let bucket = Bucket::new(
-            endpoint,
-            UrlStyle::Path,
-            bucket.to_string(),
-            garage_fixture::config::S3_REGION,
-        )
-        .unwrap();
         let secret = key
             .secret_access_key
-            .clone()
+            .as_deref()
             .expect("CreateKey returns the secret");
-        let _ = rustls::crypto::ring::default_provider().install_default();
         Self {
             bucket_id: info.id,
-            bucket,
-            credentials: Credentials::new(key.access_key_id, secret),
-            http: reqwest::Client::new(),
+            endpoint: cluster.s3_endpoint(0),
+            objects: Objects::new(bucket, &key.access_key_id, secret)
+                .unwrap_or_else(|e| panic!("{e}")),
         }
     }
 
-    /// PUTs an object; panics unless S3 answers 200.
+    /// PUTs an object; panics unless S3 answers with success.
     pub async fn put(&self, key: &str, data: Vec<u8>) {
-        let url = self
-            .bucket
-            .put_object(Some(&self.credentials), key)
-            .sign(Duration::from_secs(600));
-        let r = self.http.put(url).body(data).send().await.unwrap();
-        assert_eq!(
-            r.status(),
-            200,
-            "PUT {key}: {}",
-            r.text().await.unwrap_or_default()
-        );
-    }
-
-    /// GETs an object: its body, or `None` when the status is not 200 or the body could not
-    /// be read to the end.
-    pub async fn get(&self, key: &str) -> Option<Vec<u8>> {
-        let url = self
-            .bucket
-            .get_object(Some(&self.credentials), key)
-            .sign(Duration::from_secs(600));
-        let r = self.http.get(url).send().await.ok()?;
-        if r.status() != 200 {
-            return None;
+        if let Err(e) = self.objects.put(&self.endpoint, key, data).await {
+            panic!("{e}");
         }
-        r.bytes().await.ok().map(|b| b.to_vec())
     }
 
-    /// DELETEs an object; panics unless S3 answers 204.
+    /// GETs an object: its body, or `None` when the status is not a success or the body could
+    /// not be read to the end.
+    pub async fn get(&self, key: &str) -> Option<Vec<u8>> {
+        self.objects.get(&self.endpoint, key).await.ok()
+    }
+
+    /// DELETEs an object; panics unless S3 answers with success.
     pub async fn delete(&self, key: &str) {
-        let url = self
-            .bucket
-            .delete_object(Some(&self.credentials), key)
-            .sign(Duration::from_secs(600));
-        let r = self.http.delete(url).send().await.unwrap();
-        assert_eq!(r.status(), 204, "DELETE {key}");
+        if let Err(e) = self.objects.delete(&self.endpoint, key).await {
+            panic!("{e}");
+        }
     }
 }
 

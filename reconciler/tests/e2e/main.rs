@@ -501,7 +501,7 @@ async fn snapshot(client: &Client) -> anyhow::Result<BTreeMap<String, String>> {
 }
 
 async fn s3_round_trip(admin: &AdminClient, sim: &KubeSim) -> anyhow::Result<()> {
-    use rusty_s3::{Bucket, Credentials, S3Action, UrlStyle};
+    use garage_fixture::s3::Objects;
     let key = admin
         .create_key(&KeySpec {
             name: Some("e2e".into()),
@@ -525,44 +525,18 @@ async fn s3_round_trip(admin: &AdminClient, sim: &KubeSim) -> anyhow::Result<()>
             },
         )
         .await?;
-    let credentials = Credentials::new(
-        key.access_key_id.clone(),
-        key.secret_access_key.clone().context("no secret")?,
-    );
-    let at = |ordinal: u32| -> anyhow::Result<Bucket> {
+    let secret = key.secret_access_key.as_deref().context("no secret")?;
+    let endpoint = |ordinal: u32| -> anyhow::Result<String> {
         let ip = sim
             .pod_ip(NS, &format!("garage-storage-{ordinal}-0"))
             .context("no pod ip")?;
-        Ok(Bucket::new(
-            format!("http://{ip}:3900").parse()?,
-            UrlStyle::Path,
-            "e2e",
-            "garage",
-        )?)
+        Ok(format!("http://{ip}:3900"))
     };
-    let http = reqwest::Client::builder()
-        .no_proxy()
-        .timeout(Duration::from_secs(10))
-        .build()?;
-    let (writer, reader) = (at(0)?, at(1)?);
-    for i in 0..200 {
-        let url = writer
-            .put_object(Some(&credentials), &format!("obj-{i}"))
-            .sign(Duration::from_secs(60));
-        let r = http.put(url).body(format!("object {i}")).send().await?;
-        ensure!(r.status().is_success(), "PUT obj-{i}: {}", r.status());
-    }
-    for i in 0..200 {
-        let url = reader
-            .get_object(Some(&credentials), &format!("obj-{i}"))
-            .sign(Duration::from_secs(60));
-        let r = http.get(url).send().await?;
-        ensure!(r.status().is_success(), "GET obj-{i}: {}", r.status());
-        let body = r.text().await?;
-        ensure!(
-            body == format!("object {i}"),
-            "obj-{i} read back as {body:?}"
-        );
-    }
+    let objects: Vec<(String, Vec<u8>)> = (0..200)
+        .map(|i| (format!("obj-{i}"), format!("object {i}").into_bytes()))
+        .collect();
+    Objects::new("e2e", &key.access_key_id, secret)?
+        .round_trip(&endpoint(0)?, &endpoint(1)?, &objects)
+        .await?;
     Ok(())
 }

@@ -23,6 +23,7 @@ pub mod config;
 mod error;
 pub mod http;
 mod process;
+pub mod s3;
 
 pub use binary::{PINNED_GARAGE_VERSION, admin_api_schema, garage_binary};
 pub use cluster::{ClusterOptions, GarageCluster, MAX_NODES};

@@ -277,21 +277,17 @@ pub async fn garage_statefulset(ctx: &Ctx) -> anyhow::Result<()> {
         },
     )
     .await?;
-    s3_round_trip(&admin, &http, &ips).await
+    s3_round_trip(&admin, &ips).await
 }
 
 /// Writes an object through the first pod's S3 endpoint and reads it back
 /// through the second one, with SigV4-signed requests.
-async fn s3_round_trip<F, Fut>(
-    admin: &F,
-    http: &reqwest::Client,
-    ips: &[std::net::IpAddr],
-) -> anyhow::Result<()>
+async fn s3_round_trip<F, Fut>(admin: &F, ips: &[std::net::IpAddr]) -> anyhow::Result<()>
 where
     F: Fn(usize, reqwest::Method, &str, Option<Value>) -> Fut,
     Fut: std::future::Future<Output = anyhow::Result<Value>>,
 {
-    use rusty_s3::{Bucket, Credentials, S3Action, UrlStyle};
+    use garage_fixture::s3::Objects;
 
     let key = admin(
         0,
@@ -329,38 +325,18 @@ where
         })),
     )
     .await?;
-    let credentials = Credentials::new(access, secret);
-    let at = |i: usize| -> anyhow::Result<Bucket> {
-        let endpoint = format!("http://{}:3900", ips[i]).parse()?;
-        Ok(Bucket::new(endpoint, UrlStyle::Path, "kubesim", "garage")?)
-    };
+    let endpoint = |i: usize| format!("http://{}:3900", ips[i]);
     let body = format!(
         "written through {} at {:?}",
         ips[0],
         std::time::SystemTime::now()
     );
-    let put = at(0)?
-        .put_object(Some(&credentials), "hello.txt")
-        .sign(Duration::from_secs(60));
-    let response = http.put(put).body(body.clone()).send().await?;
-    ensure!(
-        response.status().is_success(),
-        "PUT through pod 0: {}",
-        response.status()
-    );
-    let get = at(1)?
-        .get_object(Some(&credentials), "hello.txt")
-        .sign(Duration::from_secs(60));
-    let response = http.get(get).send().await?;
-    ensure!(
-        response.status().is_success(),
-        "GET through pod 1: {}",
-        response.status()
-    );
-    let read = response.text().await?;
-    ensure!(
-        read == body,
-        "pod 1 returned {read:?}, pod 0 stored {body:?}"
-    );
+    Objects::new("kubesim", &access, &secret)?
+        .round_trip(
+            &endpoint(0),
+            &endpoint(1),
+            &[("hello.txt".to_owned(), body.into_bytes())],
+        )
+        .await?;
     Ok(())
 }
