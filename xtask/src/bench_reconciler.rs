@@ -34,9 +34,10 @@ use process::Reconciler;
 use timeline::STEPS;
 
 const USAGE: &str =
-    "usage: cargo xtask bench reconciler [--debug] [--runs N] [--clusters LIST] [--real N] [--settle S]
+    "usage: cargo xtask bench reconciler [--debug] [--no-image-env] [--runs N] [--clusters LIST] [--real N] [--settle S]
 
   --debug           run the debug build of garage-reconciler (faster to build, slower to run)
+  --no-image-env    run it without the image's Dockerfile ENV (by default it runs as it ships)
   --runs N          apply -> Ready repetitions, and floor repetitions (default 3)
   --clusters LIST   cluster counts to measure memory at, ascending (default 1,10,50)
   --real N          how many of those clusters run real garage pods (default 10); the others
@@ -65,6 +66,8 @@ struct Opts {
     levels: Vec<usize>,
     real: usize,
     settle: Duration,
+    /// Run the binary with the image's `ENV` settings, as it ships.
+    image_env: bool,
 }
 
 /// Entry point of `cargo xtask bench reconciler`.
@@ -75,6 +78,7 @@ pub fn run(args: &[&str]) -> Result<()> {
         levels: vec![1, 10, 50],
         real: 10,
         settle: Duration::from_secs(70),
+        image_env: true,
     };
     let mut rest = args.iter();
     while let Some(arg) = rest.next() {
@@ -85,6 +89,7 @@ pub fn run(args: &[&str]) -> Result<()> {
         };
         match *arg {
             "--debug" => opts.release = false,
+            "--no-image-env" => opts.image_env = false,
             "--runs" => opts.runs = value("--runs")?.parse().context("--runs needs a number")?,
             "--real" => opts.real = value("--real")?.parse().context("--real needs a number")?,
             "--settle" => {
@@ -207,6 +212,14 @@ fn manifest(name: &str, placeholder: bool) -> Result<GarageCluster> {
 
 async fn bench(opts: Opts) -> Result<()> {
     let binary = build(opts.release)?;
+    let env = if opts.image_env {
+        crate::image::env(&crate::workspace_root())?
+    } else {
+        Vec::new()
+    };
+    for (key, value) in &env {
+        println!("garage-reconciler runs with {key}={value} (the image's Dockerfile ENV)");
+    }
     let garage = Tool::Garage
         .require()
         .context("kubesim runs the pinned garage (cargo xtask tools builds it)")?;
@@ -249,6 +262,7 @@ async fn bench(opts: Opts) -> Result<()> {
         client,
         kubeconfig: cluster.kubeconfig().to_path_buf(),
         binary,
+        env,
         garage,
         sim_dir,
         dir,
@@ -265,6 +279,8 @@ struct Bench {
     client: Client,
     kubeconfig: PathBuf,
     binary: PathBuf,
+    /// Environment the binary runs with besides its own settings (the image's `ENV`).
+    env: Vec<(String, String)>,
     garage: PathBuf,
     /// kubesim's state directory: the garage processes of this bench have their config here.
     sim_dir: PathBuf,
@@ -284,6 +300,7 @@ impl Bench {
     async fn start_reconciler(&self, log: &str) -> Result<Reconciler> {
         let mut reconciler = Reconciler::start(
             &self.binary,
+            &self.env,
             &self.kubeconfig,
             OPERATOR_NS,
             &self.dir.join(log),

@@ -67,7 +67,7 @@ struct Opts {
     seconds: u64,
 }
 
-/// The target of the shipped image (Dockerfile): static, with musl's allocator.
+/// The static musl target, measured as a variant (`--musl`); the image ships glibc.
 const MUSL: &str = "x86_64-unknown-linux-musl";
 
 /// Runs `cargo xtask bench webhook` with the arguments after `webhook`.
@@ -100,19 +100,6 @@ pub fn run(rest: &[&str]) -> Result<()> {
         .enable_all()
         .build()?
         .block_on(webhook(opts))
-}
-
-/// The `ENV` settings of the image (`Dockerfile`), so that the binary runs as it ships.
-fn image_env(root: &std::path::Path) -> Result<Vec<(String, String)>> {
-    let dockerfile = root.join("Dockerfile");
-    let text = std::fs::read_to_string(&dockerfile)
-        .with_context(|| format!("reading {}", dockerfile.display()))?;
-    Ok(text
-        .lines()
-        .filter_map(|l| l.strip_prefix("ENV "))
-        .filter_map(|kv| kv.trim().split_once('='))
-        .map(|(k, v)| (k.to_owned(), v.to_owned()))
-        .collect())
 }
 
 /// The served binary, stopped on drop.
@@ -249,7 +236,7 @@ async fn webhook(opts: Opts) -> Result<()> {
             .env("POD_NAMESPACE", "garage-operator-system")
             .env("POD_SERVICE_ACCOUNT", "garage-operator")
             .env("RUST_LOG", "warn")
-            .envs(image_env(&root)?)
+            .envs(crate::image::env(&root)?)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(&log)?)
@@ -257,7 +244,7 @@ async fn webhook(opts: Opts) -> Result<()> {
             .with_context(|| format!("starting {}", binary.display()))?,
     };
     let pid = server.child.id();
-    for (key, value) in image_env(&root)? {
+    for (key, value) in crate::image::env(&root)? {
         println!("garage-webhook runs with {key}={value} (the image's Dockerfile ENV)");
     }
     let meter = CpuMeter::new(pid, cluster.dir());

@@ -11,6 +11,7 @@ mod bundle;
 mod crds;
 mod demo;
 mod fuzz;
+mod image;
 mod test;
 mod tools;
 

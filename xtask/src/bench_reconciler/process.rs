@@ -60,9 +60,15 @@ impl std::fmt::Display for Counters {
 }
 
 impl Reconciler {
-    /// Starts `binary` against the cluster of `kubeconfig`, its Lease in `namespace`, logging
-    /// JSON at info level to `log`.
-    pub fn start(binary: &Path, kubeconfig: &Path, namespace: &str, log: &Path) -> Result<Self> {
+    /// Starts `binary` with `env` added to its environment against the cluster of
+    /// `kubeconfig`, its Lease in `namespace`, logging JSON at info level to `log`.
+    pub fn start(
+        binary: &Path,
+        env: &[(String, String)],
+        kubeconfig: &Path,
+        namespace: &str,
+        log: &Path,
+    ) -> Result<Self> {
         // The port is free now; a race with another process is possible but would show as
         // the child exiting on its bind error.
         let port = std::net::TcpListener::bind("127.0.0.1:0")?
@@ -72,6 +78,7 @@ impl Reconciler {
         let out =
             std::fs::File::create(log).with_context(|| format!("creating {}", log.display()))?;
         let child = Command::new(binary)
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .env("KUBECONFIG", kubeconfig)
             .env("POD_NAMESPACE", namespace)
             .env("POD_NAME", "garage-reconciler-bench")
