@@ -226,6 +226,7 @@ async fn webhook(opts: Opts) -> Result<()> {
         .local_addr()?
         .port();
     let log = dir.join("garage-webhook.log");
+    let image_env = crate::image::env(&root)?;
     let mut server = Server {
         child: Command::new(&binary)
             .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
@@ -236,7 +237,7 @@ async fn webhook(opts: Opts) -> Result<()> {
             .env("POD_NAMESPACE", "garage-operator-system")
             .env("POD_SERVICE_ACCOUNT", "garage-operator")
             .env("RUST_LOG", "warn")
-            .envs(crate::image::env(&root)?)
+            .envs(image_env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(&log)?)
@@ -244,7 +245,7 @@ async fn webhook(opts: Opts) -> Result<()> {
             .with_context(|| format!("starting {}", binary.display()))?,
     };
     let pid = server.child.id();
-    for (key, value) in crate::image::env(&root)? {
+    for (key, value) in &image_env {
         println!("garage-webhook runs with {key}={value} (the image's Dockerfile ENV)");
     }
     let meter = CpuMeter::new(pid, cluster.dir());
