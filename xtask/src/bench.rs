@@ -7,7 +7,7 @@ use anyhow::{Context as _, Result, bail};
 
 const USAGE: &str = "usage:
   cargo xtask bench webhook [--debug] [--musl] [--binary P] [--seconds N]
-  cargo xtask bench reconciler [--debug] [--runs N] [--clusters LIST] [--real N] [--settle S]";
+  cargo xtask bench reconciler [--debug] [--no-image-env] [--runs N] [--clusters LIST] [--real N] [--settle S]";
 
 /// Runs the benchmark `args` names.
 pub fn run(args: &[&str]) -> Result<()> {
@@ -32,10 +32,7 @@ fn optimised(args: &[&str]) -> Result<()> {
     if !status.success() {
         bail!("cargo build --profile loadgen -p xtask failed");
     }
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| root.join("target"));
-    let binary = target.join("loadgen").join("xtask");
+    let binary = crate::target_dir().join("loadgen").join("xtask");
     let error = Command::new(&binary).arg("bench").args(args).exec();
     Err(error).with_context(|| format!("running {}", binary.display()))
 }

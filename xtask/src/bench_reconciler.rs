@@ -118,12 +118,6 @@ pub fn run(args: &[&str]) -> Result<()> {
         .block_on(bench(opts))
 }
 
-fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| crate::workspace_root().join("target"))
-}
-
 fn build(release: bool) -> Result<PathBuf> {
     let began = Instant::now();
     let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
@@ -143,7 +137,7 @@ fn build(release: bool) -> Result<PathBuf> {
         if release { "release" } else { "debug" },
         began.elapsed().as_secs_f64()
     );
-    Ok(target_dir()
+    Ok(crate::target_dir()
         .join(if release { "release" } else { "debug" })
         .join("garage-reconciler"))
 }
@@ -228,7 +222,7 @@ async fn bench(opts: Opts) -> Result<()> {
         machine(),
         process::load_average()
     );
-    let dir = target_dir().join("tmp").join("reconciler-bench");
+    let dir = crate::target_dir().join("tmp").join("reconciler-bench");
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
 
     println!("starting a local control plane and kubesim (3 nodes)…");

@@ -114,12 +114,6 @@ impl Drop for Server {
     }
 }
 
-fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| crate::workspace_root().join("target"))
-}
-
 fn build(opts: &Opts) -> Result<PathBuf> {
     if let Some(binary) = &opts.binary {
         if !binary.is_file() {
@@ -157,7 +151,7 @@ fn build(opts: &Opts) -> Result<PathBuf> {
         if opts.musl { ", musl" } else { "" },
         began.elapsed().as_secs_f64()
     );
-    let mut dir = target_dir();
+    let mut dir = crate::target_dir();
     if opts.musl {
         dir.push(MUSL);
     }
@@ -210,7 +204,7 @@ async fn webhook(opts: Opts) -> Result<()> {
 
     // A bench CA and a serving keypair, mounted as cert-manager would.
     certs::install_default_provider();
-    let dir = target_dir().join("tmp").join("webhook-bench");
+    let dir = crate::target_dir().join("tmp").join("webhook-bench");
     std::fs::create_dir_all(&dir)?;
     let now = SystemTime::now();
     let ca = certs::generate::new_authority(now, Duration::from_secs(86_400))?;

@@ -57,11 +57,7 @@ fn build_operator() -> Result<PathBuf> {
         .status()
         .context("running cargo build")?;
     ensure!(status.success(), "building the operator binaries failed");
-    let dir = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace_root().join("target"))
-        .join("debug");
-    Ok(dir)
+    Ok(crate::target_dir().join("debug"))
 }
 
 async fn demo(keep: bool, bins: &Path, begin: Instant) -> Result<()> {

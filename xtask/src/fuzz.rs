@@ -207,11 +207,8 @@ fn ensure_cargo_fuzz() -> Result<()> {
     Ok(())
 }
 
-fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace_root().join("target"))
-        .join("fuzz")
+fn fuzz_target_dir() -> PathBuf {
+    crate::target_dir().join("fuzz")
 }
 
 /// Runs every target for `options.seconds`; a finding fails with the artifact's path.
@@ -219,7 +216,7 @@ pub fn fuzz(options: &Options) -> Result<()> {
     let toolchain = toolchain(options)?;
     ensure_cargo_fuzz()?;
     let fuzz_dir = workspace_root().join("webhook/fuzz");
-    let target_dir = target_dir();
+    let target_dir = fuzz_target_dir();
     let sanitizer = if options.asan { "address" } else { "none" };
     // Flags shared by build and run, so that the run finds the build up to date. cargo-fuzz
     // defaults to one codegen unit per crate, which serialises the largest crates
