@@ -187,6 +187,18 @@ fn shape(v: &NodeVolumeConfig, legacy: &[Legacy], read_only_ignored: bool) -> No
     s
 }
 
+/// Copies the source-construction fields of `new` onto `old`, leaving the
+/// fields that stay immutable through a legacy source repair.
+fn adopt_source(old: &mut NodeVolumeConfig, new: &NodeVolumeConfig) {
+    old.existing_claim.clone_from(&new.existing_claim);
+    old.type_ = new.type_;
+    old.storage_class_name.clone_from(&new.storage_class_name);
+    old.selector.clone_from(&new.selector);
+    old.access_modes.clone_from(&new.access_modes);
+    old.labels.clone_from(&new.labels);
+    old.annotations.clone_from(&new.annotations);
+}
+
 /// GN-VU for one volume.
 fn volume(
     field: &str,
@@ -221,11 +233,16 @@ fn volume(
         ));
     }
     let repair = is_read_only_only(old) && has_source(new);
-    if repair {
-        return Ok(());
-    }
     let legacy = legacy_fields(old);
-    if shape(old, &legacy, read_only_ignored) != shape(new, &legacy, read_only_ignored) {
+    let mut old_shape = shape(old, &legacy, read_only_ignored);
+    let new_shape = shape(new, &legacy, read_only_ignored);
+    if repair {
+        // A readOnly-only entry never rendered a Kubernetes volume, so its
+        // first real source is construction, not a move; the Garage path
+        // (and a dataPath's readOnly) still name where the blocks live.
+        adopt_source(&mut old_shape, &new_shape);
+    }
+    if old_shape != new_shape {
         return Err(deny(
             "GN-U13",
             field,
@@ -234,7 +251,7 @@ fn volume(
             ),
         ));
     }
-    if quantity_eq(old.size.as_ref(), new.size.as_ref()) {
+    if repair || quantity_eq(old.size.as_ref(), new.size.as_ref()) {
         return Ok(());
     }
     if let Some(name) = claim(new) {
