@@ -4,11 +4,12 @@
 //! - [`desired`]: pure builders from a GarageCluster to the objects the reconciler owns.
 //! - [`layout`]: the pure layout planner ([`layout::plan_layout`]).
 //! - [`controller`]: the kube-runtime controllers that read, plan and write.
-//! - [`garage`]: the typed Admin API v2 client.
+//! - [`garage`]: the typed Admin API v2 client (the `garage-admin` crate).
 
 pub mod controller;
 pub mod desired;
-pub mod garage;
 pub mod layout;
 pub mod leader;
 pub mod names;
+
+pub use garage_admin as garage;

@@ -6,28 +6,24 @@
 //! object through S3 with a key and bucket made through Garage's Admin API. It prints the
 //! endpoint and credentials and exits 0; with `--keep` everything stays up until Ctrl-C.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail, ensure};
+use anyhow::{Context, Result, bail};
+use garage_admin::{AdminClient, AdminToken, BucketPermissions, CreateBucket, KeySpec};
 use k8s_openapi::api::core::v1::{Namespace, Secret};
 use kube::api::{Patch, PatchParams, PostParams};
 use kube::{Api, Client};
 use localcluster::tools::Tool;
-use localcluster::{LocalCluster, Options, wait_until};
-use reconciler::garage::{AdminClient, AdminToken, BucketPermissions, CreateBucket, KeySpec};
+use localcluster::wait_until;
 use serde_json::json;
 use shared_types::garage_cluster::v1beta2::GarageCluster;
 
-use crate::workspace_root;
+use crate::local_env::{self, LocalEnv};
 
 const USAGE: &str = "usage: cargo xtask demo [--keep]
 
   --keep  leave the cluster, the operator and Garage running until Ctrl-C";
 
-const RELEASE: &str = "garage-operator";
-const OPERATOR_NS: &str = "garage-operator";
 const NS: &str = "demo";
 const NAME: &str = "garage";
 const BUCKET: &str = "demo";
@@ -41,74 +37,30 @@ pub fn run(args: &[&str]) -> Result<()> {
     let begin = Instant::now();
     // On a fresh machine the first run builds the pinned tools; later runs find them cached.
     crate::tools::run(&[])?;
-    let bins = build_operator()?;
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?
-        .block_on(demo(keep, &bins, begin))
+        .block_on(demo(keep, begin))
 }
 
-/// Debug builds of garage-webhook and garage-reconciler (what the tests use too).
-fn build_operator() -> Result<PathBuf> {
-    println!("==> building garage-webhook and garage-reconciler");
-    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .args(["build", "-p", "webhook", "-p", "reconciler", "--bins"])
-        .current_dir(workspace_root())
-        .status()
-        .context("running cargo build")?;
-    ensure!(status.success(), "building the operator binaries failed");
-    Ok(crate::target_dir().join("debug"))
-}
-
-async fn demo(keep: bool, bins: &Path, begin: Instant) -> Result<()> {
-    let helm = Tool::Helm.require()?;
-    let cluster = LocalCluster::start(Options {
-        name: "demo".into(),
-        ..Options::default()
-    })
-    .await
-    .context("starting the local control plane")?;
-    let client = cluster.client().await?;
-    let mut options = kubesim::Options::new(
-        cluster.dir().join("kubesim"),
-        Tool::Garage.require()?,
-        cluster.server(),
-        cluster.ca_pem(),
-    )
-    .workspace_image("garage-operator", bins.join("garage-webhook"))
-    .workspace_image("garage-operator", bins.join("garage-reconciler"));
-    for zone in ["a", "b", "c"] {
-        options = options
-            .node(kubesim::NodeSpec::new(format!("demo-{zone}")).zone(format!("zone-{zone}")));
-    }
-    let sim = kubesim::KubeSim::start(client.clone(), options)
-        .await
-        .context("starting the simulated nodes")?;
-    println!(
-        "==> control plane and 3 nodes (zones a, b, c) up after {:.0}s",
-        begin.elapsed().as_secs_f64()
-    );
-
+async fn demo(keep: bool, begin: Instant) -> Result<()> {
+    let bins = local_env::operator_binaries(true).await?;
+    let env = LocalEnv::start("demo", 3, &bins, begin).await?;
+    let (cluster, client) = (env.cluster(), env.client());
     let result = async {
-        install_operator(&helm, cluster.kubeconfig()).await?;
-        println!(
-            "==> operator installed (helm chart; webhook x2 + reconciler Ready) after {:.0}s",
-            begin.elapsed().as_secs_f64()
-        );
-        create_cluster(&client).await?;
+        create_cluster(client).await?;
         println!(
             "==> GarageCluster {NS}/{NAME} Ready (3 nodes, replication factor 3) after {:.0}s",
             begin.elapsed().as_secs_f64()
         );
-        round_trip(&client, &sim).await
+        round_trip(client, env.sim()).await
     }
     .await;
     let summary = match result {
         Ok(summary) => summary,
         Err(e) => {
             println!("logs: {}", cluster.logs().display());
-            sim.shutdown().await;
-            drop(cluster);
+            env.stop().await;
             return Err(e);
         }
     };
@@ -131,39 +83,13 @@ async fn demo(keep: bool, bins: &Path, begin: Instant) -> Result<()> {
         cluster.kubeconfig().display(),
         kubectl.display(),
         cluster.logs().display(),
-        cluster.dir().join("kubesim").display(),
+        env.pod_logs().display(),
     );
     if keep {
         println!("\nEverything keeps running; Ctrl-C stops it.");
         localcluster::shutdown_signal().await?;
     }
-    sim.shutdown().await;
-    drop(cluster);
-    Ok(())
-}
-
-/// `helm install` of the chart; each operator pod listens on its own address because every
-/// simulated pod shares this machine's network namespace.
-async fn install_operator(helm: &Path, kubeconfig: &Path) -> Result<()> {
-    let chart = workspace_root().join("charts/garage-operator");
-    let output = tokio::process::Command::new(helm)
-        .arg("install")
-        .arg(RELEASE)
-        .arg(&chart)
-        .arg("--kubeconfig")
-        .arg(kubeconfig)
-        .args(["--namespace", OPERATOR_NS, "--create-namespace"])
-        .args(["--set", "webhook.listen=$(POD_IP):9443"])
-        .args(["--set", "metrics.bindAddress=$(POD_IP):8080"])
-        .args(["--wait", "--timeout", "180s"])
-        .output()
-        .await
-        .context("running helm install")?;
-    ensure!(
-        output.status.success(),
-        "helm install failed:\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    env.stop().await;
     Ok(())
 }
 

@@ -26,6 +26,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, anyhow, ensure};
+use garage_admin::{AdminClient, AdminToken, BucketPermissions, CreateBucket, KeySpec};
 use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
 };
@@ -37,7 +38,6 @@ use localcluster::LocalCluster;
 use localcluster::tools::Tool;
 use localcluster::wait_until as wait;
 use reconciler::controller::{self, Metrics};
-use reconciler::garage::{AdminClient, AdminToken, BucketPermissions, CreateBucket, KeySpec};
 use serde_json::json;
 use shared_types::garage_cluster::v1beta2::GarageCluster;
 use shared_types::garage_node::GarageNode;

@@ -6,8 +6,8 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, bail};
+use garage_admin::{AdminClient, AdminToken, HealthStatus, NodeId, RoleChange};
 use garage_fixture::{ClusterOptions, GarageCluster as Fixture};
-use reconciler::garage::{AdminClient, AdminToken, HealthStatus, NodeId, RoleChange};
 
 /// Tight polling: the floor should not be inflated by its own waits.
 const POLL: Duration = Duration::from_millis(20);

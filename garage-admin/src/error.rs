@@ -118,7 +118,7 @@ pub enum GarageError {
     },
     /// A node-local call (`?node=`) that some nodes could not complete. The successes are
     /// not dropped: callers that can use partial results get them from
-    /// [`crate::garage::NodeResults`] before asking for completeness.
+    /// [`crate::NodeResults`] before asking for completeness.
     #[error("{endpoint}: {} node(s) failed ({}), {succeeded} succeeded", failures.len(), summarize(failures))]
     PartialFailure {
         /// The endpoint called.

@@ -1,7 +1,7 @@
 //! Buckets, keys, permissions, aliases, website, quotas, CORS and lifecycle rules, admin
 //! tokens, and the typed errors they produce.
 
-use reconciler::garage::{
+use garage_admin::{
     AdminClient, AdminToken, AdminTokenSpec, BucketAlias, BucketLookup, BucketPermissions,
     BucketQuotas, BucketUpdate, CorsRule, CreateBucket, GarageError, KeyPermissions, KeySpec,
     LifecycleExpiration, LifecycleFilter, LifecycleRule, Lookup, WebsiteAccess,

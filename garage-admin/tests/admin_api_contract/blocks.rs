@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use reconciler::garage::{
+use garage_admin::{
     NodeTarget, RepairType, RetrySelection, ScrubCommand, WorkerFilter, WorkerState,
 };
 
@@ -157,7 +157,7 @@ async fn repair_worker_runs_to_completion_and_corruption_shows_as_block_errors()
     );
 }
 
-async fn max_worker_id(admin: &reconciler::garage::AdminClient) -> u64 {
+async fn max_worker_id(admin: &garage_admin::AdminClient) -> u64 {
     let (_, workers) = admin
         .list_workers(&NodeTarget::Local, WorkerFilter::default())
         .await

@@ -3,11 +3,11 @@
 
 use std::time::Duration;
 
-use garage_fixture::Signal;
-use reconciler::garage::{
+use garage_admin::{
     AdminClient, AdminToken, BucketLookup, ClientConfig, CreateBucket, GarageError, HealthStatus,
     NodeHealth, NodeTarget, WorkerFilter,
 };
+use garage_fixture::Signal;
 
 use crate::common::{client, cluster, eventually, impatient_client, node_id, single_node};
 

@@ -3,11 +3,11 @@
 use std::future::Future;
 use std::time::{Duration, Instant};
 
-use garage_fixture::s3::Objects;
-use garage_fixture::{ClusterOptions, GarageCluster};
-use reconciler::garage::{
+use garage_admin::{
     AdminClient, AdminToken, BucketPermissions, ClientConfig, CreateBucket, KeySpec, NodeId,
 };
+use garage_fixture::s3::Objects;
+use garage_fixture::{ClusterOptions, GarageCluster};
 
 /// Starts `nodes` garage processes with replication factor `rf`, connected to each other.
 pub fn cluster(nodes: usize, rf: usize) -> GarageCluster {

@@ -14,7 +14,7 @@ mod schema;
 
 use std::collections::BTreeMap;
 
-use reconciler::garage::*;
+use garage_admin::*;
 use schema::{NODE, Schema, declared_fields};
 use serde::Deserialize;
 use serde_json::{Value, json};

@@ -3,11 +3,11 @@
 
 use std::time::Duration;
 
-use garage_fixture::Signal;
-use reconciler::garage::{
+use garage_admin::{
     GarageError, HealthStatus, LayoutPreview, LayoutVersionStatus, NodeHealth, RoleChange,
     StagedRoleChange,
 };
+use garage_fixture::Signal;
 
 use crate::common::{client, cluster, eventually, node_id};
 
