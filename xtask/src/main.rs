@@ -12,8 +12,10 @@ mod crds;
 mod demo;
 mod fuzz;
 mod image;
+mod local_env;
 mod test;
 mod tools;
+mod up;
 
 use anyhow::{Result, bail};
 
@@ -26,6 +28,7 @@ commands:
   fuzz [--seconds N] [--asan] [--stable]  run the webhook's fuzz targets for a bounded time
   test             run every test: formatting, lints, CRD drift, workspace tests
   demo             start a local cluster with 3 nodes and the CRDs, until Ctrl-C
+  up [--nodes N] [--name NAME] [--no-build]  local cluster, N nodes (default 3) and the operator, until Ctrl-C; prints KUBECONFIG=, NODE and READY lines
   bench webhook [--debug] [--musl] [--binary P] [--seconds N]  measure the garage-webhook binary over TLS (latency, throughput, RSS)
   bench reconciler [--debug] [--runs N] [--clusters LIST] [--real N] [--settle S]  apply -> Ready of garage-reconciler beside a by-hand floor, and its RSS with 1, 10 and 50 clusters";
 
@@ -39,6 +42,7 @@ fn main() -> Result<()> {
         Some("tools") => tools::run(&rest),
         Some("fuzz") => fuzz::run(&rest),
         Some("demo") => demo::run(&rest),
+        Some("up") => up::run(&rest),
         Some("bench") => bench::run(&rest),
         Some("help") | Some("--help") | Some("-h") | None => {
             println!("{USAGE}");
