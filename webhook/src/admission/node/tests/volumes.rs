@@ -436,12 +436,17 @@ fn volume_update_table() {
             ro_path.clone(),
             paths(json!([{"size": "1Gi"}, {"readOnly": true, "path": "/data/new", "size": "1Ti"}])),
             &c,
-            DenyWith("GN-U13", "path, class, access modes, and readOnly state are immutable"),
+            DenyWith(
+                "GN-U13",
+                "path, class, access modes, and readOnly state are immutable",
+            ),
         ),
         (
             "GN-U13 readOnly-only dataPath gains an existingClaim at its path",
             ro_path.clone(),
-            paths(json!([{"size": "1Gi"}, {"readOnly": true, "path": "/data/old", "existingClaim": "legacy"}])),
+            paths(
+                json!([{"size": "1Gi"}, {"readOnly": true, "path": "/data/old", "existingClaim": "legacy"}]),
+            ),
             &c,
             Allow,
         ),
