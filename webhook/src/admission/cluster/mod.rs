@@ -21,6 +21,7 @@ pub mod deletion;
 pub mod federation;
 pub mod immutability;
 pub mod layout;
+pub mod legacy;
 pub mod names;
 pub mod network;
 pub mod node_local_pools;
@@ -28,6 +29,7 @@ pub mod pool_update;
 pub mod removal;
 pub mod scale;
 pub mod spoke;
+mod spoke_names;
 mod spoke_update;
 pub mod storage;
 pub mod tiers;
@@ -42,6 +44,10 @@ mod tests_create_more;
 #[cfg(test)]
 mod tests_deletion;
 #[cfg(test)]
+mod tests_legacy;
+#[cfg(test)]
+mod tests_legacy_volumes;
+#[cfg(test)]
 mod tests_pools;
 #[cfg(test)]
 mod tests_sequencing;
@@ -52,16 +58,14 @@ mod tests_update;
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::EnvVar;
 use shared_types::garage_cluster::v1beta2::{self, GarageCluster, GarageClusterSpec};
 use shared_types::keys::label::RESERVED_POD_LABELS;
 
-use super::shared::env::RESERVED_ENV;
+use super::shared::deny_all;
 use super::shared::labels::check_pod_labels_update;
 use super::shared::names::{is_label_value, is_qualified_name};
 use super::shared::selector;
 use super::shared::services::check_consul;
-use super::shared::{Problem, deny_all};
 use super::{Context, Operation, Review, Verdict};
 
 pub use scale::{ScaleRequest, validate_scale};
@@ -253,42 +257,35 @@ fn grandfather_labels(
     }
 }
 
-/// SH-12 (simplified): a released reserved env entry may stay byte-for-byte
-/// unchanged or be removed; the copy drops tolerated entries.
-fn grandfather_env(
-    field: &str,
-    rule: &'static str,
-    old: Option<&Vec<EnvVar>>,
-    new: Option<&Vec<EnvVar>>,
-    copy: Option<&mut Vec<EnvVar>>,
+/// SH-12 on the storage and gateway pod templates (not on pool templates,
+/// which no released version had) and GC-U5 on every volume of the copy.
+fn grandfather_released(
+    old: &GarageClusterSpec,
+    copy: &mut GarageClusterSpec,
     verdict: &mut Verdict,
 ) {
-    let mut remaining: Vec<&EnvVar> = old
-        .into_iter()
-        .flatten()
-        .filter(|e| RESERVED_ENV.contains(&e.name.as_str()))
-        .collect();
-    let mut kept = false;
-    let mut problems = Vec::new();
-    for (i, e) in new.into_iter().flatten().enumerate() {
-        if !RESERVED_ENV.contains(&e.name.as_str()) {
-            continue;
-        }
-        match remaining.iter().position(|o| *o == e) {
-            Some(j) => {
-                remaining.remove(j);
-                kept = true;
-            }
-            None => problems.push(Problem::new(format!("{field}.env[{i}]"), format!("{field}.env[{i}] introduces or changes operator-reserved {}; a released unsafe entry may only remain byte-for-byte unchanged or be removed", e.name))),
-        }
+    if let Some(s) = copy.storage.as_mut() {
+        legacy::grandfather_storage("GC-C8", old.storage.as_ref(), s, verdict);
     }
-    let tolerated = problems.is_empty() && kept;
-    deny_all(verdict, rule, problems);
-    if tolerated {
-        verdict.warn(format!("{field} retains unchanged released environment entries that could override operator-reserved Garage settings; the operator ignores them and they should be removed"));
-        if let Some(c) = copy {
-            c.retain(|e| !RESERVED_ENV.contains(&e.name.as_str()));
-        }
+    if let Some(g) = copy.gateway.as_mut() {
+        let o = old.gateway.as_ref();
+        legacy::grandfather_env(
+            "spec.gateway",
+            "GC-C9",
+            (
+                o.and_then(|g| g.env.as_ref()),
+                o.and_then(|g| g.env_from.as_ref()),
+            ),
+            &mut g.env,
+            &mut g.env_from,
+            verdict,
+        );
+        legacy::neutralise_pair(
+            "spec.gateway.metadata",
+            o.and_then(|g| g.metadata.as_ref()),
+            g.metadata.as_mut(),
+            verdict,
+        );
     }
 }
 
@@ -306,22 +303,7 @@ fn update(old: &GarageCluster, new: &GarageCluster, ctx: &Context, verdict: &mut
     storage::grandfather_claim_templates(os, ns, &mut copy.spec, verdict);
     storage::grandfather_manual_gateway_metadata(os, ns, &mut copy.spec, verdict);
     grandfather_labels(os, ns, &mut copy.spec, verdict);
-    grandfather_env(
-        "spec.storage",
-        "GC-C8",
-        os.storage.as_ref().and_then(|s| s.env.as_ref()),
-        ns.storage.as_ref().and_then(|s| s.env.as_ref()),
-        copy.spec.storage.as_mut().and_then(|s| s.env.as_mut()),
-        verdict,
-    );
-    grandfather_env(
-        "spec.gateway",
-        "GC-C9",
-        os.gateway.as_ref().and_then(|g| g.env.as_ref()),
-        ns.gateway.as_ref().and_then(|g| g.env.as_ref()),
-        copy.spec.gateway.as_mut().and_then(|g| g.env.as_mut()),
-        verdict,
-    );
+    grandfather_released(os, &mut copy.spec, verdict);
     topology::grandfather_replicas(os, ns, &mut copy.spec, verdict);
     topology::grandfather_tier_shapes(os, ns, &mut copy.spec, verdict);
     transport::grandfather(old, new, &mut copy, verdict);

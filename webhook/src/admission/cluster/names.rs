@@ -17,6 +17,9 @@ pub struct NameViolation {
     pub message: String,
 }
 
+/// Warning GC-W18: a grandfathered invalid name let an update through.
+pub const GRANDFATHERED_WARNING: &str = "metadata.name is grandfathered for this non-expanding update; adding or rolling a managed workload remains blocked until the derived Kubernetes names are valid";
+
 /// GC-C3: every derived-name violation of `name` under `spec`.
 pub fn violations(name: &str, spec: &GarageClusterSpec) -> Vec<NameViolation> {
     let shape = Shape::of(spec);
@@ -123,6 +126,42 @@ fn only_retires(old: &GarageClusterSpec, new: &GarageClusterSpec) -> bool {
     storage_ok && gateway_ok && policy_ok && &probe == old
 }
 
+/// The verdict of GC-U1 (or the spoke's G1-U1, `rule`) once the derived
+/// names of both sides are known: a violation the old object lacked is
+/// refused; otherwise the update passes, grandfathered, only when it is
+/// `non_expanding` (deleting, metadata-only, or retiring actors). Returns
+/// true when the validation copy must skip the create-time name rule.
+pub fn judge_update(
+    rule: &'static str,
+    now: &[NameViolation],
+    before: &[NameViolation],
+    non_expanding: bool,
+    verdict: &mut Verdict,
+) -> bool {
+    if now.is_empty() {
+        return false;
+    }
+    if let Some(v) = now
+        .iter()
+        .find(|v| !before.iter().any(|b| b.actor == v.actor))
+    {
+        verdict.deny(
+            rule,
+            "metadata.name",
+            format!("update introduces an invalid managed child: {}", v.message),
+        );
+    } else if non_expanding {
+        verdict.warn(GRANDFATHERED_WARNING);
+    } else {
+        verdict.deny(
+            rule,
+            "metadata.name",
+            "metadata.name has an already-invalid managed child; only metadata/finalizer updates or a monotonic scale-down, tier removal, or Auto-to-Manual retirement may proceed until every derived workload name is valid",
+        );
+    }
+    true
+}
+
 /// GC-U1: an update of an object whose derived names are already invalid.
 /// Returns true when the validation copy must skip GC-C3 (grandfathered).
 pub fn check_update(
@@ -133,29 +172,11 @@ pub fn check_update(
     verdict: &mut Verdict,
 ) -> bool {
     let now = violations(name, new);
-    if now.is_empty() {
-        return false;
-    }
-    let before = violations(name, old);
-    if let Some(v) = now
-        .iter()
-        .find(|v| !before.iter().any(|b| b.actor == v.actor))
-    {
-        verdict.deny(
-            "GC-U1",
-            "metadata.name",
-            format!("update introduces an invalid managed child: {}", v.message),
-        );
-        return true;
-    }
-    if deleting || old == new || only_retires(old, new) {
-        verdict.warn("metadata.name is grandfathered for this non-expanding update; adding or rolling a managed workload remains blocked until the derived Kubernetes names are valid");
+    let before = if now.is_empty() {
+        Vec::new()
     } else {
-        verdict.deny(
-            "GC-U1",
-            "metadata.name",
-            "metadata.name has an already-invalid managed child; only metadata/finalizer updates or a monotonic scale-down, tier removal, or Auto-to-Manual retirement may proceed until every derived workload name is valid",
-        );
-    }
-    true
+        violations(name, old)
+    };
+    let non_expanding = deleting || old == new || only_retires(old, new);
+    judge_update("GC-U1", &now, &before, non_expanding, verdict)
 }

@@ -16,7 +16,6 @@ use super::tiers::MAX_REPLICAS;
 use crate::admission::shared::endpoints::{Listeners, check_admin_endpoint, check_listeners};
 use crate::admission::shared::env::check_env;
 use crate::admission::shared::labels::{check_node_tags, check_pod_labels};
-use crate::admission::shared::names::{is_dns1035_label, is_label_value};
 use crate::admission::shared::remote::{
     RemoteView, check_cluster_reference, check_remote_clusters,
 };
@@ -176,41 +175,6 @@ pub(super) fn ignored_gateway_fields(spec: &GarageClusterSpec) -> Vec<&'static s
     out
 }
 
-fn check_names(c: &Spoke<'_>, verdict: &mut Verdict) {
-    let name = c.0.metadata.name.as_deref().unwrap_or_default();
-    if !is_dns1035_label(name) {
-        verdict.deny("G1-C2", "metadata.name", format!("{name:?} must be a DNS-1035 label because it is used in managed labels and Service names"));
-        return;
-    }
-    if c.handle() {
-        return;
-    }
-    if !is_dns1035_label(&format!("{name}-headless")) {
-        verdict.deny("G1-C2", "metadata.name", format!("{name:?} makes the managed headless Service invalid; use a name of at most 54 characters"));
-    }
-    let r = c.replicas();
-    if c.managed_default_pool() && !is_label_value(&format!("{name}-storage-{}-0", r - 1)) {
-        verdict.deny(
-            "G1-C2",
-            "metadata.name",
-            format!("{name:?} makes Auto storage GarageNode Pod label invalid at replicas={r}"),
-        );
-    }
-    if c.gateway()
-        && r > 0
-        && c.cluster_policy() != LayoutPolicy::Manual
-        && !is_label_value(&format!("{name}-gateway-{}", r - 1))
-    {
-        verdict.deny(
-            "G1-C2",
-            "metadata.name",
-            format!(
-                "{name:?} makes edge gateway StatefulSet Pod label invalid at spec.replicas={r}"
-            ),
-        );
-    }
-}
-
 pub(super) fn claim_templates(spec: &GarageClusterSpec) -> Vec<(String, serde_json::Value)> {
     let mut out = Vec::new();
     let to = |v: &k8s_openapi::api::core::v1::PersistentVolumeClaimSpec| {
@@ -276,7 +240,7 @@ pub(super) fn shape_rules(c: &Spoke<'_>, legacy: bool, strict_labels: bool, verd
             ),
         );
     }
-    check_names(c, verdict);
+    super::spoke_names::check(c, verdict);
     match spec.replicas {
         Some(r) if r < 0 => verdict.deny("G1-C3", "spec.replicas", "spec.replicas must be non-negative"),
         Some(r) if r > MAX_REPLICAS => verdict.deny("G1-C3", "spec.replicas", format!("spec.replicas must be at most {MAX_REPLICAS} so every managed Pod and GarageNode name remains a valid label; v1beta2 storage.nodeLocalPools cardinality is selector-driven")),

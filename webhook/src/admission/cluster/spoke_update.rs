@@ -10,7 +10,7 @@ use super::spoke::{
     shape_rules,
 };
 use super::tiers::MAX_REPLICAS;
-use super::{immutability, network, topology, volumes};
+use super::{immutability, legacy, network, topology, volumes};
 use crate::admission::shared::replication::check_factor_change;
 use crate::admission::shared::volume::CLAIM_TEMPLATE_MESSAGE;
 use crate::admission::{Context, Verdict};
@@ -26,6 +26,9 @@ pub(super) fn update(
         check_transport_update(&o, &n, verdict);
     }
     let mut copy = new.clone();
+    if super::spoke_names::check_update(old, new, verdict) {
+        copy.metadata.name = Some("grandfathered".into());
+    }
     // G1-U2: released claim templates may stay unchanged or go.
     let old_templates = claim_templates(&old.spec);
     for (f, t) in claim_templates(&new.spec) {
@@ -72,6 +75,9 @@ pub(super) fn update(
             s.metadata_snapshots_dir = None;
             s.rpc_public_addr = None;
         }
+    }
+    if let Some(s) = copy.spec.storage.as_mut() {
+        legacy::grandfather_storage("G1-C7", old.spec.storage.as_ref(), s, verdict);
     }
     // G1-U5: released replica over-bound.
     let (or, nr) = (o.replicas(), n.replicas());
@@ -123,15 +129,8 @@ fn check_volumes(o: &Spoke<'_>, n: &Spoke<'_>, verdict: &mut Verdict) {
     let meta = |s: &Spoke<'_>| s.spec().storage.as_ref().and_then(|st| st.metadata.clone());
     let data = |s: &Spoke<'_>| s.spec().storage.as_ref().and_then(|st| st.data.clone());
     if o.gateway() && n.gateway() && (o.replicas() > 0 || n.replicas() > 0) {
-        let strip = |v: Option<VolumeConfig>| {
-            v.map(|v| VolumeConfig {
-                volume_claim_template_spec: None,
-                volume_attributes_class_name: None,
-                ..v
-            })
-        };
         let (om, nm) = (meta(o), meta(n));
-        if strip(om.clone()) != strip(nm.clone()) {
+        if volumes::edge_metadata_changed(om.as_ref(), nm.as_ref()) {
             verdict.deny("G1-S1", "spec.storage.metadata", "spec.storage.metadata cannot change while an edge gateway has live replicas: scale spec.replicas to 0, wait for its capacity-less roles to retire, then change the metadata PVC/EmptyDir configuration");
         }
         let vac = |v: &Option<VolumeConfig>| {

@@ -11,6 +11,7 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use shared_types::garage_cluster::common::{DataPathVolumeConfig, VolumeConfig};
 use shared_types::garage_cluster::v1beta2::GarageClusterSpec;
 
+use super::legacy;
 use super::tiers::Shape;
 use crate::admission::Verdict;
 use crate::admission::shared::quantity::milli_value;
@@ -71,7 +72,9 @@ pub fn compare_volume(
             return;
         }
     };
-    if shape_of(o) != shape_of(n) {
+    let (mut os, mut ns) = (shape_of(o), shape_of(n));
+    legacy::normalise(o, &mut os, &mut ns);
+    if os != ns {
         verdict.deny("GC-S5", field, format!("{field} PVC/EmptyDir type, storage class, access modes, selector, labels, annotations, and claim template are immutable while replicas are live; only size growth (and a volumeAttributesClassName change) is supported"));
     }
     check_vac(
@@ -108,7 +111,9 @@ pub fn compare_volume(
             );
         }
         if let (Some(av), Some(bv)) = (a.volume.as_ref(), b.volume.as_ref()) {
-            if path_shape_of(av) != path_shape_of(bv) {
+            let (mut a_shape, mut b_shape) = (path_shape_of(av), path_shape_of(bv));
+            legacy::normalise(av, &mut a_shape, &mut b_shape);
+            if a_shape != b_shape {
                 verdict.deny("GC-S5", format!("{pf}.volume"), format!("paths[{i}].volume topology is immutable while replicas are live; only size growth is supported"));
             }
             check_vac(
@@ -125,6 +130,25 @@ pub fn compare_volume(
                 );
             }
         }
+    }
+}
+
+/// Whether an edge gateway's metadata volume changed in a way its live
+/// replicas would see: the claim template (never rendered), the class
+/// (seed 002) and the fields GC-U5 neutralises do not count.
+pub fn edge_metadata_changed(old: Option<&VolumeConfig>, new: Option<&VolumeConfig>) -> bool {
+    let strip = |v: &VolumeConfig| VolumeConfig {
+        volume_claim_template_spec: None,
+        volume_attributes_class_name: None,
+        ..v.clone()
+    };
+    match (old, new) {
+        (Some(o), Some(n)) => {
+            let (mut os, mut ns) = (strip(o), strip(n));
+            legacy::normalise(o, &mut os, &mut ns);
+            os != ns
+        }
+        (o, n) => o.is_some() != n.is_some(),
     }
 }
 
@@ -155,14 +179,7 @@ pub fn check_update(old: &GarageClusterSpec, new: &GarageClusterSpec, verdict: &
         let edge = old.storage.is_none() && new.storage.is_none();
         // Seed 002: the edge rule ignores the class; its own unset rule
         // still applies through compare_volume.
-        let strip = |v: Option<&VolumeConfig>| {
-            v.map(|v| VolumeConfig {
-                volume_claim_template_spec: None,
-                volume_attributes_class_name: None,
-                ..v.clone()
-            })
-        };
-        if edge && strip(om) != strip(nm) {
+        if edge && edge_metadata_changed(om, nm) {
             verdict.deny("GC-S5", "spec.gateway.metadata", "spec.gateway.metadata cannot change while an edge gateway has live replicas: scale spec.gateway.replicas to 0, wait for its capacity-less roles to retire, then change the metadata PVC/EmptyDir configuration");
             check_vac(
                 "spec.gateway.metadata",
