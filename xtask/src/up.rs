@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
+use localcluster::tools::Tool;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::watch;
 
@@ -126,7 +127,7 @@ async fn up(args: Args) -> Result<()> {
          logs: {} (control plane), {} (pods)",
         begin.elapsed().as_secs_f64(),
         absolute(env.cluster().kubeconfig()).display(),
-        localcluster::tools::Tool::Kubectl.path().display(),
+        Tool::Kubectl.path().display(),
         env.cluster().logs().display(),
         env.pod_logs().display(),
     );
@@ -138,6 +139,10 @@ async fn up(args: Args) -> Result<()> {
 }
 
 async fn start(args: &Args, begin: Instant) -> Result<LocalEnv> {
+    // Before a build that can take minutes and would be wasted without them.
+    for tool in Tool::ALL {
+        tool.require()?;
+    }
     let bins = local_env::operator_binaries(args.build).await?;
     LocalEnv::start(&args.name, args.nodes, &bins, begin).await
 }
