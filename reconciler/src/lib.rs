@@ -3,13 +3,15 @@
 //!
 //! - [`desired`]: pure builders from a GarageCluster to the objects the reconciler owns.
 //! - [`layout`]: the pure layout planner ([`layout::plan_layout`]).
-//! - [`controller`]: the kube-runtime controllers that read, plan and write.
+//! - [`controller`]: the kube-runtime controllers: observe, decide (pure), act.
+//! - [`machine`]: multi-step transactions as pure steps (teardown).
 //! - [`garage`]: the typed Admin API v2 client (the `garage-admin` crate).
 
 pub mod controller;
 pub mod desired;
 pub mod layout;
 pub mod leader;
+pub mod machine;
 pub mod names;
 
 pub use garage_admin as garage;

@@ -7,9 +7,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::Context as _;
+use axum::Router;
+use axum::http::header;
+use axum::routing::get;
 use reconciler::controller::{self, Metrics};
 use reconciler::leader::{self, LeaseConfig};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
 fn main() -> anyhow::Result<()> {
@@ -136,37 +138,41 @@ fn env_value(name: &str) -> Option<String> {
         .filter(|v| !v.is_empty())
 }
 
-/// A minimal HTTP/1.1 endpoint: `/metrics`, `/healthz` (process alive), `/readyz` (ready to
-/// lead or leading; the body says which). A standby is ready: were it not, a rolling update
-/// would wait for a new pod that cannot lead before the old one has stopped.
+/// `/metrics`, `/healthz` (process alive) and `/readyz` (ready to lead or leading; the body
+/// says which). A standby is ready: were it not, a rolling update would wait for a new pod that
+/// cannot lead before the old one has stopped.
 async fn serve(listener: TcpListener, metrics: Arc<Metrics>, leading: Arc<AtomicBool>) {
-    loop {
-        let Ok((mut stream, _)) = listener.accept().await else {
-            continue;
-        };
-        let metrics = metrics.clone();
-        let leading = leading.clone();
-        tokio::spawn(async move {
-            let mut buf = [0u8; 1024];
-            let n = match tokio::time::timeout(Duration::from_secs(5), stream.read(&mut buf)).await
-            {
-                Ok(Ok(n)) => n,
-                _ => return,
-            };
-            let request = String::from_utf8_lossy(&buf[..n]);
-            let path = request.split_whitespace().nth(1).unwrap_or("/");
-            let (code, body) = match path {
-                "/metrics" => ("200 OK", metrics.render()),
-                "/healthz" => ("200 OK", "ok\n".to_owned()),
-                "/readyz" if leading.load(Ordering::Relaxed) => ("200 OK", "leading\n".to_owned()),
-                "/readyz" => ("200 OK", "standby\n".to_owned()),
-                _ => ("404 Not Found", String::new()),
-            };
-            let response = format!(
-                "HTTP/1.1 {code}\r\ncontent-type: text/plain; version=0.0.4\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                body.len()
-            );
-            let _ = stream.write_all(response.as_bytes()).await;
-        });
+    let app = Router::new()
+        .route(
+            "/metrics",
+            get(move || {
+                let metrics = metrics.clone();
+                async move {
+                    (
+                        [(
+                            header::CONTENT_TYPE,
+                            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+                        )],
+                        metrics.render(),
+                    )
+                }
+            }),
+        )
+        .route("/healthz", get(|| async { "ok\n" }))
+        .route(
+            "/readyz",
+            get(move || {
+                let leading = leading.clone();
+                async move {
+                    if leading.load(Ordering::Relaxed) {
+                        "leading\n"
+                    } else {
+                        "standby\n"
+                    }
+                }
+            }),
+        );
+    if let Err(e) = axum::serve(listener, app).await {
+        tracing::error!(error = %e, "metrics and health endpoint stopped");
     }
 }

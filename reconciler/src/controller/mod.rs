@@ -1,20 +1,26 @@
 //! The kube-runtime controllers: GarageCluster (secrets, config, Services, PDB, generated
-//! GarageNodes, layout, status) and GarageNode (StatefulSet, per-node Service, node identity).
+//! GarageNodes, layout, status, teardown) and GarageNode (StatefulSet, per-node Service, node
+//! identity, finalizer).
 //!
-//! They only read, call the pure builders and planner, and write differences. Every write
-//! goes through [`write`] helpers that count it in [`Metrics::api_writes`], so tests can prove
-//! that a converged cluster is left alone.
+//! Each pass is observe → decide (pure, table-tested) → act. Every write is counted
+//! ([`Metrics::api_writes`]), so tests can prove that a converged cluster is left alone.
 
 pub mod cluster;
 pub mod conditions;
+pub mod error;
+pub mod events;
+pub mod finalizer;
 pub mod garage_access;
+pub mod metrics;
 pub mod node;
 pub mod write;
 
+#[cfg(test)]
+pub(crate) mod fixtures;
+
 use std::future::Future;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::StatefulSet;
@@ -27,9 +33,11 @@ use kube::{Api, Client, ResourceExt};
 use shared_types::garage_cluster::v1beta2::GarageCluster;
 use shared_types::garage_node::GarageNode;
 use shared_types::keys::label;
+use tracing::Instrument;
 
-use crate::desired::DesiredError;
-use crate::garage::GarageError;
+pub use error::Error;
+pub use events::Events;
+pub use metrics::Metrics;
 
 /// Timing of the controllers.
 #[derive(Debug, Clone)]
@@ -61,93 +69,16 @@ impl Default for Config {
     }
 }
 
-/// Counters exported on `/metrics`.
-#[derive(Debug, Default)]
-pub struct Metrics {
-    /// Reconcile passes run.
-    pub reconciles: AtomicU64,
-    /// Reconcile passes that ended in an error.
-    pub errors: AtomicU64,
-    /// Writes to the Kubernetes API (create, replace, patch, status).
-    pub api_writes: AtomicU64,
-    /// Layout versions applied.
-    pub layout_applies: AtomicU64,
-}
-
-impl Metrics {
-    /// Prometheus text exposition of the counters.
-    pub fn render(&self) -> String {
-        let mut out = String::new();
-        for (name, help, value) in [
-            (
-                "garage_reconciler_reconciles_total",
-                "Reconcile passes.",
-                &self.reconciles,
-            ),
-            (
-                "garage_reconciler_errors_total",
-                "Reconcile passes that failed.",
-                &self.errors,
-            ),
-            (
-                "garage_reconciler_api_writes_total",
-                "Writes to the Kubernetes API.",
-                &self.api_writes,
-            ),
-            (
-                "garage_reconciler_layout_applies_total",
-                "Garage layout versions applied.",
-                &self.layout_applies,
-            ),
-        ] {
-            out.push_str(&format!(
-                "# HELP {name} {help}\n# TYPE {name} counter\n{name} {}\n",
-                value.load(Ordering::Relaxed)
-            ));
-        }
-        out
-    }
-}
-
 /// Shared state of both controllers.
 pub struct Context {
     /// API client.
     pub client: Client,
     /// Timing.
     pub config: Config,
-    /// Counters.
+    /// Figures.
     pub metrics: Arc<Metrics>,
-}
-
-/// Why a reconcile pass failed. Each is retried after [`Config::error_requeue`].
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    /// The Kubernetes API refused or failed.
-    #[error("kubernetes API: {0}")]
-    Kube(#[from] kube::Error),
-    /// Garage's Admin API refused or failed.
-    #[error("garage admin API: {0}")]
-    Garage(#[from] GarageError),
-    /// Desired state cannot be rendered.
-    #[error(transparent)]
-    Desired(#[from] DesiredError),
-    /// An object the reconciler would write exists but is not controlled by the expected
-    /// owner; it is never adopted or overwritten.
-    #[error("{kind} {name} exists but is not controlled by {owner}; it is left untouched")]
-    Foreign {
-        /// Kind.
-        kind: &'static str,
-        /// Name.
-        name: String,
-        /// Expected owner.
-        owner: String,
-    },
-    /// A safety invariant failed; nothing destructive was done.
-    #[error("{0}")]
-    Unsafe(String),
-    /// Local I/O (the random source).
-    #[error("local I/O: {0}")]
-    Io(#[from] std::io::Error),
+    /// Kubernetes Events.
+    pub events: Events,
 }
 
 /// Runs both controllers until `shutdown` completes; in-flight reconciles finish first.
@@ -169,6 +100,7 @@ pub async fn run(
         client: client.clone(),
         config,
         metrics,
+        events: Events::new(client.clone()),
     });
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let controllers = futures::future::join_all(
@@ -215,9 +147,16 @@ async fn run_scope(
         scoped::<GarageCluster>(&client, ns),
         watcher::Config::default(),
     )
-    .owns(
+    // Generated and user-written members alike: a GarageNode maps to the cluster it names.
+    .watches(
         scoped::<GarageNode>(&client, ns),
         watcher::Config::default(),
+        |gn: GarageNode| {
+            // Admission keeps parents in the node's namespace; any other is never ours.
+            let ns = gn.namespace().unwrap_or_default();
+            (gn.parent_namespace() == ns && !gn.spec.cluster_ref.name.is_empty())
+                .then(|| ObjectRef::<GarageCluster>::new(&gn.spec.cluster_ref.name).within(&ns))
+        },
     )
     .owns(scoped::<Service>(&client, ns), managed.clone())
     .owns(scoped::<ConfigMap>(&client, ns), managed.clone())
@@ -231,8 +170,8 @@ async fn run_scope(
     })
     .graceful_shutdown_on(stopped(stop_rx.clone()))
     .run(
-        |c, x| Box::pin(cluster::reconcile(c, x)),
-        error_policy,
+        |c, x| Box::pin(instrumented(cluster::CONTROLLER, c, x, cluster::reconcile)),
+        |c, e, x| error_policy(cluster::CONTROLLER, c, e, x),
         ctx.clone(),
     )
     .for_each(|_| futures::future::ready(()));
@@ -248,7 +187,11 @@ async fn run_scope(
             .map(|n| ObjectRef::<GarageNode>::new(n).within(ns.as_deref().unwrap_or_default()))
     })
     .graceful_shutdown_on(stopped(stop_rx))
-    .run(|n, x| Box::pin(node::reconcile(n, x)), error_policy, ctx)
+    .run(
+        |n, x| Box::pin(instrumented(node::CONTROLLER, n, x, node::reconcile)),
+        |n, e, x| error_policy(node::CONTROLLER, n, e, x),
+        ctx,
+    )
     .for_each(|_| futures::future::ready(()));
     tokio::join!(clusters, nodes);
 }
@@ -261,12 +204,43 @@ impl std::fmt::Debug for Context {
     }
 }
 
-fn error_policy<K: ResourceExt>(obj: Arc<K>, error: &Error, ctx: Arc<Context>) -> Action {
-    ctx.metrics.errors.fetch_add(1, Ordering::Relaxed);
+/// Runs one reconcile inside a span naming the object, counting it and timing it.
+async fn instrumented<K, F, Fut>(
+    controller: &'static str,
+    object: Arc<K>,
+    ctx: Arc<Context>,
+    reconcile: F,
+) -> Result<Action, Error>
+where
+    K: ResourceExt,
+    F: FnOnce(Arc<K>, Arc<Context>) -> Fut,
+    Fut: Future<Output = Result<Action, Error>>,
+{
+    let span = tracing::info_span!(
+        "reconcile",
+        controller,
+        namespace = %object.namespace().unwrap_or_default(),
+        name = %object.name_any(),
+    );
+    let start = Instant::now();
+    let result = reconcile(object, ctx.clone()).instrument(span).await;
+    ctx.metrics.reconciled(controller, start.elapsed());
+    result
+}
+
+fn error_policy<K: ResourceExt>(
+    controller: &'static str,
+    obj: Arc<K>,
+    error: &Error,
+    ctx: Arc<Context>,
+) -> Action {
+    ctx.metrics.failed(controller, error.metric_label());
     tracing::warn!(
+        controller,
         object = %obj.name_any(),
         namespace = obj.namespace().unwrap_or_default(),
         error = %error,
+        reason = error.reason(),
         "reconcile failed; retrying"
     );
     Action::requeue(ctx.config.error_requeue)

@@ -2,7 +2,6 @@
 //! touch an object another owner controls.
 
 use std::fmt::Debug;
-use std::sync::atomic::Ordering;
 
 use kube::api::{Patch, PatchParams, PostParams};
 use kube::{Api, Resource, ResourceExt};
@@ -40,7 +39,7 @@ where
     let name = desired.name_any();
     match api.get_opt(&name).await? {
         None => {
-            metrics.api_writes.fetch_add(1, Ordering::Relaxed);
+            metrics.wrote();
             let created = api.create(&PostParams::default(), desired).await?;
             tracing::info!(kind = %K::kind(&Default::default()), name, "created");
             Ok((Outcome::Created, created))
@@ -56,7 +55,7 @@ where
             if rendered_hash(&live) == rendered_hash(desired) && rendered_hash(desired).is_some() {
                 return Ok((Outcome::Unchanged, live));
             }
-            metrics.api_writes.fetch_add(1, Ordering::Relaxed);
+            metrics.wrote();
             let patched = api
                 .patch(
                     &name,
@@ -86,7 +85,7 @@ where
     let name = desired.name_any();
     match api.get_opt(&name).await? {
         None => {
-            metrics.api_writes.fetch_add(1, Ordering::Relaxed);
+            metrics.wrote();
             match api.create(&PostParams::default(), desired).await {
                 Ok(created) => {
                     tracing::info!(kind = %K::kind(&Default::default()), name, "created");
@@ -139,7 +138,7 @@ pub async fn patch_status<K>(
 where
     K: Resource + Clone + DeserializeOwned + Debug,
 {
-    metrics.api_writes.fetch_add(1, Ordering::Relaxed);
+    metrics.wrote();
     api.patch_status(
         name,
         &PatchParams::default(),

@@ -2,9 +2,9 @@
 //! to the Kubernetes objects the reconciler owns. Nothing here does I/O; the controllers read,
 //! call these and write the difference.
 //!
-//! Scope: the default storage group under the `Auto` layout policy (reconciler spec §5.7).
-//! Gateways, node-local pools, Manual nodes, federation and Consul are refused by
-//! [`Settings::from_cluster`] with a message, rather than rendered half-way.
+//! Scope: the default storage group (Auto) and user-written GarageNodes (Manual or beside an
+//! Auto group). Gateways, node-local pools, federation and Consul are refused by
+//! [`Settings::from_cluster`] as unsupported, naming the field, rather than rendered half-way.
 
 pub mod config;
 pub mod labels;
@@ -51,7 +51,9 @@ pub enum DesiredError {
         message: String,
     },
     /// The spec asks for something this reconciler does not implement yet.
-    #[error("{0} is not supported by this reconciler yet; the cluster is left untouched")]
+    #[error(
+        "{0} is not supported by this operator version yet; nothing was created or changed for it"
+    )]
     Unsupported(&'static str),
 }
 
@@ -65,8 +67,10 @@ pub struct Settings {
     pub namespace: String,
     /// Cluster UID (owner references, layout tags).
     pub uid: String,
-    /// Desired members of the default storage group.
+    /// Desired members of the default storage group (0 under the Manual storage policy).
     pub replicas: u32,
+    /// True when the storage tier's layout policy is Manual: no generated GarageNodes.
+    pub manual: bool,
     /// Garage `replication_factor`.
     pub replication_factor: u32,
     /// Garage `consistency_mode`.
@@ -152,12 +156,7 @@ impl Settings {
         {
             return Err(DesiredError::Unsupported("spec.storage.nodeLocalPools"));
         }
-        let policy = storage.layout_policy.or(spec.layout_policy);
-        if policy == Some(LayoutPolicy::Manual) {
-            return Err(DesiredError::Unsupported(
-                "the Manual storage layout policy",
-            ));
-        }
+        let manual = storage.layout_policy.or(spec.layout_policy) == Some(LayoutPolicy::Manual);
         if storage
             .data
             .as_ref()
@@ -171,6 +170,8 @@ impl Settings {
                 field: "spec.storage.replicas",
                 message: "must not be negative".into(),
             })?;
+        // Under the Manual policy every storage identity is a GarageNode the user wrote.
+        let replicas = if manual { 0 } else { replicas };
         let replication = spec.replication.as_ref();
         let replication_factor = replication
             .and_then(|r| r.factor)
@@ -234,6 +235,7 @@ impl Settings {
             namespace,
             uid,
             replicas,
+            manual,
             replication_factor,
             consistency_mode,
             rpc_port,
@@ -395,10 +397,9 @@ mod tests {
         ));
         let mut c = cluster(3);
         c.spec.storage.as_mut().unwrap().layout_policy = Some(LayoutPolicy::Manual);
-        assert!(matches!(
-            Settings::from_cluster(&c),
-            Err(DesiredError::Unsupported(_))
-        ));
+        let manual = Settings::from_cluster(&c).unwrap();
+        assert!(manual.manual);
+        assert_eq!(manual.replicas, 0, "Manual generates no GarageNodes");
         let mut c = cluster(3);
         c.metadata.uid = None;
         assert_eq!(

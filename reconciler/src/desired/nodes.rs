@@ -1,14 +1,18 @@
-//! One generated GarageNode per slot of the Auto default storage group (reconciler spec §5.7).
+//! One generated GarageNode per slot of the Auto default storage group (reconciler spec §5.7),
+//! and the shape of any GarageNode (managed or external).
 
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use kube::api::ObjectMeta;
 use shared_types::common::ClusterReference;
 use shared_types::garage_cluster::common::VolumeConfig;
 use shared_types::garage_cluster::v1beta2::GarageCluster;
-use shared_types::garage_node::{GarageNode, GarageNodeSpec, NodeStorageConfig, NodeVolumeConfig};
+use shared_types::garage_node::{
+    GarageNode, GarageNodeSpec, NodeBacking, NodeStorageConfig, NodeVolumeConfig,
+};
 use shared_types::keys::{annotation, label, tag};
 
 use super::{DesiredError, Settings, controller_ref, labels, rendered_hash};
+use crate::garage::NodeId;
 use crate::names;
 
 /// The GarageNode of Auto slot `ordinal`.
@@ -145,4 +149,65 @@ mod tests {
         assert_eq!(auto_ordinal("g", "h-storage-1"), None);
         assert_eq!(auto_ordinal("g", "g-gateway-1"), None);
     }
+}
+
+/// How the operator runs a GarageNode.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NodeShape {
+    /// A one-replica StatefulSet with its own volumes.
+    Managed,
+    /// A Garage process outside Kubernetes: no workload, only its layout role.
+    External {
+        /// The declared node ID.
+        node_id: NodeId,
+        /// `host:port` of its RPC endpoint.
+        address: String,
+    },
+}
+
+/// The shape of `node`, or the first field this operator version does not implement yet.
+pub fn shape(node: &GarageNode) -> Result<NodeShape, DesiredError> {
+    let spec = &node.spec;
+    if spec.backing == Some(NodeBacking::NodeLocalPool) {
+        return Err(DesiredError::Unsupported("spec.backing: NodeLocalPool"));
+    }
+    if spec.gateway == Some(true) {
+        return Err(DesiredError::Unsupported("spec.gateway"));
+    }
+    if spec.zone_from.is_some() {
+        return Err(DesiredError::Unsupported("spec.zoneFrom"));
+    }
+    if spec.public_endpoint.is_some() {
+        return Err(DesiredError::Unsupported("spec.publicEndpoint"));
+    }
+    if let Some(external) = &spec.external {
+        let node_id = spec
+            .node_id
+            .as_deref()
+            .map(str::to_ascii_lowercase)
+            .and_then(|id| id.parse::<NodeId>().ok())
+            .ok_or_else(|| DesiredError::Invalid {
+                field: "spec.nodeId",
+                message: "an external node needs its 64-hex Garage node ID".into(),
+            })?;
+        let port = external.port.unwrap_or(3901);
+        let host = if external.address.contains(':') {
+            format!("[{}]", external.address)
+        } else {
+            external.address.clone()
+        };
+        return Ok(NodeShape::External {
+            node_id,
+            address: format!("{host}:{port}"),
+        });
+    }
+    if spec
+        .storage
+        .as_ref()
+        .and_then(|s| s.data_paths.as_ref())
+        .is_some_and(|p| !p.is_empty())
+    {
+        return Err(DesiredError::Unsupported("spec.storage.dataPaths"));
+    }
+    Ok(NodeShape::Managed)
 }

@@ -13,7 +13,8 @@ use k8s_openapi::api::apps::v1::{
 use k8s_openapi::api::core::v1::{
     ConfigMapVolumeSource, Container, ContainerPort, EmptyDirVolumeSource, EnvFromSource, EnvVar,
     EnvVarSource, KeyToPath, ObjectFieldSelector, PersistentVolumeClaim, PersistentVolumeClaimSpec,
-    PodSpec, PodTemplateSpec, SecretVolumeSource, Volume, VolumeMount, VolumeResourceRequirements,
+    PersistentVolumeClaimVolumeSource, PodSpec, PodTemplateSpec, SecretVolumeSource, Volume,
+    VolumeMount, VolumeResourceRequirements,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
@@ -116,8 +117,16 @@ pub fn statefulset(i: NodeInputs<'_>) -> Result<StatefulSet, DesiredError> {
                 }),
                 ..Default::default()
             });
-        } else if volume.existing_claim.is_some() {
-            return Err(DesiredError::Unsupported("spec.storage.*.existingClaim"));
+        } else if let Some(claim) = volume.existing_claim.as_ref().filter(|c| !c.is_empty()) {
+            // A claim the user made: mounted as it is, never templated, resized or deleted.
+            volumes.push(Volume {
+                name: name.into(),
+                persistent_volume_claim: Some(PersistentVolumeClaimVolumeSource {
+                    claim_name: claim.clone(),
+                    read_only: None,
+                }),
+                ..Default::default()
+            });
         } else {
             claims.push(claim_template(name, volume, &pod_labels, &node_uid));
         }

@@ -10,9 +10,13 @@
 //! 2. 200 objects PUT through one pod's S3 endpoint read back through another;
 //! 3. five resyncs of the converged cluster make no API write;
 //! 4. a deleted storage pod comes back with the same Garage node ID;
-//! 5. 3 -> 4 adds exactly one role; 4 -> 3 is refused by admission (GC-S10, the old
+//! 5. two Manual GarageNodes (claim templates; emptyDir metadata and an existing claim) join
+//!    the layout beside the Auto group; the objects of step 2 read back;
+//! 6. 3 -> 4 adds exactly one role; 4 -> 3 is refused by admission (GC-S10, the old
 //!    generation is not prepared), and with the validating webhook removed the reconciler
-//!    still holds it with a condition and removes nothing.
+//!    still holds it with a condition and removes nothing;
+//! 7. with admission back, deleting the GarageCluster tears everything down through the
+//!    finalizers (no one touches one by hand) and leaves only the retained claims.
 //!
 //! `cargo test -p reconciler --test e2e`
 
@@ -22,7 +26,6 @@
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, anyhow, ensure};
@@ -197,19 +200,19 @@ async fn scenario(client: &Client, sim: &KubeSim) -> anyhow::Result<()> {
     // 3. Silence at steady state.
     tokio::time::sleep(RESYNC * 2).await;
     let before = snapshot(client).await?;
-    let writes = metrics.api_writes.load(Ordering::Relaxed);
-    let reconciles = metrics.reconciles.load(Ordering::Relaxed);
+    let writes = metrics.api_writes();
+    let reconciles = metrics.reconciles();
     tokio::time::sleep(RESYNC * 5 + Duration::from_secs(1)).await;
     let after = snapshot(client).await?;
-    let reconciled = metrics.reconciles.load(Ordering::Relaxed) - reconciles;
+    let reconciled = metrics.reconciles() - reconciles;
     ensure!(
         reconciled >= 5,
         "only {reconciled} reconciles in five resyncs"
     );
     ensure!(
-        metrics.api_writes.load(Ordering::Relaxed) == writes,
+        metrics.api_writes() == writes,
         "{} API writes at steady state",
-        metrics.api_writes.load(Ordering::Relaxed) - writes
+        metrics.api_writes() - writes
     );
     ensure!(
         before == after,
@@ -242,7 +245,29 @@ async fn scenario(client: &Client, sim: &KubeSim) -> anyhow::Result<()> {
     wait_ready(&clusters, Duration::from_secs(120)).await?;
     println!("pod restart kept node IDs");
 
-    // 5a. Scale up by one.
+    // 5. Two Manual GarageNodes join beside the Auto group: one on claim templates, one on
+    //    an emptyDir metadata volume and a claim the user made. The objects of step 2 read
+    //    back afterwards.
+    manual_nodes(client).await?;
+    wait_ready(&clusters, Duration::from_secs(180)).await?;
+    let layout = admin_client(client, sim, 0).await?.layout().await?;
+    ensure!(
+        layout.roles.len() == 5,
+        "expected 5 roles with the Manual nodes, got {}",
+        layout.roles.len()
+    );
+    for name in ["manual-a", "manual-b"] {
+        let st = gns.get(name).await?.status.unwrap_or_default();
+        let id = st.node_id.context("a Manual node without an ID")?;
+        ensure!(
+            layout.roles.iter().any(|r| r.id.as_str() == id),
+            "{name} has no role"
+        );
+    }
+    read_back(&admin, sim).await?;
+    println!("two Manual nodes joined (5 roles); every object reads back");
+
+    // 6a. Scale up by one.
     let version = admin_client(client, sim, 0).await?.layout().await?.version;
     scale(&clusters, 4).await?;
     wait_ready(&clusters, Duration::from_secs(180)).await?;
@@ -260,7 +285,7 @@ async fn scenario(client: &Client, sim: &KubeSim) -> anyhow::Result<()> {
     );
     println!("scale 3 -> 4 added one role in one version");
 
-    // 5b. Scale down is refused by admission: the old generation is not prepared.
+    // 6b. Scale down is refused by admission: the old generation is not prepared.
     let refused = scale(&clusters, 3)
         .await
         .err()
@@ -271,7 +296,7 @@ async fn scenario(client: &Client, sim: &KubeSim) -> anyhow::Result<()> {
     );
     println!("scale 4 -> 3 refused by admission: {refused:#}");
 
-    // 5c. Without the validating webhook the reconciler still holds it.
+    // 6c. Without the validating webhook the reconciler still holds it.
     Api::<ValidatingWebhookConfiguration>::all(client.clone())
         .delete(
             &format!("{}-validating", chart_tests::RELEASE),
@@ -308,6 +333,37 @@ async fn scenario(client: &Client, sim: &KubeSim) -> anyhow::Result<()> {
         "the fourth pod was removed"
     );
     println!("scale 4 -> 3 held, nothing removed");
+
+    // 7. Deleting the cluster, with admission back in place, tears the whole store down
+    //    without anyone touching a finalizer: every operator-made object goes, claims stay
+    //    (the default retention policy is Retain).
+    install_registrations(client, &base).await?;
+    let claims_before = claim_names(client).await?;
+    let t = Instant::now();
+    clusters.delete(NAME, &DeleteParams::default()).await?;
+    wait(
+        "the GarageCluster to be gone",
+        Duration::from_secs(240),
+        || async { Ok(clusters.get_opt(NAME).await?.is_none()) },
+    )
+    .await?;
+    let deleted_after = t.elapsed();
+    wait(
+        "no operator-made object left",
+        Duration::from_secs(60),
+        || async { Ok(leftovers(client).await?.is_empty()) },
+    )
+    .await
+    .map_err(|e| anyhow!("{e:#}"))?;
+    ensure!(
+        claim_names(client).await? == claims_before,
+        "claims changed on Destroy with the Retain policy"
+    );
+    println!(
+        "cluster deleted in {:.1}s; nothing left but the {} retained claims",
+        deleted_after.as_secs_f64(),
+        claims_before.len()
+    );
     rec.handle.abort();
     webhook.stop().await;
     Ok(())
@@ -500,6 +556,111 @@ async fn snapshot(client: &Client) -> anyhow::Result<BTreeMap<String, String>> {
     Ok(out)
 }
 
+/// Two user-written GarageNodes of the cluster.
+async fn manual_nodes(client: &Client) -> anyhow::Result<()> {
+    use k8s_openapi::api::core::v1::PersistentVolumeClaim;
+    let claim: PersistentVolumeClaim = serde_json::from_value(json!({
+        "metadata": {"name": "manual-b-data"},
+        "spec": {
+            "accessModes": ["ReadWriteOnce"],
+            "storageClassName": kubesim::STORAGE_CLASS,
+            "resources": {"requests": {"storage": "1Gi"}},
+        },
+    }))?;
+    Api::<PersistentVolumeClaim>::namespaced(client.clone(), NS)
+        .create(&PostParams::default(), &claim)
+        .await?;
+    let gns: Api<GarageNode> = Api::namespaced(client.clone(), NS);
+    for (name, zone, storage) in [
+        (
+            "manual-a",
+            "zone-a",
+            json!({
+                "metadata": {"size": "100Mi", "storageClassName": kubesim::STORAGE_CLASS},
+                "data": {"size": "1Gi", "storageClassName": kubesim::STORAGE_CLASS},
+            }),
+        ),
+        (
+            "manual-b",
+            "zone-b",
+            json!({
+                "metadata": {"type": "EmptyDir", "size": "100Mi"},
+                "data": {"existingClaim": "manual-b-data"},
+            }),
+        ),
+    ] {
+        let gn: GarageNode = serde_json::from_value(json!({
+            "apiVersion": "garage.rajsingh.info/v1beta1", "kind": "GarageNode",
+            "metadata": {"name": name},
+            "spec": {
+                "clusterRef": {"name": NAME},
+                "zone": zone,
+                "capacity": "1Gi",
+                "storage": storage,
+            },
+        }))?;
+        gns.create(&PostParams::default(), &gn)
+            .await
+            .with_context(|| format!("creating GarageNode {name}"))?;
+    }
+    Ok(())
+}
+
+/// Names of the claims in the namespace.
+async fn claim_names(client: &Client) -> anyhow::Result<Vec<String>> {
+    use k8s_openapi::api::core::v1::PersistentVolumeClaim;
+    let mut names: Vec<String> = Api::<PersistentVolumeClaim>::namespaced(client.clone(), NS)
+        .list(&ListParams::default())
+        .await?
+        .items
+        .iter()
+        .map(ResourceExt::name_any)
+        .collect();
+    names.sort();
+    Ok(names)
+}
+
+/// Every object of a kind the operator writes that is still in the namespace.
+async fn leftovers(client: &Client) -> anyhow::Result<Vec<String>> {
+    let mut left: Vec<String> = snapshot(client).await?.into_keys().collect();
+    for p in Api::<Pod>::namespaced(client.clone(), NS)
+        .list(&ListParams::default())
+        .await?
+        .items
+    {
+        left.push(format!("Pod/{}", p.name_any()));
+    }
+    // The namespace's own ConfigMap is the API server's, not the operator's.
+    left.retain(|k| k != "ConfigMap/kube-root-ca.crt");
+    Ok(left)
+}
+
+/// The 200 objects of [`s3_round_trip`], read through another pod.
+async fn read_back(admin: &AdminClient, sim: &KubeSim) -> anyhow::Result<()> {
+    use garage_fixture::s3::Objects;
+    let listed = admin.list_keys().await?;
+    let id = &listed
+        .iter()
+        .find(|k| k.name == "e2e")
+        .context("the e2e key is gone")?
+        .id;
+    let key = admin.key_info(garage_admin::Lookup::Id(id), true).await?;
+    let secret = key.secret_access_key.as_deref().context("no secret")?;
+    let ip = sim.pod_ip(NS, "garage-storage-2-0").context("no pod ip")?;
+    let objects = Objects::new("e2e", &key.access_key_id, secret)?;
+    for (name, body) in e2e_objects() {
+        let got = objects.get(&format!("http://{ip}:3900"), &name).await?;
+        ensure!(got == body, "object {name} changed");
+    }
+    Ok(())
+}
+
+fn e2e_objects() -> Vec<(String, Vec<u8>)> {
+    (0..200)
+        .map(|i| (format!("obj-{i}"), format!("object {i}").into_bytes()))
+        .collect()
+}
+
 async fn s3_round_trip(admin: &AdminClient, sim: &KubeSim) -> anyhow::Result<()> {
     use garage_fixture::s3::Objects;
     let key = admin
@@ -532,9 +693,7 @@ async fn s3_round_trip(admin: &AdminClient, sim: &KubeSim) -> anyhow::Result<()>
             .context("no pod ip")?;
         Ok(format!("http://{ip}:3900"))
     };
-    let objects: Vec<(String, Vec<u8>)> = (0..200)
-        .map(|i| (format!("obj-{i}"), format!("object {i}").into_bytes()))
-        .collect();
+    let objects = e2e_objects();
     Objects::new("e2e", &key.access_key_id, secret)?
         .round_trip(&endpoint(0)?, &endpoint(1)?, &objects)
         .await?;

@@ -154,16 +154,21 @@ impl Reconciler {
             .context("reading the reconciler's /metrics")?
             .text()
             .await?;
+        // A counter with labels has one line per label set; the figure is their sum.
         let value = |name: &str| -> u64 {
             text.lines()
-                .find_map(|l| l.strip_prefix(name)?.trim().parse().ok())
-                .unwrap_or(0)
+                .filter(|l| {
+                    l.strip_prefix(name)
+                        .is_some_and(|rest| rest.starts_with(' ') || rest.starts_with('{'))
+                })
+                .filter_map(|l| l.rsplit(' ').next()?.trim().parse::<u64>().ok())
+                .sum()
         };
         Ok(Counters {
-            reconciles: value("garage_reconciler_reconciles_total "),
-            errors: value("garage_reconciler_errors_total "),
-            writes: value("garage_reconciler_api_writes_total "),
-            layout_applies: value("garage_reconciler_layout_applies_total "),
+            reconciles: value("garage_reconciler_reconciles_total"),
+            errors: value("garage_reconciler_failures_total"),
+            writes: value("garage_reconciler_api_writes_total"),
+            layout_applies: value("garage_reconciler_layout_applies_total"),
         })
     }
 

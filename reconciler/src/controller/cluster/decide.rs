@@ -1,0 +1,406 @@
+//! The GarageCluster decision: a pure function of [`Observed`] and the cluster's settings.
+//! It chooses the objects to ensure, the Auto members to create, the peers to reconnect, the
+//! one layout change of this pass, the status and conditions, and when to look again.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::Service;
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use kube::ResourceExt;
+use shared_types::common::ClusterPhase;
+use shared_types::conditions::{cluster as cc, common, reason};
+use shared_types::garage_cluster::common::ClusterHealth as HealthStatusField;
+use shared_types::garage_cluster::v1beta2::{GarageClusterStatus, NodeStatus};
+use shared_types::garage_node::GarageNode;
+
+use super::members::{self, MemberView};
+use super::observe::{GarageView, Observed};
+use crate::controller::Config;
+use crate::controller::conditions::Desired;
+use crate::controller::events::Note;
+use crate::desired::config::ConfigRevision;
+use crate::desired::{DesiredError, Settings, config, labels, nodes, pdb, secrets, services};
+use crate::garage::{HealthStatus, RoleChange};
+use crate::layout::{self, HoldReason, Plan};
+
+/// A layout version to stage and apply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LayoutChange {
+    /// Changes to stage now.
+    pub stage: Vec<RoleChange>,
+    /// Every change the apply must commit.
+    pub intended: Vec<RoleChange>,
+    /// The version to apply.
+    pub version: u64,
+    /// True for the first storage version.
+    pub bootstrap: bool,
+}
+
+/// Everything one pass does, decided before anything is written.
+#[derive(Debug, Clone)]
+pub struct Decision {
+    /// Generate the RPC secret Secret when it does not exist.
+    pub rpc_secret: bool,
+    /// Generate the admin token Secret when it does not exist.
+    pub admin_token: bool,
+    /// The config revision to publish.
+    pub config: ConfigRevision,
+    /// Services to ensure.
+    pub services: Vec<Service>,
+    /// The storage PDB to ensure.
+    pub pdb: Option<PodDisruptionBudget>,
+    /// Generated GarageNodes to converge (existing slots).
+    pub update_nodes: Vec<GarageNode>,
+    /// Generated GarageNodes to create (new slots).
+    pub create_nodes: Vec<GarageNode>,
+    /// `id@host:port` of members Garage does not see up.
+    pub reconnect: Vec<String>,
+    /// The layout change of this pass.
+    pub layout: Option<LayoutChange>,
+    /// Status to publish (conditions merged by act).
+    pub status: GarageClusterStatus,
+    /// Conditions this controller owns.
+    pub conditions: Vec<Desired>,
+    /// Events to publish.
+    pub notes: Vec<Note>,
+    /// When to look again.
+    pub requeue: Duration,
+}
+
+/// Condition types the cluster controller owns.
+pub const OWNED: &[&str] = &[
+    common::CONDITION_READY,
+    cc::CONDITION_STORAGE_SCALE_DOWN_BLOCKED,
+    cc::CONDITION_STORAGE_TOPOLOGY_READY,
+];
+
+/// The decision for a live cluster with valid settings.
+pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, DesiredError> {
+    let cluster = o.cluster.as_ref();
+    let rpc = secrets::rpc_secret_source(cluster, s);
+    let admin = secrets::admin_token_source(cluster, s);
+    let config = config::revision(cluster, s)?;
+    let services = vec![services::headless(cluster, s)?, services::api(cluster, s)?];
+    let pdb = pdb::storage_pdb(cluster, s)?;
+
+    let update_nodes = o
+        .generated
+        .keys()
+        .filter(|o| **o < s.replicas)
+        .map(|ordinal| nodes::auto_storage_node(cluster, s, *ordinal))
+        .collect::<Result<Vec<_>, _>>()?;
+    let extra: Vec<String> = o
+        .generated
+        .iter()
+        .filter(|(o, _)| **o >= s.replicas)
+        .map(|(_, gn)| gn.name_any())
+        .collect();
+    let mut views: Vec<MemberView> = o
+        .generated
+        .iter()
+        .filter(|(ordinal, _)| **ordinal < s.replicas)
+        .filter_map(|(_, gn)| members::member(gn, &o.pods, s, true))
+        .collect();
+    let mut unsupported: Vec<String> = Vec::new();
+    let mut user: Vec<&GarageNode> = o.user_nodes.iter().collect();
+    user.sort_by_key(|n| n.name_any());
+    for gn in user {
+        if gn.metadata.deletion_timestamp.is_some() {
+            continue;
+        }
+        match members::member(gn, &o.pods, s, false) {
+            Some(view) => views.push(view),
+            None => unsupported.push(gn.name_any()),
+        }
+    }
+    let layout_members: Vec<layout::Member> = views.iter().map(|v| v.member.clone()).collect();
+
+    // Garage: which members hold their role, which are up, and the plan.
+    let mut in_layout: BTreeMap<String, bool> = BTreeMap::new();
+    let mut connected: BTreeMap<String, bool> = BTreeMap::new();
+    let mut reconnect = Vec::new();
+    let mut plan = None;
+    let mut garage_error = None;
+    let read = match &o.garage {
+        GarageView::Read(read) => Some(read.as_ref()),
+        GarageView::Unavailable(why) => {
+            garage_error = Some(why.clone());
+            None
+        }
+    };
+    if let Some(read) = read {
+        for v in &views {
+            let Some(id) = &v.member.node_id else {
+                continue;
+            };
+            let placed = read.layout.role(id).is_some_and(|r| {
+                r.zone == v.member.role.zone
+                    && r.capacity == Some(v.member.role.capacity)
+                    && layout::tags::same_multiset(&r.tags, &v.member.role.tags)
+            });
+            in_layout.insert(v.member.name.clone(), placed);
+            let up = read.status.nodes.iter().any(|n| &n.id == id && n.is_up);
+            connected.insert(v.member.name.clone(), up);
+            if !up && let Some(address) = &v.rpc_address {
+                reconnect.push(format!("{id}@{address}"));
+            }
+        }
+        plan = Some(layout::plan_layout(&layout::Observed {
+            replication_factor: s.replication_factor,
+            members: &layout_members,
+            layout: &read.layout,
+            history: &read.history,
+        }));
+    }
+    let layout_change = match &plan {
+        Some(Plan::Apply {
+            stage,
+            intended,
+            apply_version,
+            bootstrap,
+        }) => Some(LayoutChange {
+            stage: stage.clone(),
+            intended: intended.clone(),
+            version: *apply_version,
+            bootstrap: *bootstrap,
+        }),
+        _ => None,
+    };
+    let mut notes = Vec::new();
+    if let Some(Plan::Hold { message, reason: r }) = &plan
+        && matches!(
+            r,
+            HoldReason::ForeignStagedChanges | HoldReason::IdentityCollision
+        )
+    {
+        notes.push(Note::warning(
+            hold_reason(*r),
+            "HoldLayout",
+            message.clone(),
+        ));
+    }
+
+    // Auto membership: every slot at bootstrap, then one at a time once the topology settled.
+    let placed = |name: &str| in_layout.get(name) == Some(&true);
+    let bootstrap =
+        o.generated.is_empty() || read.is_some() && views.iter().all(|v| !placed(&v.member.name));
+    let topology_ready =
+        matches!(plan, Some(Plan::Converged)) && views.iter().all(|v| placed(&v.member.name));
+    let missing: Vec<u32> = (0..s.replicas)
+        .filter(|o2| !o.generated.contains_key(o2))
+        .collect();
+    let create: Vec<u32> = if bootstrap && garage_error.is_none() || o.generated.is_empty() {
+        missing.clone()
+    } else if topology_ready {
+        missing.iter().copied().take(1).collect()
+    } else {
+        Vec::new()
+    };
+    let create_nodes = create
+        .iter()
+        .map(|ordinal| nodes::auto_storage_node(cluster, s, *ordinal))
+        .collect::<Result<Vec<_>, _>>()?;
+
+    // Conditions.
+    let ready_members = views.iter().filter(|v| v.ready).count();
+    let identified = views
+        .iter()
+        .filter(|v| v.ready && v.member.node_id.is_some())
+        .count();
+    let all_in_layout = !views.is_empty() && views.iter().all(|v| placed(&v.member.name));
+    let healthy = read
+        .and_then(|r| r.health.as_ref())
+        .is_some_and(|h| h.status == HealthStatus::Healthy);
+    let wanted_members = views.len() + missing.len();
+    let (ready, ready_reason, ready_message) = if !unsupported.is_empty() {
+        (
+            false,
+            reason::REASON_UNSUPPORTED,
+            format!(
+                "GarageNodes {} use a shape this operator version does not run; see their conditions",
+                unsupported.join(", ")
+            ),
+        )
+    } else if wanted_members == 0 {
+        (
+            false,
+            reason::REASON_WAITING_FOR_MEMBERS,
+            "the storage tier has no members: add GarageNodes (Manual) or set spec.storage.replicas".into(),
+        )
+    } else if identified < wanted_members {
+        (
+            false,
+            reason::REASON_NOT_ALL_REPLICAS_READY,
+            format!("{identified} of {wanted_members} storage members run with a known node ID"),
+        )
+    } else if let Some(Plan::Hold { reason: r, message }) = &plan {
+        (false, hold_reason(*r), message.clone())
+    } else if !all_in_layout || !missing.is_empty() {
+        (
+            false,
+            reason::REASON_STORAGE_TOPOLOGY_NOT_READY,
+            "storage members are joining the layout".into(),
+        )
+    } else if !extra.is_empty() {
+        (
+            false,
+            reason::REASON_ROLE_REMOVAL_UNAVAILABLE,
+            "a scale-down is held; see StorageScaleDownBlocked".into(),
+        )
+    } else if let Some(e) = &garage_error {
+        (false, reason::REASON_GARAGE_API_ERROR, e.clone())
+    } else if !healthy {
+        (
+            false,
+            reason::REASON_LAYOUT_NOT_READY,
+            format!(
+                "Garage reports {:?}",
+                read.and_then(|r| r.health.as_ref())
+                    .map(|h| h.status.clone())
+            ),
+        )
+    } else {
+        (true, reason::REASON_CLUSTER_READY, String::new())
+    };
+    let topology_converged = all_in_layout && missing.is_empty();
+    let mut conditions = vec![
+        Desired {
+            type_: common::CONDITION_READY,
+            status: ready,
+            reason: ready_reason,
+            message: ready_message,
+        },
+        Desired {
+            type_: cc::CONDITION_STORAGE_TOPOLOGY_READY,
+            status: topology_converged,
+            reason: if topology_converged {
+                reason::REASON_CONVERGED
+            } else {
+                reason::REASON_ADDING_MEMBERS
+            },
+            message: String::new(),
+        },
+    ];
+    if !extra.is_empty() {
+        conditions.push(Desired {
+            type_: cc::CONDITION_STORAGE_SCALE_DOWN_BLOCKED,
+            status: true,
+            reason: reason::REASON_ROLE_REMOVAL_UNAVAILABLE,
+            message: format!(
+                "spec.storage.replicas is {} but {} stay: removing a storage role needs a prepared deletion with a drain proof, which this operator version does not implement; no role, pod or volume was removed. Restore replicas to {} to clear this",
+                s.replicas,
+                extra.join(", "),
+                s.replicas as usize + extra.len()
+            ),
+        });
+    }
+
+    // Status.
+    let mut status = o.cluster.status.clone().unwrap_or_default();
+    let auto_ready = views.iter().filter(|v| v.generated && v.ready).count();
+    let desired_count = i32::try_from(s.replicas).unwrap_or(i32::MAX);
+    let ready_count = i32::try_from(auto_ready).unwrap_or(i32::MAX);
+    status.replicas = Some(desired_count);
+    status.storage_replicas = Some(desired_count);
+    status.scale_replicas = Some(desired_count);
+    status.ready_replicas = Some(ready_count);
+    status.storage_ready_replicas = Some(ready_count);
+    status.scale_selector = Some(labels::selector_string(&labels::api_selector(&s.name)));
+    status.selector = status.scale_selector.clone();
+    status.phase = Some(if ready_members == 0 {
+        ClusterPhase::Pending
+    } else if ready_members < wanted_members {
+        ClusterPhase::Degraded
+    } else {
+        ClusterPhase::Running
+    });
+    if let Some(r) = read {
+        status.layout_version = Some(i64::try_from(r.layout.version).unwrap_or(i64::MAX));
+    }
+    status.nodes = Some(
+        views
+            .iter()
+            .map(|v| NodeStatus {
+                node_id: v.member.node_id.as_ref().map(ToString::to_string),
+                pod_name: (!v.external).then(|| crate::names::node_pod(&v.member.name)),
+                zone: Some(v.member.role.zone.clone()),
+                capacity: Some(Quantity(v.member.role.capacity.to_string())),
+                connected: connected.get(&v.member.name).copied(),
+                gateway: Some(false),
+                tier: Some("storage".into()),
+                ..Default::default()
+            })
+            .collect(),
+    );
+    if let Some(h) = read.and_then(|r| r.health.as_ref()) {
+        status.health = Some(HealthStatusField {
+            status: Some(format!("{:?}", h.status).to_ascii_lowercase()),
+            healthy: Some(h.status == HealthStatus::Healthy),
+            available: Some(h.status != HealthStatus::Unavailable),
+            known_nodes: i64::try_from(h.known_nodes).ok(),
+            connected_nodes: i64::try_from(h.connected_nodes).ok(),
+            storage_nodes: i64::try_from(h.storage_nodes).ok(),
+            storage_nodes_ok: i64::try_from(h.storage_nodes_up).ok(),
+            partitions: i64::try_from(h.partitions).ok(),
+            partitions_quorum: i64::try_from(h.partitions_quorum).ok(),
+            partitions_all_ok: i64::try_from(h.partitions_all_ok).ok(),
+        });
+    }
+
+    let converged = ready && extra.is_empty() && create.is_empty() && layout_change.is_none();
+    let requeue = if layout_change.is_some() || !create.is_empty() {
+        Duration::from_millis(500)
+    } else if converged || !extra.is_empty() && ready_members >= wanted_members && topology_ready {
+        t.resync
+    } else {
+        t.short_requeue
+    };
+    Ok(Decision {
+        rpc_secret: rpc.generated,
+        admin_token: admin.generated,
+        config,
+        services,
+        pdb,
+        update_nodes,
+        create_nodes,
+        reconnect,
+        layout: layout_change,
+        status,
+        conditions,
+        notes,
+        requeue,
+    })
+}
+
+/// The condition a cluster whose settings cannot be used reports; nothing else happens.
+pub fn refuse(
+    o: &Observed,
+    e: &DesiredError,
+    t: &Config,
+) -> (GarageClusterStatus, Vec<Desired>, Duration) {
+    let mut status = o.cluster.status.clone().unwrap_or_default();
+    let (reason, phase) = match e {
+        DesiredError::Unsupported(_) => (reason::REASON_UNSUPPORTED, ClusterPhase::Pending),
+        _ => (reason::REASON_VALIDATION_FAILED, ClusterPhase::Failed),
+    };
+    status.phase = Some(phase);
+    let wanted = vec![Desired {
+        type_: common::CONDITION_READY,
+        status: false,
+        reason,
+        message: e.to_string(),
+    }];
+    (status, wanted, t.resync)
+}
+
+fn hold_reason(r: HoldReason) -> &'static str {
+    match r {
+        HoldReason::ForeignStagedChanges => reason::REASON_FOREIGN_STAGED_CHANGES,
+        HoldReason::IdentityCollision => reason::REASON_IDENTITY_COLLISION,
+        HoldReason::HistoryNotSettled | HoldReason::WaitingForMembers => {
+            reason::REASON_LAYOUT_NOT_READY
+        }
+    }
+}

@@ -1,0 +1,101 @@
+//! The storage members of one GarageCluster, computed from its GarageNodes and their pods:
+//! what the layout coordinator plans for, and what status reports. Pure.
+
+use k8s_openapi::api::core::v1::Pod;
+use kube::ResourceExt;
+use shared_types::garage_node::GarageNode;
+
+use crate::controller::garage_access::{is_ready, running_ip};
+use crate::desired::{Settings, nodes, quantity};
+use crate::garage::NodeId;
+use crate::layout::{self, DesiredRole, Member};
+use crate::names;
+
+/// One storage member and the facts about its process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemberView {
+    /// What the layout planner sees.
+    pub member: Member,
+    /// `host:port` other Garage nodes reach it at, when known.
+    pub rpc_address: Option<String>,
+    /// The member runs outside Kubernetes (`spec.external`).
+    pub external: bool,
+    /// Its pod is Ready (external members: always true, they have no pod).
+    pub ready: bool,
+    /// True for a generated Auto member.
+    pub generated: bool,
+}
+
+/// The member of `node`, with its pod among `pods`. `None` for a node of a shape this
+/// operator version does not run (the node controller reports it).
+pub fn member(
+    node: &GarageNode,
+    pods: &[Pod],
+    s: &Settings,
+    generated: bool,
+) -> Option<MemberView> {
+    let shape = nodes::shape(node).ok()?;
+    let name = node.name_any();
+    let status = node.status.clone().unwrap_or_default();
+    let tags = layout::tags::storage_role_tags(
+        &s.name,
+        &s.namespace,
+        &s.uid,
+        node.spec.tags.as_deref().unwrap_or_default(),
+    );
+    let capacity = node
+        .spec
+        .capacity
+        .as_ref()
+        .and_then(|q| quantity::to_bytes(&q.0))
+        .unwrap_or(s.capacity);
+    let role = DesiredRole {
+        zone: node.spec.zone.clone(),
+        capacity,
+        tags,
+    };
+    match shape {
+        nodes::NodeShape::External { node_id, address } => Some(MemberView {
+            member: Member {
+                name,
+                node_id: Some(node_id),
+                role,
+            },
+            rpc_address: Some(address),
+            external: true,
+            ready: true,
+            generated,
+        }),
+        nodes::NodeShape::Managed => {
+            let pod = pods.iter().find(|p| p.name_any() == names::node_pod(&name));
+            // An ID counts only while the pod it was read from is the one running now.
+            let proven = pod.is_some_and(|p| {
+                p.metadata.uid.is_some() && p.metadata.uid == status.observed_pod_uid
+            });
+            let node_id = status
+                .node_id
+                .as_deref()
+                .filter(|_| proven)
+                .and_then(|id| id.parse::<NodeId>().ok());
+            let rpc_address = pod.and_then(running_ip).map(|ip| {
+                let host = if ip.contains(':') {
+                    format!("[{ip}]")
+                } else {
+                    ip
+                };
+                format!("{host}:{}", s.rpc_port)
+            });
+            Some(MemberView {
+                member: Member {
+                    name,
+                    node_id,
+                    role,
+                },
+                rpc_address,
+                external: false,
+                ready: pod.is_some_and(is_ready),
+                generated,
+            })
+        }
+    }
+}

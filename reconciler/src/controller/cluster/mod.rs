@@ -1,0 +1,67 @@
+//! GarageCluster controller: secrets, config revision, Services, PDB, the generated
+//! GarageNodes of the Auto storage group, the layout of every storage member (it is the
+//! single writer of its cluster's layout), status, and the teardown finalizer.
+//!
+//! A pass is observe ([`observe`]) → decide ([`decide`], pure) → act ([`act`]).
+
+pub mod act;
+pub mod decide;
+pub mod members;
+pub mod observe;
+pub mod teardown;
+
+#[cfg(test)]
+mod tests;
+
+use std::sync::Arc;
+
+use kube::runtime::controller::Action;
+use kube::{Api, ResourceExt};
+use shared_types::garage_cluster::v1beta2::GarageCluster;
+use shared_types::keys::finalizer::FINALIZER_CLUSTER;
+
+use super::{Context, Error, finalizer};
+use crate::desired::Settings;
+
+/// The controller's name in metrics and logs.
+pub const CONTROLLER: &str = "garagecluster";
+
+/// One pass over a GarageCluster.
+pub async fn reconcile(cluster: Arc<GarageCluster>, ctx: Arc<Context>) -> Result<Action, Error> {
+    if cluster.metadata.deletion_timestamp.is_some() {
+        return teardown::run(&cluster, &ctx).await;
+    }
+    if !finalizer::has(cluster.as_ref(), FINALIZER_CLUSTER) {
+        let api: Api<GarageCluster> =
+            Api::namespaced(ctx.client.clone(), &cluster.namespace().unwrap_or_default());
+        finalizer::set(
+            &api,
+            &ctx.metrics,
+            cluster.as_ref(),
+            FINALIZER_CLUSTER,
+            true,
+        )
+        .await?;
+        // The write triggers the next pass with the finalizer in place.
+        return Ok(Action::await_change());
+    }
+    let settings = Settings::from_cluster(&cluster).map(|mut s| {
+        s.use_default_image(&cluster, ctx.config.default_garage_image.as_deref());
+        s
+    });
+    let observed = observe::observe(cluster.clone(), &settings, &ctx).await?;
+    let settings = match settings {
+        Ok(s) => s,
+        Err(e) => {
+            let (status, wanted, requeue) = decide::refuse(&observed, &e, &ctx.config);
+            act::publish(&cluster, &ctx, status, &wanted).await?;
+            return Ok(Action::requeue(requeue));
+        }
+    };
+    let decision = decide::decide(&observed, &settings, &ctx.config)?;
+    let requeue = decision.requeue;
+    if !act::act(&observed, &settings, decision, &ctx).await? {
+        return Ok(Action::await_change());
+    }
+    Ok(Action::requeue(requeue))
+}

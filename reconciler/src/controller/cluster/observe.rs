@@ -1,0 +1,147 @@
+//! Everything one GarageCluster pass decides from, read once: the cluster's storage members
+//! (generated and user-written GarageNodes), their pods, and what Garage reports through one
+//! of them. Nothing here writes.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::{Pod, Secret};
+use kube::api::ListParams;
+use kube::{Api, ResourceExt};
+use shared_types::garage_cluster::v1beta2::GarageCluster;
+use shared_types::garage_node::GarageNode;
+
+use crate::controller::garage_access::{admin_token, pod_client, running_ip};
+use crate::controller::{Context, Error};
+use crate::desired::{DesiredError, Settings, labels, nodes, secrets};
+use crate::garage::{AdminClient, ClusterHealth, ClusterLayout, ClusterStatus, LayoutHistory};
+
+/// What a pass over a live (not deleting) GarageCluster found.
+pub struct Observed {
+    /// The cluster as the controller's cache holds it.
+    pub cluster: Arc<GarageCluster>,
+    /// Generated Auto GarageNodes by ordinal.
+    pub generated: BTreeMap<u32, GarageNode>,
+    /// User-written GarageNodes that reference this cluster.
+    pub user_nodes: Vec<GarageNode>,
+    /// Pods of the cluster (by its `cluster` label).
+    pub pods: Vec<Pod>,
+    /// What Garage reports.
+    pub garage: GarageView,
+    /// Client of the pod that answered; act applies layouts and reconnects through it.
+    pub admin: Option<AdminClient>,
+}
+
+/// Garage as seen through one running storage pod.
+pub enum GarageView {
+    /// Nothing could be asked yet; the sentence says why.
+    Unavailable(String),
+    /// The reads of this pass.
+    Read(Box<GarageRead>),
+}
+
+/// One pod's answers.
+#[derive(Debug, Clone)]
+pub struct GarageRead {
+    /// `GetClusterStatus`.
+    pub status: ClusterStatus,
+    /// `GetClusterLayout`.
+    pub layout: ClusterLayout,
+    /// `GetClusterLayoutHistory`.
+    pub history: LayoutHistory,
+    /// `GetClusterHealth`, when it answered.
+    pub health: Option<ClusterHealth>,
+}
+
+/// Reads everything [`super::decide::decide`] needs.
+pub async fn observe(
+    cluster: Arc<GarageCluster>,
+    settings: &Result<Settings, DesiredError>,
+    ctx: &Context,
+) -> Result<Observed, Error> {
+    let ns = cluster.namespace().unwrap_or_default();
+    let name = cluster.name_any();
+    let uid = cluster.metadata.uid.clone().unwrap_or_default();
+    let gn_api: Api<GarageNode> = Api::namespaced(ctx.client.clone(), &ns);
+    let mut generated = BTreeMap::new();
+    let mut user_nodes = Vec::new();
+    for gn in gn_api.list(&ListParams::default()).await?.items {
+        if nodes::is_generated_by(&gn, &uid) {
+            if let Some(ordinal) = nodes::auto_ordinal(&name, &gn.name_any()) {
+                generated.insert(ordinal, gn);
+            }
+        } else if references(&gn, &name, &ns) {
+            user_nodes.push(gn);
+        }
+    }
+    let pods = Api::<Pod>::namespaced(ctx.client.clone(), &ns)
+        .list(
+            &ListParams::default()
+                .labels(&labels::selector_string(&labels::headless_selector(&name))),
+        )
+        .await?
+        .items;
+    let (garage, admin) = match settings {
+        Ok(s) => read_garage(&cluster, s, &pods, ctx).await?,
+        Err(e) => (GarageView::Unavailable(e.to_string()), None),
+    };
+    Ok(Observed {
+        cluster,
+        generated,
+        user_nodes,
+        pods,
+        garage,
+        admin,
+    })
+}
+
+/// True when `node` names the cluster `name` in namespace `ns` as its parent.
+pub fn references(node: &GarageNode, name: &str, ns: &str) -> bool {
+    node.spec.cluster_ref.name == name && node.parent_namespace() == ns
+}
+
+async fn read_garage(
+    cluster: &GarageCluster,
+    s: &Settings,
+    pods: &[Pod],
+    ctx: &Context,
+) -> Result<(GarageView, Option<AdminClient>), Error> {
+    let ns = cluster.namespace().unwrap_or_default();
+    let source = secrets::admin_token_source(cluster, s);
+    let secrets_api: Api<Secret> = Api::namespaced(ctx.client.clone(), &ns);
+    let Some(token) = admin_token(&secrets_api, &source).await? else {
+        return Ok((
+            GarageView::Unavailable(format!(
+                "admin token Secret {} is not readable yet",
+                source.name
+            )),
+            None,
+        ));
+    };
+    for ip in pods.iter().filter_map(running_ip) {
+        let Ok(admin) = pod_client(&ip, s.admin_port, &token, ctx.config.admin_timeout) else {
+            continue;
+        };
+        let Ok(status) = admin.cluster_status().await else {
+            continue;
+        };
+        let (layout, history) = match (admin.layout().await, admin.layout_history().await) {
+            (Ok(l), Ok(h)) => (l, h),
+            (Err(e), _) | (_, Err(e)) => {
+                return Ok((GarageView::Unavailable(e.to_string()), None));
+            }
+        };
+        let health = admin.cluster_health().await.ok();
+        let read = GarageRead {
+            status,
+            layout,
+            history,
+            health,
+        };
+        return Ok((GarageView::Read(Box::new(read)), Some(admin)));
+    }
+    Ok((
+        GarageView::Unavailable("no storage pod answers on its Admin API yet".into()),
+        None,
+    ))
+}

@@ -1,0 +1,201 @@
+//! The GarageCluster finalizer: observes what of the store is left and carries out the
+//! [`machine::teardown`](crate::machine::teardown) step.
+
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::{ConfigMap, Secret, Service};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use kube::api::{DeleteParams, ListParams, PropagationPolicy};
+use kube::runtime::controller::Action;
+use kube::{Api, Resource, ResourceExt};
+use serde::de::DeserializeOwned;
+use shared_types::common::ClusterPhase;
+use shared_types::conditions::{common, reason};
+use shared_types::garage_cluster::v1beta2::GarageCluster;
+use shared_types::garage_node::GarageNode;
+use shared_types::keys::finalizer::FINALIZER_CLUSTER;
+use shared_types::keys::label;
+
+use super::act::publish;
+use super::observe::references;
+use crate::controller::conditions::Desired;
+use crate::controller::events::Note;
+use crate::controller::{Context, Error, finalizer};
+use crate::desired::is_controlled_by;
+use crate::machine::teardown::{self, Child, Phase};
+
+/// One teardown pass over a deleting cluster.
+pub async fn run(cluster: &GarageCluster, ctx: &Context) -> Result<Action, Error> {
+    if !finalizer::has(cluster, FINALIZER_CLUSTER) {
+        return Ok(Action::await_change());
+    }
+    let ns = cluster.namespace().unwrap_or_default();
+    let observed = observe(cluster, ctx).await?;
+    let phase = teardown::step(cluster.effective_deletion_policy(), &observed);
+    let client = &ctx.client;
+    let (message, notes) = match &phase {
+        Phase::Refused(why) => (
+            why.clone(),
+            vec![Note::warning(
+                reason::REASON_UNSUPPORTED,
+                "Teardown",
+                why.clone(),
+            )],
+        ),
+        Phase::DeleteNodes(names) => {
+            let api: Api<GarageNode> = Api::namespaced(client.clone(), &ns);
+            // Foreground: each GarageNode stays visible until its workload is gone.
+            let dp = DeleteParams {
+                propagation_policy: Some(PropagationPolicy::Foreground),
+                ..DeleteParams::default()
+            };
+            for name in names {
+                ctx.metrics.wrote();
+                match api.delete(name, &dp).await {
+                    Ok(_) => {}
+                    Err(kube::Error::Api(e)) if e.code == 404 => {}
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            ctx.metrics.step("teardown", "delete_nodes");
+            let m = format!("deleting GarageNodes {}", names.join(", "));
+            (
+                m.clone(),
+                vec![Note::normal(reason::REASON_DELETING, "DeleteNodes", m)],
+            )
+        }
+        Phase::WaitForNodes(names) => (
+            format!("waiting for {} to finish deleting", names.join(", ")),
+            Vec::new(),
+        ),
+        Phase::DeleteOwned(children) => {
+            for child in children {
+                delete_owned(ctx, &ns, child).await?;
+            }
+            ctx.metrics.step("teardown", "delete_owned");
+            (
+                "removing the cluster's Services, ConfigMaps, Secrets and PDB".into(),
+                Vec::new(),
+            )
+        }
+        Phase::Done => {
+            let api: Api<GarageCluster> = Api::namespaced(client.clone(), &ns);
+            finalizer::set(&api, &ctx.metrics, cluster, FINALIZER_CLUSTER, false).await?;
+            ctx.metrics.step("teardown", "release");
+            ctx.events
+                .publish(
+                    cluster,
+                    &[Note::normal(
+                        reason::REASON_DELETING,
+                        "Teardown",
+                        "every object of the store is gone; finalizer released".into(),
+                    )],
+                )
+                .await;
+            return Ok(Action::await_change());
+        }
+    };
+    ctx.events.publish(cluster, &notes).await;
+    let mut status = cluster.status.clone().unwrap_or_default();
+    status.phase = Some(ClusterPhase::Deleting);
+    let wanted = [Desired {
+        type_: common::CONDITION_READY,
+        status: false,
+        reason: if matches!(phase, Phase::Refused(_)) {
+            reason::REASON_UNSUPPORTED
+        } else {
+            reason::REASON_DELETING
+        },
+        message,
+    }];
+    publish(cluster, ctx, status, &wanted).await?;
+    Ok(Action::requeue(match phase {
+        Phase::Refused(_) => ctx.config.resync,
+        _ => ctx.config.short_requeue.min(Duration::from_secs(2)),
+    }))
+}
+
+async fn observe(cluster: &GarageCluster, ctx: &Context) -> Result<teardown::Observed, Error> {
+    let ns = cluster.namespace().unwrap_or_default();
+    let name = cluster.name_any();
+    let uid = cluster.metadata.uid.clone().unwrap_or_default();
+    let nodes = Api::<GarageNode>::namespaced(ctx.client.clone(), &ns)
+        .list(&ListParams::default())
+        .await?
+        .items
+        .into_iter()
+        .filter(|gn| references(gn, &name, &ns) || is_controlled_by(gn, &uid))
+        .map(|gn| child("GarageNode", &gn))
+        .collect();
+    let selector = ListParams::default().labels(&format!("{}={name}", label::LABEL_CLUSTER));
+    let mut owned = Vec::new();
+    owned.extend(owned_of::<Service>(ctx, &ns, &uid, &selector, "Service").await?);
+    owned.extend(owned_of::<ConfigMap>(ctx, &ns, &uid, &selector, "ConfigMap").await?);
+    owned.extend(owned_of::<Secret>(ctx, &ns, &uid, &selector, "Secret").await?);
+    owned.extend(
+        owned_of::<PodDisruptionBudget>(ctx, &ns, &uid, &selector, "PodDisruptionBudget").await?,
+    );
+    Ok(teardown::Observed { nodes, owned })
+}
+
+fn child<K: Resource>(kind: &'static str, object: &K) -> Child {
+    Child {
+        kind,
+        name: object.meta().name.clone().unwrap_or_default(),
+        deleting: object.meta().deletion_timestamp.is_some(),
+    }
+}
+
+/// Objects of kind `K` labelled for the cluster and controlled by exactly its UID; a
+/// same-labelled object someone else controls is never touched.
+async fn owned_of<K>(
+    ctx: &Context,
+    ns: &str,
+    uid: &str,
+    selector: &ListParams,
+    kind: &'static str,
+) -> Result<Vec<Child>, Error>
+where
+    K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
+        + Clone
+        + DeserializeOwned
+        + std::fmt::Debug,
+{
+    Ok(Api::<K>::namespaced(ctx.client.clone(), ns)
+        .list(selector)
+        .await?
+        .items
+        .iter()
+        .filter(|o| is_controlled_by(*o, uid))
+        .map(|o| child(kind, o))
+        .collect())
+}
+
+async fn delete_owned(ctx: &Context, ns: &str, c: &Child) -> Result<(), Error> {
+    let client = ctx.client.clone();
+    let dp = DeleteParams::background();
+    ctx.metrics.wrote();
+    let result = match c.kind {
+        "Service" => Api::<Service>::namespaced(client, ns)
+            .delete(&c.name, &dp)
+            .await
+            .map(|_| ()),
+        "ConfigMap" => Api::<ConfigMap>::namespaced(client, ns)
+            .delete(&c.name, &dp)
+            .await
+            .map(|_| ()),
+        "Secret" => Api::<Secret>::namespaced(client, ns)
+            .delete(&c.name, &dp)
+            .await
+            .map(|_| ()),
+        _ => Api::<PodDisruptionBudget>::namespaced(client, ns)
+            .delete(&c.name, &dp)
+            .await
+            .map(|_| ()),
+    };
+    match result {
+        Ok(()) => Ok(()),
+        Err(kube::Error::Api(e)) if e.code == 404 => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}

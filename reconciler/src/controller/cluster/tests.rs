@@ -1,0 +1,328 @@
+//! Table tests of the GarageCluster decision: no API server, no Garage.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use kube::ResourceExt;
+use shared_types::conditions::reason;
+use shared_types::garage_cluster::common::LayoutPolicy;
+use shared_types::garage_cluster::v1beta2::GarageCluster;
+use shared_types::garage_node::{ExternalNodeConfig, GarageNode};
+
+use super::decide::{Decision, OWNED, decide, refuse};
+use super::observe::{GarageRead, GarageView, Observed};
+use crate::controller::conditions;
+use crate::controller::fixtures::*;
+use crate::desired::DesiredError;
+use crate::garage::{NodeId, RoleChange};
+use crate::layout::tags::storage_role_tags;
+
+/// A cluster of three Auto members, each with a running pod; `ids` says which are known.
+fn auto(
+    c: &GarageCluster,
+    known: &[bool],
+) -> (
+    BTreeMap<u32, GarageNode>,
+    Vec<k8s_openapi::api::core::v1::Pod>,
+) {
+    let mut generated = BTreeMap::new();
+    let mut pods = Vec::new();
+    for (i, k) in known.iter().enumerate() {
+        let ordinal = u32::try_from(i).unwrap();
+        let gn = generated_node(c, ordinal, *k);
+        pods.push(pod(&gn.name_any(), 10 + ordinal as u8, "sts"));
+        generated.insert(ordinal, gn);
+    }
+    (generated, pods)
+}
+
+fn generated_node(c: &GarageCluster, ordinal: u32, known: bool) -> GarageNode {
+    generated(c, ordinal, known.then(|| id(ordinal as u8)))
+}
+
+/// The role the cluster wants for member `name` with identity `n`.
+fn auto_role(name: &str, n: &NodeId) -> serde_json::Value {
+    let tags = storage_role_tags("garage", "ns", "uid-1", &[format!("{name}-0")]);
+    role(n, "default", 1 << 30, &tags)
+}
+
+fn observed(
+    c: GarageCluster,
+    generated: BTreeMap<u32, GarageNode>,
+    user_nodes: Vec<GarageNode>,
+    pods: Vec<k8s_openapi::api::core::v1::Pod>,
+    garage: GarageView,
+) -> Observed {
+    Observed {
+        cluster: Arc::new(c),
+        generated,
+        user_nodes,
+        pods,
+        garage,
+        admin: None,
+    }
+}
+
+fn read(layout: crate::garage::ClusterLayout, up: &[&NodeId], health: bool) -> GarageView {
+    let version = layout.version;
+    GarageView::Read(Box::new(GarageRead {
+        status: status(version, up),
+        history: settled(version),
+        layout,
+        health: health.then(|| healthy(3)),
+    }))
+}
+
+fn ready(d: &Decision) -> (bool, &'static str) {
+    ready_of(&d.conditions)
+}
+
+/// A converged three-member cluster: every role in place, everyone up, healthy.
+fn converged() -> Observed {
+    let c = cluster(3);
+    let (generated, pods) = auto(&c, &[true, true, true]);
+    let roles: Vec<_> = (0..3u8)
+        .map(|n| auto_role(&format!("garage-storage-{n}"), &id(n)))
+        .collect();
+    let ids = [id(0), id(1), id(2)];
+    let up: Vec<&NodeId> = ids.iter().collect();
+    observed(
+        c,
+        generated,
+        vec![],
+        pods,
+        read(layout(1, &roles, &[]), &up, true),
+    )
+}
+
+#[test]
+fn creation_makes_every_slot_and_the_secrets_at_once() {
+    let c = cluster(3);
+    let o = observed(
+        c,
+        BTreeMap::new(),
+        vec![],
+        vec![],
+        GarageView::Unavailable("admin token Secret garage-admin-token is not readable yet".into()),
+    );
+    let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
+    assert!(d.rpc_secret && d.admin_token);
+    let names: Vec<String> = d.create_nodes.iter().map(|n| n.name_any()).collect();
+    assert_eq!(
+        names,
+        ["garage-storage-0", "garage-storage-1", "garage-storage-2"]
+    );
+    assert_eq!(d.services.len(), 2);
+    assert!(d.layout.is_none());
+    assert_eq!(ready(&d), (false, reason::REASON_NOT_ALL_REPLICAS_READY));
+    assert_eq!(d.requeue, Duration::from_millis(500));
+}
+
+#[test]
+fn bootstrap_applies_every_known_member_in_one_version() {
+    let c = cluster(3);
+    let (generated, pods) = auto(&c, &[true, true, true]);
+    let o = observed(
+        c,
+        generated,
+        vec![],
+        pods,
+        read(layout(0, &[], &[]), &[], false),
+    );
+    let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
+    let change = d.layout.expect("a layout change");
+    assert!(change.bootstrap);
+    assert_eq!((change.version, change.intended.len()), (1, 3));
+    assert!(d.create_nodes.is_empty());
+    // Garage does not see the members yet: each is pointed at its pod address.
+    assert_eq!(d.reconnect.len(), 3);
+    assert!(
+        d.reconnect[0].ends_with("@198.18.0.10:3901"),
+        "{:?}",
+        d.reconnect
+    );
+}
+
+#[test]
+fn steady_state_changes_nothing_and_publishes_the_same_status() {
+    let mut o = converged();
+    let s = settings(&o.cluster);
+    let d = decide(&o, &s, &timing()).unwrap();
+    assert!(d.create_nodes.is_empty() && d.layout.is_none() && d.reconnect.is_empty());
+    assert_eq!(ready(&d), (true, reason::REASON_CLUSTER_READY));
+    assert_eq!(d.requeue, timing().resync);
+    assert!(d.notes.is_empty(), "a converged pass publishes no Event");
+    // Feed the published status back: the next decision yields the identical status, so
+    // act's comparison writes nothing.
+    let mut published = d.status.clone();
+    published.observed_generation = o.cluster.metadata.generation;
+    published.conditions = Some(conditions::merge(None, &d.conditions, OWNED, Some(1)));
+    let mut c = (*o.cluster).clone();
+    c.status = Some(published.clone());
+    o.cluster = Arc::new(c);
+    let again = decide(&o, &s, &timing()).unwrap();
+    let mut next = again.status.clone();
+    next.observed_generation = Some(1);
+    next.conditions = Some(conditions::merge(
+        published.conditions.as_deref(),
+        &again.conditions,
+        OWNED,
+        Some(1),
+    ));
+    assert_eq!(next, published);
+}
+
+#[test]
+fn a_manual_node_joins_through_the_same_coordinator() {
+    let mut o = converged();
+    let m = manual("manual-a", Some(id(9)));
+    o.pods.push(pod("manual-a", 30, "sts-m"));
+    o.user_nodes.push(m);
+    let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
+    let change = d.layout.clone().expect("the manual member is added");
+    let tags = storage_role_tags("garage", "ns", "uid-1", &[]);
+    assert_eq!(
+        change.intended,
+        vec![RoleChange::storage(
+            id(9),
+            String::from("zone-m"),
+            2 << 30,
+            tags
+        )]
+    );
+    assert!(!change.bootstrap);
+    assert!(!ready(&d).0);
+    let statuses = d.status.nodes.unwrap();
+    assert_eq!(statuses.len(), 4);
+    assert_eq!(statuses[3].pod_name.as_deref(), Some("manual-a-0"));
+}
+
+#[test]
+fn an_unproven_identity_is_not_planned() {
+    // The recorded ID came from an older pod: the member waits for rediscovery.
+    let mut o = converged();
+    let mut m = manual("manual-a", Some(id(9)));
+    m.status.as_mut().unwrap().observed_pod_uid = Some("an-older-pod".into());
+    o.pods.push(pod("manual-a", 30, "sts-m"));
+    o.user_nodes.push(m);
+    let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
+    assert!(d.layout.is_none());
+    assert_eq!(ready(&d), (false, reason::REASON_NOT_ALL_REPLICAS_READY));
+}
+
+#[test]
+fn an_external_node_joins_by_its_declared_address_and_id() {
+    let mut o = converged();
+    let mut ext = manual("vm-1", None);
+    ext.spec.storage = None;
+    ext.spec.node_id = Some(id(7).to_string().to_ascii_uppercase());
+    ext.spec.external = Some(ExternalNodeConfig {
+        address: "10.0.0.7".into(),
+        port: Some(3999),
+        ..Default::default()
+    });
+    o.user_nodes.push(ext);
+    let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
+    assert_eq!(d.reconnect, vec![format!("{}@10.0.0.7:3999", id(7))]);
+    let change = d.layout.expect("the external member is added");
+    assert!(matches!(&change.intended[0], RoleChange::Assign { id: i, .. } if *i == id(7)));
+    let statuses = d.status.nodes.unwrap();
+    assert_eq!(statuses[3].pod_name, None, "external members have no pod");
+}
+
+#[test]
+fn an_unsupported_node_shape_is_reported_not_planned() {
+    let mut o = converged();
+    let mut gw = manual("gw", Some(id(8)));
+    gw.spec.gateway = Some(true);
+    o.user_nodes.push(gw);
+    let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
+    assert!(d.layout.is_none());
+    let (status, r) = ready(&d);
+    assert!(!status);
+    assert_eq!(r, reason::REASON_UNSUPPORTED);
+}
+
+#[test]
+fn foreign_staged_changes_hold_the_layout_with_a_warning() {
+    let mut o = converged();
+    if let GarageView::Read(r) = &mut o.garage {
+        r.layout = layout(
+            1,
+            &(0..3u8)
+                .map(|n| auto_role(&format!("garage-storage-{n}"), &id(n)))
+                .collect::<Vec<_>>(),
+            &[serde_json::json!({"id": id(0).as_str(), "remove": true})],
+        );
+    }
+    let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
+    assert!(d.layout.is_none());
+    assert_eq!(ready(&d), (false, reason::REASON_FOREIGN_STAGED_CHANGES));
+    assert!(
+        d.notes
+            .iter()
+            .any(|n| n.warning && n.reason == reason::REASON_FOREIGN_STAGED_CHANGES)
+    );
+}
+
+#[test]
+fn a_lowered_replica_count_removes_nothing_and_says_why() {
+    let mut o = converged();
+    let mut c = (*o.cluster).clone();
+    c.spec.storage.as_mut().unwrap().replicas = Some(2);
+    o.cluster = Arc::new(c);
+    let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
+    assert!(d.layout.is_none() && d.create_nodes.is_empty());
+    assert_eq!(
+        d.update_nodes.len(),
+        2,
+        "the extra slot is neither updated nor deleted"
+    );
+    assert!(d.conditions.iter().any(|c| c.type_
+        == shared_types::conditions::cluster::CONDITION_STORAGE_SCALE_DOWN_BLOCKED
+        && c.message.contains("garage-storage-2")));
+}
+
+#[test]
+fn the_manual_policy_generates_no_members() {
+    let mut c = cluster(3);
+    c.spec.storage.as_mut().unwrap().layout_policy = Some(LayoutPolicy::Manual);
+    let o = observed(
+        c,
+        BTreeMap::new(),
+        vec![],
+        vec![],
+        GarageView::Unavailable("x".into()),
+    );
+    let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
+    assert!(d.create_nodes.is_empty());
+    assert_eq!(ready(&d), (false, reason::REASON_WAITING_FOR_MEMBERS));
+}
+
+#[test]
+fn unsupported_settings_are_not_validation_failures() {
+    let o = converged();
+    let (status, wanted, _) = refuse(&o, &DesiredError::Unsupported("spec.gateway"), &timing());
+    assert_eq!(wanted[0].reason, reason::REASON_UNSUPPORTED);
+    assert!(wanted[0].message.contains("spec.gateway"));
+    assert_ne!(
+        status.phase,
+        Some(shared_types::common::ClusterPhase::Failed)
+    );
+    let (status, wanted, _) = refuse(
+        &o,
+        &DesiredError::Invalid {
+            field: "spec.storage.replicas",
+            message: "must not be negative".into(),
+        },
+        &timing(),
+    );
+    assert_eq!(wanted[0].reason, reason::REASON_VALIDATION_FAILED);
+    assert_eq!(
+        status.phase,
+        Some(shared_types::common::ClusterPhase::Failed)
+    );
+}

@@ -1,0 +1,83 @@
+//! Why a reconcile pass failed, typed up to the controller: each variant names the condition
+//! reason it is reported under and the label it is counted with.
+
+use shared_types::conditions::reason;
+
+use crate::desired::DesiredError;
+use crate::garage::GarageError;
+
+/// Why a reconcile pass failed. Each is retried after [`super::Config::error_requeue`].
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The Kubernetes API refused or failed.
+    #[error("kubernetes API: {0}")]
+    Kube(#[from] kube::Error),
+    /// Garage's Admin API refused or failed.
+    #[error("garage admin API: {0}")]
+    Garage(#[from] GarageError),
+    /// Desired state cannot be rendered.
+    #[error(transparent)]
+    Desired(#[from] DesiredError),
+    /// An object the reconciler would write exists but is not controlled by the expected
+    /// owner; it is never adopted or overwritten.
+    #[error("{kind} {name} exists but is not controlled by {owner}; it is left untouched")]
+    Foreign {
+        /// Kind.
+        kind: &'static str,
+        /// Name.
+        name: String,
+        /// Expected owner.
+        owner: String,
+    },
+    /// A safety invariant failed; nothing destructive was done.
+    #[error("{0}")]
+    Unsafe(String),
+    /// Local I/O (the random source).
+    #[error("local I/O: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+impl Error {
+    /// The label this error is counted under in `garage_reconciler_failures_total`.
+    pub fn metric_label(&self) -> &'static str {
+        match self {
+            Error::Kube(kube::Error::Api(e)) if e.code == 409 => "conflict",
+            Error::Kube(_) => "kubernetes",
+            Error::Garage(_) => "garage",
+            Error::Desired(DesiredError::Unsupported(_)) => "unsupported",
+            Error::Desired(_) => "invalid_spec",
+            Error::Foreign { .. } => "foreign_object",
+            Error::Unsafe(_) => "unsafe",
+            Error::Io(_) => "io",
+        }
+    }
+
+    /// The condition reason this error is reported under.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Error::Kube(_) | Error::Io(_) => reason::REASON_RECONCILE_FAILED,
+            Error::Garage(_) => reason::REASON_GARAGE_API_ERROR,
+            Error::Desired(DesiredError::Unsupported(_)) => reason::REASON_UNSUPPORTED,
+            Error::Desired(_) => reason::REASON_VALIDATION_FAILED,
+            Error::Foreign { .. } | Error::Unsafe(_) => reason::REASON_RECONCILE_FAILED,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unsupported_shapes_are_not_validation_failures() {
+        let e = Error::Desired(DesiredError::Unsupported("spec.gateway"));
+        assert_eq!(e.reason(), reason::REASON_UNSUPPORTED);
+        assert_eq!(e.metric_label(), "unsupported");
+        let e = Error::Desired(DesiredError::Invalid {
+            field: "spec.storage.replicas",
+            message: "must not be negative".into(),
+        });
+        assert_eq!(e.reason(), reason::REASON_VALIDATION_FAILED);
+        assert_eq!(e.metric_label(), "invalid_spec");
+    }
+}

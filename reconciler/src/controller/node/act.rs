@@ -1,0 +1,105 @@
+//! Carries a GarageNode [`Decision`] out.
+
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::Service;
+use kube::api::DeleteParams;
+use kube::{Api, ResourceExt};
+use serde_json::json;
+use shared_types::garage_node::{GarageNode, GarageNodeStatus};
+use shared_types::keys::finalizer::FINALIZER_NODE;
+
+use super::decide::{Decision, OWNED};
+use crate::controller::conditions;
+use crate::controller::write::{self, ensure};
+use crate::controller::{Context, Error, finalizer};
+use crate::names;
+
+/// Writes what `d` asks for.
+pub async fn act(node: &GarageNode, d: Decision, ctx: &Context) -> Result<(), Error> {
+    let ns = node.namespace().unwrap_or_default();
+    let name = node.name_any();
+    let node_uid = node.metadata.uid.clone().unwrap_or_default();
+    let m = &ctx.metrics;
+    let api: Api<GarageNode> = Api::namespaced(ctx.client.clone(), &ns);
+    if d.finalizer == Some(true) {
+        return finalizer::set(&api, m, node, FINALIZER_NODE, true).await;
+    }
+    if let Some(svc) = &d.service {
+        let svc_api: Api<Service> = Api::namespaced(ctx.client.clone(), &ns);
+        ensure(&svc_api, m, svc, &node_uid, write::metadata_and_spec).await?;
+    }
+    if let Some(sts) = &d.statefulset {
+        let sets: Api<StatefulSet> = Api::namespaced(ctx.client.clone(), &ns);
+        ensure(&sets, m, sts, &node_uid, |d| {
+            // Claim templates and the selector are immutable; only these may change.
+            let spec = d.spec.as_ref();
+            json!({
+                "metadata": { "annotations": d.metadata.annotations, "labels": d.metadata.labels },
+                "spec": {
+                    "replicas": spec.and_then(|s| s.replicas),
+                    "template": spec.map(|s| &s.template),
+                    "updateStrategy": spec.and_then(|s| s.update_strategy.as_ref()),
+                    "persistentVolumeClaimRetentionPolicy": spec.and_then(|s| s.persistent_volume_claim_retention_policy.as_ref()),
+                }
+            })
+        })
+        .await?;
+    }
+    if d.delete_workload {
+        let dp = DeleteParams::background();
+        m.wrote();
+        ignore_absent(
+            Api::<StatefulSet>::namespaced(ctx.client.clone(), &ns)
+                .delete(&name, &dp)
+                .await
+                .map(|_| ()),
+        )?;
+        m.wrote();
+        ignore_absent(
+            Api::<Service>::namespaced(ctx.client.clone(), &ns)
+                .delete(&names::node_rpc_service(&name), &dp)
+                .await
+                .map(|_| ()),
+        )?;
+        m.step("teardown", "stop_node_workload");
+    }
+    ctx.events.publish(node, &d.notes).await;
+    if let Some(mut status) = d.status {
+        let current = node.status.clone().unwrap_or_default();
+        status.observed_generation = node.metadata.generation;
+        status.conditions = Some(conditions::merge(
+            current.conditions.as_deref(),
+            &d.conditions,
+            OWNED,
+            node.metadata.generation,
+        ));
+        if status != current {
+            write::patch_status(&api, m, &name, status_patch(&status)).await?;
+        }
+    }
+    if d.finalizer == Some(false) {
+        finalizer::set(&api, m, node, FINALIZER_NODE, false).await?;
+    }
+    Ok(())
+}
+
+fn ignore_absent(r: Result<(), kube::Error>) -> Result<(), Error> {
+    match r {
+        Ok(()) => Ok(()),
+        Err(kube::Error::Api(e)) if e.code == 404 => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// A merge patch that sets exactly the fields this controller owns (null clears one).
+fn status_patch(s: &GarageNodeStatus) -> serde_json::Value {
+    json!({
+        "nodeId": s.node_id,
+        "observedPodUid": s.observed_pod_uid,
+        "address": s.address,
+        "phase": s.phase,
+        "zone": s.zone,
+        "observedGeneration": s.observed_generation,
+        "conditions": s.conditions,
+    })
+}

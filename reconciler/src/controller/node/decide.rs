@@ -1,0 +1,286 @@
+//! The GarageNode decision: a pure function of [`Observed`]. It chooses the workload to
+//! ensure (StatefulSet and RPC Service), the identity to record, the finalizer and, for a
+//! deleting node, whether its workload may stop.
+
+use std::time::Duration;
+
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::Service;
+use kube::ResourceExt;
+use shared_types::common::ClusterPhase;
+use shared_types::conditions::{common, node as node_conditions, reason};
+use shared_types::garage_cluster::common::DeletionPolicy;
+use shared_types::garage_node::GarageNodeStatus;
+use shared_types::keys::finalizer::FINALIZER_NODE;
+
+use super::observe::Observed;
+use crate::controller::Config;
+use crate::controller::conditions::Desired;
+use crate::controller::events::Note;
+use crate::controller::finalizer;
+use crate::desired::statefulset::{NodeInputs, statefulset};
+use crate::desired::{DesiredError, config, nodes, secrets, services};
+use crate::garage::NodeId;
+use crate::names;
+
+/// Condition types the node controller owns.
+pub const OWNED: &[&str] = &[
+    common::CONDITION_READY,
+    node_conditions::CONDITION_NODE_DISCOVERED,
+];
+
+/// Everything one pass does.
+#[derive(Debug, Clone, Default)]
+pub struct Decision {
+    /// `Some(true)`: add the finalizer (and do nothing else this pass); `Some(false)`: remove.
+    pub finalizer: Option<bool>,
+    /// The RPC Service to ensure.
+    pub service: Option<Service>,
+    /// The StatefulSet to ensure.
+    pub statefulset: Option<StatefulSet>,
+    /// Delete the StatefulSet and the RPC Service (teardown of a deleting node).
+    pub delete_workload: bool,
+    /// Status to publish (conditions merged by act); `None` leaves status alone.
+    pub status: Option<GarageNodeStatus>,
+    /// Conditions this controller owns.
+    pub conditions: Vec<Desired>,
+    /// Events.
+    pub notes: Vec<Note>,
+    /// When to look again; `None` waits for a change.
+    pub requeue: Option<Duration>,
+}
+
+/// The decision for `o`.
+pub fn decide(o: &Observed, t: &Config) -> Result<Decision, DesiredError> {
+    if o.node.metadata.deletion_timestamp.is_some() {
+        return Ok(finalize(o, t));
+    }
+    let node = o.node.as_ref();
+    let mut status = node.status.clone().unwrap_or_default();
+    status.zone = Some(node.spec.zone.clone());
+    let parent_name = &node.spec.cluster_ref.name;
+    let (Some(cluster), Some(settings)) = (&o.parent, &o.settings) else {
+        status.phase = Some(ClusterPhase::Pending);
+        return Ok(idle(
+            status,
+            reason::REASON_WAITING_FOR_DEPENDENCY,
+            format!(
+                "GarageCluster {parent_name} does not exist in this namespace; the node waits for it"
+            ),
+            t.resync,
+        ));
+    };
+    let shape = match nodes::shape(node) {
+        Ok(shape) => shape,
+        Err(e) => {
+            status.phase = Some(match e {
+                DesiredError::Unsupported(_) => ClusterPhase::Pending,
+                _ => ClusterPhase::Failed,
+            });
+            let r = match e {
+                DesiredError::Unsupported(_) => reason::REASON_UNSUPPORTED,
+                _ => reason::REASON_VALIDATION_FAILED,
+            };
+            return Ok(idle(status, r, e.to_string(), t.resync));
+        }
+    };
+    let s = match settings {
+        Ok(s) => s,
+        // The cluster reports why; a running workload is left as it is.
+        Err(e) => {
+            return Ok(idle(
+                status,
+                reason::REASON_WAITING_FOR_DEPENDENCY,
+                format!("GarageCluster {parent_name} cannot be reconciled: {e}"),
+                t.resync,
+            ));
+        }
+    };
+    if !finalizer::has(node, FINALIZER_NODE) {
+        return Ok(Decision {
+            finalizer: Some(true),
+            ..Decision::default()
+        });
+    }
+    let mut d = Decision {
+        requeue: Some(t.resync),
+        ..Decision::default()
+    };
+    if let nodes::NodeShape::External { node_id, address } = shape {
+        status.node_id = Some(node_id.to_string());
+        status.address = Some(address.clone());
+        status.phase = Some(ClusterPhase::Ready);
+        d.conditions.push(Desired {
+            type_: common::CONDITION_READY,
+            status: true,
+            reason: reason::REASON_RECONCILE_SUCCESS,
+            message: format!(
+                "external Garage node {} at {address}; no workload is run for it",
+                node_id.short()
+            ),
+        });
+        d.status = Some(status);
+        return Ok(d);
+    }
+
+    d.service = Some(services::node_rpc(node, s)?);
+    // A template never mounts a config revision that is not published yet.
+    if o.config_published {
+        let revision = config::revision(cluster, s)?;
+        d.statefulset = Some(statefulset(NodeInputs {
+            cluster,
+            settings: s,
+            node,
+            config: &revision,
+            rpc_secret: &secrets::rpc_secret_source(cluster, s),
+            admin_token: &secrets::admin_token_source(cluster, s),
+        })?);
+    } else {
+        d.requeue = Some(t.short_requeue);
+    }
+    let pod_name = names::node_pod(&node.name_any());
+    let recorded = status
+        .node_id
+        .as_deref()
+        .and_then(|v| v.parse::<NodeId>().ok());
+    let pinned = node
+        .spec
+        .node_id
+        .as_deref()
+        .map(str::to_ascii_lowercase)
+        .and_then(|v| v.parse::<NodeId>().ok());
+    match &o.discovered {
+        Some(found) => {
+            let expected = pinned.as_ref().or(recorded.as_ref());
+            if let Some(expected) = expected.filter(|e| **e != found.id) {
+                d.conditions.push(Desired {
+                    type_: common::CONDITION_READY,
+                    status: false,
+                    reason: reason::REASON_IDENTITY_CHANGED,
+                    message: format!(
+                        "pod {pod_name} reports Garage node {} but this node is {}; the new identity is not used. Restore the original metadata volume, or drain the old identity explicitly",
+                        found.id.short(),
+                        expected.short()
+                    ),
+                });
+                // Evidence that the expected identity runs is gone.
+                status.observed_pod_uid = None;
+                status.phase = Some(ClusterPhase::Failed);
+            } else {
+                status.node_id = Some(found.id.to_string());
+                status.observed_pod_uid = Some(found.pod_uid.clone());
+                status.address = Some(format!("{}:{}", found.ip, s.rpc_port));
+                status.phase = Some(ClusterPhase::Ready);
+                d.conditions.push(Desired {
+                    type_: node_conditions::CONDITION_NODE_DISCOVERED,
+                    status: true,
+                    reason: reason::REASON_RECONCILE_SUCCESS,
+                    message: format!("Garage node {} runs in pod {pod_name}", found.id.short()),
+                });
+                d.conditions.push(Desired {
+                    type_: common::CONDITION_READY,
+                    status: true,
+                    reason: reason::REASON_RECONCILE_SUCCESS,
+                    message: String::new(),
+                });
+            }
+        }
+        None => {
+            d.requeue = Some(t.short_requeue);
+            status.phase = Some(ClusterPhase::Pending);
+            d.conditions.push(Desired {
+                type_: common::CONDITION_READY,
+                status: false,
+                reason: reason::REASON_WAITING_FOR_DEPENDENCY,
+                message: format!("waiting for pod {pod_name} to run and answer on its Admin API"),
+            });
+        }
+    }
+    d.status = Some(status);
+    Ok(d)
+}
+
+/// A node that only reports why nothing runs for it.
+fn idle(
+    status: GarageNodeStatus,
+    reason: &'static str,
+    message: String,
+    requeue: Duration,
+) -> Decision {
+    Decision {
+        status: Some(status),
+        conditions: vec![Desired {
+            type_: common::CONDITION_READY,
+            status: false,
+            reason,
+            message,
+        }],
+        requeue: Some(requeue),
+        ..Decision::default()
+    }
+}
+
+/// A deleting node: its workload stops only when the parent tears the whole store down;
+/// a storage identity leaving on its own needs the drain proof, so nothing is stopped.
+fn finalize(o: &Observed, t: &Config) -> Decision {
+    let node = o.node.as_ref();
+    if !finalizer::has(node, FINALIZER_NODE) {
+        return Decision::default();
+    }
+    let mut status = node.status.clone().unwrap_or_default();
+    status.phase = Some(ClusterPhase::Deleting);
+    let destroying = o.parent.as_ref().is_some_and(|c| {
+        c.metadata.deletion_timestamp.is_some()
+            && c.effective_deletion_policy() == DeletionPolicy::Destroy
+    });
+    let nothing_ran = nodes::shape(node).is_err() && o.statefulset.is_none() && o.pod.is_none();
+    if destroying || nothing_ran {
+        let workload_left = o.statefulset.is_some() || o.pod.is_some() || o.service_exists;
+        if !workload_left {
+            return Decision {
+                finalizer: Some(false),
+                notes: vec![Note::normal(
+                    reason::REASON_DELETING,
+                    "StopWorkload",
+                    "workload stopped; finalizer released".into(),
+                )],
+                ..Decision::default()
+            };
+        }
+        return Decision {
+            delete_workload: o.statefulset.is_some() || o.service_exists,
+            status: Some(status),
+            conditions: vec![Desired {
+                type_: common::CONDITION_READY,
+                status: false,
+                reason: reason::REASON_DELETING,
+                message: "the parent GarageCluster is tearing the store down; stopping this node's workload".into(),
+            }],
+            requeue: Some(t.short_requeue.min(Duration::from_secs(2))),
+            ..Decision::default()
+        };
+    }
+    let message = match &o.parent {
+        None => format!(
+            "the parent GarageCluster {} is gone; this storage identity keeps its finalizer and workload. Restore the parent, or complete a documented manual recovery",
+            node.spec.cluster_ref.name
+        ),
+        Some(_) => "a storage GarageNode leaves only through a prepared drain (annotation garage.rajsingh.info/drain=true and DrainPrepared=True), which this operator version does not implement yet; the workload keeps running and nothing was removed".into(),
+    };
+    Decision {
+        status: Some(status),
+        conditions: vec![Desired {
+            type_: common::CONDITION_READY,
+            status: false,
+            reason: reason::REASON_NODE_DRAIN_BLOCKED,
+            message: message.clone(),
+        }],
+        notes: vec![Note::warning(
+            reason::REASON_NODE_DRAIN_BLOCKED,
+            "StopWorkload",
+            message,
+        )],
+        requeue: Some(t.resync),
+        ..Decision::default()
+    }
+}

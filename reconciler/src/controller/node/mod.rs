@@ -1,0 +1,35 @@
+//! GarageNode controller: the node's StatefulSet and RPC Service (generated and user-written
+//! nodes alike), its Garage identity learned from its own pod's Admin API
+//! (`GetNodeInfo?node=self` at the pod IP), external nodes' declared identity, and the
+//! finalizer that stops the workload when the parent tears the store down.
+//!
+//! A pod that reports an ID other than the recorded (or pinned) one is a different identity
+//! (lost or replaced metadata); the record is not overwritten and the node says why.
+//!
+//! A pass is observe ([`observe`]) → decide ([`decide`], pure) → act ([`act`]).
+
+pub mod act;
+pub mod decide;
+pub mod observe;
+
+#[cfg(test)]
+mod tests;
+
+use std::sync::Arc;
+
+use kube::runtime::controller::Action;
+use shared_types::garage_node::GarageNode;
+
+use super::{Context, Error};
+
+/// The controller's name in metrics and logs.
+pub const CONTROLLER: &str = "garagenode";
+
+/// One pass over a GarageNode.
+pub async fn reconcile(node: Arc<GarageNode>, ctx: Arc<Context>) -> Result<Action, Error> {
+    let observed = observe::observe(node.clone(), &ctx).await?;
+    let decision = decide::decide(&observed, &ctx.config)?;
+    let requeue = decision.requeue;
+    act::act(&node, decision, &ctx).await?;
+    Ok(requeue.map_or_else(Action::await_change, Action::requeue))
+}

@@ -1,0 +1,147 @@
+//! Everything one GarageNode pass decides from: its parent, its workload, its pod and the
+//! identity that exact pod reports. Nothing here writes.
+
+use std::sync::Arc;
+
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret, Service};
+use kube::{Api, ResourceExt};
+use shared_types::garage_cluster::v1beta2::GarageCluster;
+use shared_types::garage_node::GarageNode;
+
+use crate::controller::garage_access::{admin_token, pod_client, running_ip};
+use crate::controller::{Context, Error};
+use crate::desired::{DesiredError, Settings, config, is_controlled_by, secrets};
+use crate::garage::NodeId;
+use crate::names;
+
+/// What a pass over a GarageNode found.
+pub struct Observed {
+    /// The node as the controller's cache holds it.
+    pub node: Arc<GarageNode>,
+    /// The parent cluster, read from the API server.
+    pub parent: Option<GarageCluster>,
+    /// The parent's settings, when there is a parent.
+    pub settings: Option<Result<Settings, DesiredError>>,
+    /// The parent's current config revision exists with the content its name promises.
+    pub config_published: bool,
+    /// The node's StatefulSet, when it exists.
+    pub statefulset: Option<StatefulSet>,
+    /// The node's RPC Service exists.
+    pub service_exists: bool,
+    /// The pod of that StatefulSet, when it exists.
+    pub pod: Option<Pod>,
+    /// The identity the pod reports, proven to come from that exact pod incarnation.
+    pub discovered: Option<Discovered>,
+}
+
+/// A Garage identity read from one pod.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Discovered {
+    /// Node ID.
+    pub id: NodeId,
+    /// UID of the pod that reported it.
+    pub pod_uid: String,
+    /// That pod's IP.
+    pub ip: String,
+}
+
+/// Reads everything [`super::decide`] needs.
+pub async fn observe(node: Arc<GarageNode>, ctx: &Context) -> Result<Observed, Error> {
+    let ns = node.namespace().unwrap_or_default();
+    let name = node.name_any();
+    let parent = if node.parent_namespace() == ns {
+        Api::<GarageCluster>::namespaced(ctx.client.clone(), &ns)
+            .get_opt(&node.spec.cluster_ref.name)
+            .await?
+    } else {
+        None
+    };
+    let settings = parent.as_ref().map(|c| {
+        Settings::from_cluster(c).map(|mut s| {
+            s.use_default_image(c, ctx.config.default_garage_image.as_deref());
+            s
+        })
+    });
+    let mut observed = Observed {
+        node: node.clone(),
+        parent,
+        settings,
+        config_published: false,
+        statefulset: None,
+        service_exists: false,
+        pod: None,
+        discovered: None,
+    };
+    let node_uid = node.metadata.uid.clone().unwrap_or_default();
+    observed.statefulset = Api::<StatefulSet>::namespaced(ctx.client.clone(), &ns)
+        .get_opt(&name)
+        .await?
+        .filter(|s| is_controlled_by(s, &node_uid));
+    observed.service_exists = Api::<Service>::namespaced(ctx.client.clone(), &ns)
+        .get_opt(&names::node_rpc_service(&name))
+        .await?
+        .is_some_and(|s| is_controlled_by(&s, &node_uid));
+    let pods: Api<Pod> = Api::namespaced(ctx.client.clone(), &ns);
+    if let Some(sts_uid) = observed
+        .statefulset
+        .as_ref()
+        .and_then(|s| s.metadata.uid.clone())
+    {
+        observed.pod = pods
+            .get_opt(&names::node_pod(&name))
+            .await?
+            .filter(|p| is_controlled_by(p, &sts_uid));
+    }
+    let (Some(cluster), Some(Ok(s))) = (&observed.parent, &observed.settings) else {
+        return Ok(observed);
+    };
+    let revision = config::revision(cluster, s)?;
+    let cluster_uid = cluster.metadata.uid.clone().unwrap_or_default();
+    observed.config_published = Api::<ConfigMap>::namespaced(ctx.client.clone(), &ns)
+        .get_opt(&revision.name)
+        .await?
+        .is_some_and(|cm| {
+            is_controlled_by(&cm, &cluster_uid) && cm.data == revision.config_map.data
+        });
+    if node.metadata.deletion_timestamp.is_some() {
+        return Ok(observed);
+    }
+    let source = secrets::admin_token_source(cluster, s);
+    let token = admin_token(&Api::<Secret>::namespaced(ctx.client.clone(), &ns), &source).await?;
+    if let (Some(pod), Some(token)) = (&observed.pod, token)
+        && let Some(ip) = running_ip(pod)
+    {
+        observed.discovered = discover(&pods, pod, &ip, s.admin_port, &token, ctx).await;
+    }
+    Ok(observed)
+}
+
+/// The node ID of `pod`, proven to belong to that exact incarnation: the pod is re-read after
+/// the call and must still have the same UID and IP.
+async fn discover(
+    pods: &Api<Pod>,
+    pod: &Pod,
+    ip: &str,
+    port: u16,
+    token: &crate::garage::AdminToken,
+    ctx: &Context,
+) -> Option<Discovered> {
+    let client = pod_client(ip, port, token, ctx.config.admin_timeout).ok()?;
+    let id = match client.local_node_id().await {
+        Ok(id) => id,
+        Err(e) => {
+            tracing::debug!(pod = %pod.name_any(), error = %e, "node identity not readable yet");
+            return None;
+        }
+    };
+    let uid = pod.metadata.uid.clone()?;
+    let again = pods.get_opt(&pod.name_any()).await.ok().flatten()?;
+    (again.metadata.uid.as_deref() == Some(uid.as_str())
+        && running_ip(&again).as_deref() == Some(ip))
+    .then(|| Discovered {
+        id,
+        pod_uid: uid,
+        ip: ip.to_owned(),
+    })
+}

@@ -1,0 +1,241 @@
+//! Table tests of the GarageNode decision: no API server, no Garage.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+
+use k8s_openapi::api::apps::v1::StatefulSet;
+use kube::api::ObjectMeta;
+use shared_types::common::ClusterPhase;
+use shared_types::conditions::reason;
+use shared_types::garage_cluster::common::DeletionPolicy;
+use shared_types::garage_cluster::v1beta2::GarageCluster;
+use shared_types::garage_node::{ExternalNodeConfig, GarageNode};
+
+use super::decide::{Decision, decide};
+use super::observe::{Discovered, Observed};
+use crate::controller::fixtures::*;
+
+fn observed(node: GarageNode, parent: Option<GarageCluster>) -> Observed {
+    let settings = parent.as_ref().map(crate::desired::Settings::from_cluster);
+    Observed {
+        node: Arc::new(node),
+        parent,
+        settings,
+        config_published: true,
+        statefulset: None,
+        service_exists: false,
+        pod: None,
+        discovered: None,
+    }
+}
+
+fn statefulset() -> StatefulSet {
+    StatefulSet {
+        metadata: ObjectMeta {
+            name: Some("manual-a".into()),
+            uid: Some("sts".into()),
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
+fn ready(d: &Decision) -> (bool, &'static str) {
+    ready_of(&d.conditions)
+}
+
+#[test]
+fn the_finalizer_comes_before_any_workload() {
+    let mut node = manual("manual-a", None);
+    node.metadata.finalizers = None;
+    let d = decide(&observed(node, Some(cluster(3))), &timing()).unwrap();
+    assert_eq!(d.finalizer, Some(true));
+    assert!(d.statefulset.is_none() && d.service.is_none() && d.status.is_none());
+}
+
+#[test]
+fn a_manual_node_gets_its_statefulset_and_service() {
+    let d = decide(
+        &observed(manual("manual-a", None), Some(cluster(3))),
+        &timing(),
+    )
+    .unwrap();
+    let sts = d.statefulset.clone().expect("a StatefulSet");
+    let spec = sts.spec.unwrap();
+    let claims: Vec<String> = spec
+        .volume_claim_templates
+        .unwrap()
+        .iter()
+        .map(|c| c.metadata.name.clone().unwrap())
+        .collect();
+    assert_eq!(claims, ["metadata", "data"]);
+    assert_eq!(
+        sts.metadata.owner_references.unwrap()[0].uid,
+        "uid-manual-a",
+        "controlled by the GarageNode"
+    );
+    assert!(d.service.is_some());
+    assert_eq!(ready(&d), (false, reason::REASON_WAITING_FOR_DEPENDENCY));
+    assert_eq!(d.requeue, Some(timing().short_requeue));
+}
+
+#[test]
+fn existing_claims_and_emptydir_are_mounted_as_they_are() {
+    let mut node = manual("manual-a", None);
+    let storage = node.spec.storage.as_mut().unwrap();
+    storage.data.as_mut().unwrap().existing_claim = Some("my-disk".into());
+    storage.metadata.as_mut().unwrap().type_ = Some(shared_types::common::VolumeType::EmptyDir);
+    let d = decide(&observed(node, Some(cluster(3))), &timing()).unwrap();
+    let spec = d.statefulset.unwrap().spec.unwrap();
+    assert!(
+        spec.volume_claim_templates.is_none(),
+        "no template for either volume"
+    );
+    let volumes = spec.template.spec.unwrap().volumes.unwrap();
+    let data = volumes.iter().find(|v| v.name == "data").unwrap();
+    assert_eq!(
+        data.persistent_volume_claim.as_ref().unwrap().claim_name,
+        "my-disk"
+    );
+    let metadata = volumes.iter().find(|v| v.name == "metadata").unwrap();
+    assert!(metadata.empty_dir.is_some());
+}
+
+#[test]
+fn no_workload_mounts_an_unpublished_config() {
+    let mut o = observed(manual("manual-a", None), Some(cluster(3)));
+    o.config_published = false;
+    let d = decide(&o, &timing()).unwrap();
+    assert!(d.statefulset.is_none());
+    assert_eq!(d.requeue, Some(timing().short_requeue));
+}
+
+#[test]
+fn a_discovered_identity_is_recorded_with_its_pod() {
+    let mut o = observed(manual("manual-a", None), Some(cluster(3)));
+    o.discovered = Some(Discovered {
+        id: id(5),
+        pod_uid: "pod-7".into(),
+        ip: "198.18.0.7".into(),
+    });
+    let d = decide(&o, &timing()).unwrap();
+    let status = d.status.as_ref().unwrap();
+    assert_eq!(status.node_id.as_deref(), Some(id(5).as_str()));
+    assert_eq!(status.observed_pod_uid.as_deref(), Some("pod-7"));
+    assert_eq!(status.address.as_deref(), Some("198.18.0.7:3901"));
+    assert_eq!(ready(&d), (true, reason::REASON_RECONCILE_SUCCESS));
+    assert_eq!(d.requeue, Some(timing().resync));
+}
+
+#[test]
+fn a_different_identity_is_never_recorded() {
+    for pinned in [false, true] {
+        let mut node = manual("manual-a", (!pinned).then(|| id(5)));
+        if pinned {
+            node.spec.node_id = Some(id(5).to_string());
+        }
+        let mut o = observed(node, Some(cluster(3)));
+        o.discovered = Some(Discovered {
+            id: id(6),
+            pod_uid: "pod-8".into(),
+            ip: "198.18.0.8".into(),
+        });
+        let d = decide(&o, &timing()).unwrap();
+        assert_eq!(ready(&d), (false, reason::REASON_IDENTITY_CHANGED));
+        let status = d.status.unwrap();
+        assert_ne!(status.node_id.as_deref(), Some(id(6).as_str()));
+        assert_eq!(status.observed_pod_uid, None);
+        assert_eq!(status.phase, Some(ClusterPhase::Failed));
+    }
+}
+
+#[test]
+fn an_external_node_runs_nothing_and_reports_its_declared_identity() {
+    let mut node = manual("vm-1", None);
+    node.spec.storage = None;
+    node.spec.node_id = Some(id(7).to_string());
+    node.spec.external = Some(ExternalNodeConfig {
+        address: "10.0.0.7".into(),
+        ..Default::default()
+    });
+    let d = decide(&observed(node, Some(cluster(3))), &timing()).unwrap();
+    assert!(d.statefulset.is_none() && d.service.is_none());
+    let status = d.status.unwrap();
+    assert_eq!(status.node_id.as_deref(), Some(id(7).as_str()));
+    assert_eq!(status.address.as_deref(), Some("10.0.0.7:3901"));
+}
+
+#[test]
+fn an_unsupported_shape_is_reported_and_gets_no_finalizer() {
+    let mut node = manual("gw", None);
+    node.metadata.finalizers = None;
+    node.spec.gateway = Some(true);
+    let d = decide(&observed(node, Some(cluster(3))), &timing()).unwrap();
+    assert_eq!(d.finalizer, None);
+    assert!(d.statefulset.is_none());
+    let (status, r) = ready(&d);
+    assert!(!status);
+    assert_eq!(r, reason::REASON_UNSUPPORTED);
+    assert!(d.conditions[0].message.contains("spec.gateway"));
+}
+
+#[test]
+fn a_missing_parent_leaves_everything_as_it_is() {
+    let d = decide(&observed(manual("manual-a", Some(id(1))), None), &timing()).unwrap();
+    assert!(d.statefulset.is_none() && d.finalizer.is_none() && !d.delete_workload);
+    assert_eq!(ready(&d), (false, reason::REASON_WAITING_FOR_DEPENDENCY));
+}
+
+fn deleting_node() -> GarageNode {
+    let mut node = manual("manual-a", Some(id(1)));
+    node.metadata.deletion_timestamp = deleting();
+    node
+}
+
+#[test]
+fn a_destroying_parent_stops_the_workload_then_releases_the_node() {
+    let mut parent = cluster(3);
+    parent.metadata.deletion_timestamp = deleting();
+    let mut o = observed(deleting_node(), Some(parent.clone()));
+    o.statefulset = Some(statefulset());
+    o.service_exists = true;
+    let d = decide(&o, &timing()).unwrap();
+    assert!(d.delete_workload);
+    assert_eq!(
+        d.finalizer, None,
+        "the finalizer stays while the workload exists"
+    );
+    o.statefulset = None;
+    o.service_exists = false;
+    o.pod = Some(pod("manual-a", 9, "sts"));
+    let d = decide(&o, &timing()).unwrap();
+    assert_eq!(d.finalizer, None, "the pod is still stopping");
+    o.pod = None;
+    let d = decide(&o, &timing()).unwrap();
+    assert_eq!(d.finalizer, Some(false));
+}
+
+#[test]
+fn a_storage_node_deleted_on_its_own_keeps_its_workload() {
+    // Parent alive: only a prepared drain may stop a storage identity.
+    let mut o = observed(deleting_node(), Some(cluster(3)));
+    o.statefulset = Some(statefulset());
+    let d = decide(&o, &timing()).unwrap();
+    assert!(!d.delete_workload && d.finalizer.is_none());
+    assert_eq!(ready(&d), (false, reason::REASON_NODE_DRAIN_BLOCKED));
+    // Parent deleting with Drain: nothing stops either.
+    let mut parent = cluster(3);
+    parent.metadata.deletion_timestamp = deleting();
+    parent.spec.deletion_policy = Some(DeletionPolicy::Drain);
+    let mut o = observed(deleting_node(), Some(parent));
+    o.statefulset = Some(statefulset());
+    let d = decide(&o, &timing()).unwrap();
+    assert!(!d.delete_workload && d.finalizer.is_none());
+    // Parent gone: the identity keeps its finalizer.
+    let mut o = observed(deleting_node(), None);
+    o.statefulset = Some(statefulset());
+    let d = decide(&o, &timing()).unwrap();
+    assert!(!d.delete_workload && d.finalizer.is_none());
+    assert!(d.conditions[0].message.contains("Restore the parent"));
+}

@@ -1,0 +1,4 @@
+//! Multi-step transactions, each a pure `step` from its phase and what was observed; the
+//! controllers carry each step out.
+
+pub mod teardown;
