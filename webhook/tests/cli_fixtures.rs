@@ -99,6 +99,33 @@ const CASES: &[Case] = &[
         patch: false,
     },
     Case {
+        file: "cluster-v1beta1-scale-update-allowed.json",
+        exit: 0,
+        message: &[],
+        code: None,
+        patch: false,
+    },
+    Case {
+        file: "cluster-v1beta2-delete-denied-foreground.json",
+        exit: 1,
+        message: &["options.propagationPolicy", "[GC-D7]"],
+        code: Some(403),
+        patch: false,
+    },
+    // The first validator's denial and the failed conversion for the second are both
+    // denials: exit 1 with every message, not "unusable input".
+    Case {
+        file: "cluster-v1beta1-create-denied-unconvertible.json",
+        exit: 1,
+        message: &[
+            "[G1-C3]",
+            "does not convert to garage.rajsingh.info/v1beta2",
+            "\"Sometimes\"",
+        ],
+        code: Some(403),
+        patch: false,
+    },
+    Case {
         file: "node-create-allowed.json",
         exit: 0,
         message: &[],
@@ -207,6 +234,10 @@ fn the_conversion_review_answers_with_v1beta1_objects() {
     );
 }
 
+fn words(line: &str) -> Vec<&str> {
+    line.split(' ').collect()
+}
+
 #[test]
 fn unusable_input_exits_2_without_a_panic() {
     for args in [
@@ -219,6 +250,18 @@ fn unusable_input_exits_2_without_a_panic() {
             "cluster-v1beta2-create-allowed.json",
         ],
         vec!["review", "--operation", "CREATE", "state"],
+        // Options that describe no request a client could send.
+        words(
+            "review --operation UPDATE --propagation Foreground --old state/cluster.json state/cluster.json",
+        ),
+        words("review --operation DELETE --subresource scale --old state/cluster.json"),
+        words(
+            "review --operation UPDATE --subresource scale --old manifests/scale-4.yaml manifests/scale-4.yaml",
+        ),
+        words(
+            "review --operation UPDATE --subresource scale --old state/cluster.json state/cluster.json",
+        ),
+        words("review --propagation Foreground cluster-v1beta2-delete.json"),
         vec![
             "convert",
             "--to",
@@ -264,4 +307,81 @@ fn convert_prints_yaml_in_the_target_version() {
     let object: Value = serde_saphyr::from_str(&stdout).unwrap();
     assert_eq!(object["apiVersion"], "garage.rajsingh.info/v1beta2");
     assert_eq!(object["spec"]["storage"]["replicas"], 3);
+}
+
+#[test]
+fn manifest_reviews_reach_delete_options_scale_and_the_stored_old_object() {
+    let delete = |policy| {
+        vec![
+            "--operation",
+            "DELETE",
+            "--propagation",
+            policy,
+            "--old",
+            "manifests/cluster-drained.yaml",
+        ]
+    };
+    let scale = |file| {
+        vec![
+            "--state",
+            "state",
+            "--operation",
+            "UPDATE",
+            "--subresource",
+            "scale",
+            "--old",
+            "state/cluster.json",
+            file,
+        ]
+    };
+    // The old manifest, as kept in git, is reviewed as stored (defaulted): a label-only edit
+    // of an object with a grandfathered name is then no spec change.
+    let from_git = |file| {
+        vec![
+            "--operation",
+            "UPDATE",
+            "--old",
+            "manifests/cluster-long-name-git.yaml",
+            file,
+        ]
+    };
+    let cases: Vec<(Vec<&str>, i32, &[&str])> = vec![
+        (delete("Foreground"), 1, &["[GC-D7]"]),
+        (delete("Background"), 0, &[]),
+        (delete("Orphan"), 0, &[]),
+        (scale("manifests/scale-4.yaml"), 0, &[]),
+        (
+            scale("manifests/scale-2.yaml"),
+            1,
+            &["positive-capacity removal", "[GC-S10]"],
+        ),
+        (
+            from_git("manifests/cluster-long-name-git-labelled.yaml"),
+            0,
+            &[],
+        ),
+        (from_git("manifests/cluster-long-name-git.yaml"), 0, &[]),
+    ];
+    let mut failures = Vec::new();
+    for (case, want_exit, parts) in cases {
+        let mut args = vec!["review"];
+        args.extend(case);
+        let (exit, stdout, stderr) = run(&args);
+        if exit != want_exit {
+            failures.push(format!(
+                "{args:?}: exit {exit}, want {want_exit} ({stderr}{stdout})"
+            ));
+            continue;
+        }
+        let review: Value = serde_json::from_str(&stdout).unwrap();
+        let message = review["response"]["status"]["message"]
+            .as_str()
+            .unwrap_or_default();
+        for part in parts {
+            if !message.contains(part) {
+                failures.push(format!("{args:?}: message {message:?} lacks {part:?}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::{Context as _, bail};
 use certs::{InstallLabel, Lifetimes, Mode, MountedConfig, SelfManagedConfig};
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use webhook::cli::review::{Input, ManifestOperation, ReviewCommand};
+use webhook::cli::review::{Input, ManifestOperation, Propagation, ReviewCommand, Subresource};
 use webhook::cli::{EXIT_UNUSABLE, convert, review};
 use webhook::server::dispatch::Settings;
 use webhook::server::limits::Limits;
@@ -126,9 +126,17 @@ struct ReviewArgs {
     /// The operation of a manifest review; without it, FILE is a recorded AdmissionReview.
     #[arg(long, value_parser = ["CREATE", "UPDATE", "DELETE"])]
     operation: Option<String>,
-    /// The stored object (UPDATE, DELETE).
+    /// The stored object (UPDATE, DELETE), reviewed as the API server stored it: with the
+    /// defaulting webhook applied. With --subresource scale, the live GarageCluster.
     #[arg(long)]
     old: Option<PathBuf>,
+    /// DeleteOptions.propagationPolicy of a DELETE (kubectl delete --cascade).
+    #[arg(long, value_parser = ["Foreground", "Background", "Orphan"])]
+    propagation: Option<String>,
+    /// Review a write of the GarageCluster's /scale subresource: NEW is an autoscaling/v1
+    /// Scale, --old the live GarageCluster (its apiVersion is the version addressed).
+    #[arg(long, value_parser = ["scale"])]
+    subresource: Option<String>,
     /// Directory of existing objects (YAML/JSON manifests) the cross-object rules read.
     #[arg(long)]
     state: Option<PathBuf>,
@@ -259,6 +267,11 @@ async fn review_command(args: ReviewArgs) -> anyhow::Result<i32> {
             if args.old.is_some() {
                 bail!("--old needs --operation UPDATE or DELETE");
             }
+            if args.propagation.is_some() || args.subresource.is_some() {
+                bail!(
+                    "--propagation and --subresource describe a manifest review; add --operation"
+                );
+            }
             let Some(file) = args.file else {
                 bail!("give a recorded AdmissionReview FILE, or --operation with manifests");
             };
@@ -272,6 +285,16 @@ async fn review_command(args: ReviewArgs) -> anyhow::Result<i32> {
             },
             old: args.old,
             new: args.file,
+            propagation: args.propagation.as_deref().map(|p| match p {
+                "Foreground" => Propagation::Foreground,
+                "Orphan" => Propagation::Orphan,
+                _ => Propagation::Background,
+            }),
+            subresource: if args.subresource.is_some() {
+                Subresource::Scale
+            } else {
+                Subresource::None
+            },
         },
     };
     let command = ReviewCommand {

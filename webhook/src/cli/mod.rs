@@ -4,6 +4,7 @@
 
 pub mod convert;
 pub mod manifest;
+pub mod request;
 pub mod review;
 pub mod state;
 

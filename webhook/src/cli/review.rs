@@ -14,30 +14,22 @@ use kube::core::conversion::ConversionReview;
 use kube::core::response::StatusSummary;
 use serde_json::{Map, Value, json};
 
+use super::request::{object_request, plural, scale_request, split_api_version, stored_namespace};
 use super::state::StateDir;
 use super::{CliError, EXIT_ALLOWED, EXIT_DENIED, EXIT_UNUSABLE, manifest};
 use crate::convert::{KIND, V1BETA1, V1BETA2, convert_object};
 use crate::server::dispatch::{self, Answer, Endpoint, Outcome, Settings};
 
-/// The operation of a manifest review.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ManifestOperation {
-    /// A new object (`NEW`).
-    Create,
-    /// A change (`--old OLD NEW`).
-    Update,
-    /// A removal (`--old OLD`).
-    Delete,
-}
+pub use super::request::{ManifestOperation, Propagation};
 
-impl ManifestOperation {
-    fn as_str(self) -> &'static str {
-        match self {
-            ManifestOperation::Create => "CREATE",
-            ManifestOperation::Update => "UPDATE",
-            ManifestOperation::Delete => "DELETE",
-        }
-    }
+/// What a manifest review writes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Subresource {
+    /// The object itself.
+    #[default]
+    None,
+    /// The GarageCluster's `/scale`: `--old` is the live GarageCluster, NEW the Scale.
+    Scale,
 }
 
 /// What to review.
@@ -53,6 +45,10 @@ pub enum Input {
         old: Option<PathBuf>,
         /// The submitted object (CREATE, UPDATE).
         new: Option<PathBuf>,
+        /// DeleteOptions.propagationPolicy of a DELETE.
+        propagation: Option<Propagation>,
+        /// The subresource written.
+        subresource: Subresource,
     },
 }
 
@@ -76,91 +72,6 @@ pub struct ReviewResult {
     pub output: Value,
     /// 0 allowed, 1 denied, 2 unusable input.
     pub exit_code: i32,
-}
-
-fn plural(kind: &str) -> Option<&'static str> {
-    match kind {
-        "GarageCluster" => Some("garageclusters"),
-        "GarageNode" => Some("garagenodes"),
-        "PersistentVolumeClaim" => Some("persistentvolumeclaims"),
-        _ => None,
-    }
-}
-
-fn split_api_version(api_version: &str) -> (&str, &str) {
-    api_version.rsplit_once('/').unwrap_or(("", api_version))
-}
-
-/// An AdmissionRequest (as JSON) for a manifest review.
-fn manifest_request(
-    operation: ManifestOperation,
-    old: Option<Value>,
-    new: Option<Value>,
-    user: &str,
-) -> Result<Value, CliError> {
-    let Some(subject) = new.as_ref().or(old.as_ref()).cloned() else {
-        return Err(CliError::Input(format!(
-            "{} needs {}",
-            operation.as_str(),
-            if operation == ManifestOperation::Delete {
-                "the object as --old"
-            } else {
-                "the object as NEW"
-            }
-        )));
-    };
-    let api_version = subject["apiVersion"].as_str().unwrap_or_default();
-    let kind = subject["kind"].as_str().unwrap_or_default();
-    let (group, version) = split_api_version(api_version);
-    let Some(resource) = plural(kind) else {
-        return Err(CliError::Input(format!(
-            "no admission rules for {api_version:?} {kind:?}; garage-webhook reviews GarageCluster, GarageNode and PersistentVolumeClaim"
-        )));
-    };
-    if let (Some(o), Some(n)) = (&old, &new)
-        && (o["apiVersion"] != n["apiVersion"] || o["kind"] != n["kind"])
-    {
-        return Err(CliError::Input(
-            "--old and NEW must have the same apiVersion and kind".to_owned(),
-        ));
-    }
-    let name = subject["metadata"]["name"].as_str().unwrap_or_default();
-    let namespace = subject["metadata"]["namespace"]
-        .as_str()
-        .unwrap_or("default");
-    // The API server fills the namespace in before any webhook sees the object.
-    let with_namespace = |object: Option<Value>| {
-        object.map(|mut o| {
-            if let Some(meta) = o.get_mut("metadata").and_then(Value::as_object_mut) {
-                meta.entry("namespace")
-                    .or_insert_with(|| Value::String(namespace.to_owned()));
-            }
-            o
-        })
-    };
-    let gvk = json!({"group": group, "version": version, "kind": kind});
-    let gvr = json!({"group": group, "version": version, "resource": resource});
-    let mut request = json!({
-        "uid": "garage-webhook-cli",
-        "kind": gvk,
-        "resource": gvr,
-        "requestKind": gvk,
-        "requestResource": gvr,
-        "name": name,
-        "namespace": namespace,
-        "operation": operation.as_str(),
-        "userInfo": {"username": user},
-        "dryRun": true,
-    });
-    if let Some(fields) = request.as_object_mut() {
-        if let Some(object) = with_namespace(new) {
-            fields.insert("object".to_owned(), object);
-        }
-        if let Some(object) = with_namespace(old) {
-            fields.insert("oldObject".to_owned(), object);
-        }
-    }
-    Ok(request)
 }
 
 fn decode_request(value: Value, path: &Path) -> Result<AdmissionRequest<DynamicObject>, CliError> {
@@ -212,6 +123,20 @@ fn other_version(
     other.kind.version.clone_from(&version);
     other.resource.version = version;
     Ok(other)
+}
+
+/// `request` with the mutating webhook's JSON Patch `ops` applied to its object.
+fn apply_patch(
+    request: &AdmissionRequest<DynamicObject>,
+    ops: &Value,
+) -> Result<AdmissionRequest<DynamicObject>, CliError> {
+    let mut object = serde_json::to_value(&request.object).unwrap_or(Value::Null);
+    let parsed: Result<json_patch::Patch, _> = serde_json::from_value(ops.clone());
+    parsed
+        .map_err(|e| e.to_string())
+        .and_then(|p| json_patch::patch(&mut object, &p).map_err(|e| e.to_string()))
+        .and_then(|()| with_object(request, object))
+        .map_err(|e| CliError::Input(format!("the defaulting patch does not apply: {e}")))
 }
 
 fn patch_ops(answer: &Answer) -> Option<Value> {
@@ -278,6 +203,8 @@ pub async fn run(command: &ReviewCommand) -> Result<Vec<ReviewResult>, CliError>
             operation,
             old,
             new,
+            propagation,
+            subresource,
         } => {
             let path = command.input_path().unwrap_or_default();
             let old = old.as_deref().map(manifest::load_one).transpose()?;
@@ -286,29 +213,36 @@ pub async fn run(command: &ReviewCommand) -> Result<Vec<ReviewResult>, CliError>
                 Some(p) => vec![manifest::load_one(p)?],
                 None => Vec::new(),
             };
-            match operation {
-                ManifestOperation::Create if old.is_some() => {
-                    return Err(CliError::Input("CREATE takes no --old".to_owned()));
-                }
-                ManifestOperation::Create if news.is_empty() => {
-                    return Err(CliError::Input("CREATE needs the object as NEW".to_owned()));
-                }
-                ManifestOperation::Update if old.is_none() || news.is_empty() => {
-                    return Err(CliError::Input("UPDATE needs --old OLD and NEW".to_owned()));
-                }
-                ManifestOperation::Delete if !news.is_empty() => {
-                    return Err(CliError::Input(
-                        "DELETE takes the object as --old, not NEW".to_owned(),
-                    ));
-                }
-                _ => {}
+            check_arguments(
+                *operation,
+                old.is_some(),
+                news.len(),
+                *propagation,
+                *subresource,
+            )?;
+            if let (Subresource::Scale, Some(live), Some(scale)) =
+                (subresource, old.as_ref(), news.first())
+            {
+                let live = stored_namespace(live.clone());
+                let request = wrap(scale_request(&live, scale.clone(), &command.user)?);
+                let request = decode_request(request, &path)?;
+                let mut state = state;
+                state.put_garage_cluster(live, &path)?;
+                return Ok(vec![
+                    review_request(request, &state, &command.settings).await?,
+                ]);
             }
+            let old = match old {
+                Some(old) => Some(as_stored(old, &state, command, &path).await?),
+                None => None,
+            };
             if news.len() <= 1 {
-                let request = wrap(manifest_request(
+                let request = wrap(object_request(
                     *operation,
                     old,
                     news.into_iter().next(),
                     &command.user,
+                    *propagation,
                 )?);
                 let request = decode_request(request, &path)?;
                 return Ok(vec![
@@ -336,17 +270,87 @@ pub async fn run(command: &ReviewCommand) -> Result<Vec<ReviewResult>, CliError>
                         with_others.add(other.clone(), &path)?;
                     }
                 }
-                let request = wrap(manifest_request(
+                let request = wrap(object_request(
                     *operation,
                     None,
                     Some(document.clone()),
                     &command.user,
+                    None,
                 )?);
                 let request = decode_request(request, &path)?;
                 results.push(review_request(request, &with_others, &command.settings).await?);
             }
             Ok(results)
         }
+    }
+}
+
+/// Refuses argument combinations that make no request.
+fn check_arguments(
+    operation: ManifestOperation,
+    has_old: bool,
+    news: usize,
+    propagation: Option<Propagation>,
+    subresource: Subresource,
+) -> Result<(), CliError> {
+    let refuse = |why: &str| Err(CliError::Input(why.to_owned()));
+    match operation {
+        ManifestOperation::Create if has_old => return refuse("CREATE takes no --old"),
+        ManifestOperation::Create if news == 0 => return refuse("CREATE needs the object as NEW"),
+        ManifestOperation::Update if !has_old || news == 0 => {
+            return refuse("UPDATE needs --old OLD and NEW");
+        }
+        ManifestOperation::Delete if news > 0 => {
+            return refuse("DELETE takes the object as --old, not NEW");
+        }
+        _ => {}
+    }
+    if propagation.is_some() && operation != ManifestOperation::Delete {
+        return refuse("--propagation sets the DeleteOptions of a DELETE");
+    }
+    if subresource == Subresource::Scale && operation != ManifestOperation::Update {
+        return refuse(
+            "--subresource scale reviews an UPDATE: --old the live GarageCluster, NEW the Scale",
+        );
+    }
+    Ok(())
+}
+
+/// `old` as the API server stored it: the mutating webhook of its version applied, as it was
+/// when the object was created or last written. A manifest taken from git lacks what the
+/// defaulting webhook adds, and an UPDATE against it would look like a spec change.
+async fn as_stored(
+    old: Value,
+    state: &StateDir,
+    command: &ReviewCommand,
+    path: &Path,
+) -> Result<Value, CliError> {
+    let kind = old["kind"].as_str().unwrap_or_default();
+    if plural(kind).is_none() {
+        return Ok(old);
+    }
+    let request = wrap(object_request(
+        ManifestOperation::Create,
+        None,
+        Some(old.clone()),
+        &command.user,
+        None,
+    )?);
+    let request = decode_request(request, path)?;
+    let r = &request.resource;
+    let Some(mutating) = Endpoint::for_resource(&r.group, &r.version, &r.resource, None, true)
+        .filter(|e| e.is_mutating())
+    else {
+        return Ok(old);
+    };
+    let answer = dispatch::review(mutating, &request, state, &command.settings).await;
+    match patch_ops(&answer) {
+        Some(ops) if answer.response.allowed => {
+            let patched = apply_patch(&request, &ops)?;
+            serde_json::to_value(&patched.object)
+                .map_err(|e| CliError::Input(format!("the defaulted --old does not encode: {e}")))
+        }
+        _ => Ok(old),
     }
 }
 
@@ -409,15 +413,7 @@ pub async fn review_request(
             });
         }
         if let Some(ops) = patch_ops(&answer) {
-            let mut object = serde_json::to_value(&request.object).unwrap_or(Value::Null);
-            let parsed: Result<json_patch::Patch, _> = serde_json::from_value(ops.clone());
-            let applied = parsed
-                .map_err(|e| e.to_string())
-                .and_then(|p| json_patch::patch(&mut object, &p).map_err(|e| e.to_string()))
-                .and_then(|()| with_object(&request, object));
-            request = applied.map_err(|e| {
-                CliError::Input(format!("the defaulting patch does not apply: {e}"))
-            })?;
+            request = apply_patch(&request, &ops)?;
             patch = Some(ops);
         }
     }
@@ -436,22 +432,45 @@ pub async fn review_request(
     if let Some((endpoint, to)) = equivalent
         && outcome != Outcome::Invalid
     {
-        let other = other_version(&request, to)
-            .map_err(|e| CliError::Input(format!("the {KIND} does not convert to {to}: {e}")))?;
-        let second = dispatch::review(endpoint, &other, state, settings).await;
-        for warning in second.response.warnings.clone().unwrap_or_default() {
+        // The API server converts the object for the other version's webhook; when that
+        // fails the write fails, so the failure is one more denial, not unusable input.
+        let (second_allowed, second_outcome, second_status, second_warnings) = match other_version(
+            &request, to,
+        ) {
+            Ok(other) => {
+                let second = dispatch::review(endpoint, &other, state, settings).await;
+                (
+                    second.response.allowed,
+                    second.outcome,
+                    status_of(&second),
+                    second.response.warnings.unwrap_or_default(),
+                )
+            }
+            Err(e) => (
+                false,
+                Outcome::Denied,
+                json!({
+                    "status": "Failure",
+                    "code": 500,
+                    "reason": "InternalError",
+                    "message": format!("the {KIND} does not convert to {to} for that version's validating webhook (matchPolicy Equivalent), so the API server cannot admit it: {e}"),
+                }),
+                Vec::new(),
+            ),
+        };
+        for warning in second_warnings {
             if !warnings.contains(&warning) {
                 warnings.push(warning);
             }
         }
-        if !second.response.allowed {
+        if !second_allowed {
             if allowed {
-                status = status_of(&second);
-                outcome = second.outcome;
+                status = second_status;
+                outcome = second_outcome;
             } else if let Some(message) = status.get_mut("message") {
                 let first = message.as_str().unwrap_or_default().to_owned();
-                let extra = &second.response.result.message;
-                if !first.contains(extra.as_str()) {
+                let extra = second_status["message"].as_str().unwrap_or_default();
+                if !first.contains(extra) {
                     *message = Value::String(format!("{first}; {extra}"));
                 }
             }

@@ -75,6 +75,16 @@ impl StateDir {
         Ok(state)
     }
 
+    /// Adds a GarageCluster in place of any of the same namespace and name: the live object
+    /// a review names explicitly wins over the state directory's copy.
+    pub fn put_garage_cluster(&mut self, object: Value, path: &Path) -> Result<(), CliError> {
+        let name = object["metadata"]["name"].as_str().map(str::to_owned);
+        let namespace = object["metadata"]["namespace"].as_str().map(str::to_owned);
+        self.garage_clusters
+            .retain(|c| c.metadata.name != name || c.metadata.namespace != namespace);
+        self.add(object, path)
+    }
+
     /// Adds one object (from `path`, for messages).
     pub fn add(&mut self, object: Value, path: &Path) -> Result<(), CliError> {
         let api_version = object["apiVersion"].as_str().unwrap_or_default().to_owned();
