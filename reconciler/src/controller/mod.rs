@@ -54,6 +54,10 @@ pub struct Config {
     pub default_garage_image: Option<String>,
     /// Namespaces whose objects are reconciled; empty means every namespace.
     pub namespaces: Vec<String>,
+    /// How long a drain proof must see no block error, no resync queue and no change before
+    /// it completes. Garage resyncs delayed blocks after 10 minutes; the default covers that
+    /// plus one requeue.
+    pub drain_quiet: Duration,
 }
 
 impl Default for Config {
@@ -65,6 +69,7 @@ impl Default for Config {
             admin_timeout: Duration::from_secs(5),
             default_garage_image: None,
             namespaces: Vec::new(),
+            drain_quiet: Duration::from_secs(670),
         }
     }
 }

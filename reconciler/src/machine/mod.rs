@@ -1,4 +1,5 @@
 //! Multi-step transactions, each a pure `step` from its phase and what was observed; the
 //! controllers carry each step out.
 
+pub mod drain;
 pub mod teardown;

@@ -12,11 +12,11 @@
 //! 4. a deleted storage pod comes back with the same Garage node ID;
 //! 5. two Manual GarageNodes (claim templates; emptyDir metadata and an existing claim) join
 //!    the layout beside the Auto group; the objects of step 2 read back;
-//! 6. 3 -> 4 adds exactly one role; 4 -> 3 is refused by admission (GC-S10, the old
-//!    generation is not prepared), and with the validating webhook removed the reconciler
-//!    still holds it with a condition and removes nothing;
-//! 7. with admission back, deleting the GarageCluster tears everything down through the
-//!    finalizers (no one touches one by hand) and leaves only the retained claims.
+//! 6. 3 -> 4 adds exactly one role; with 200 random objects written, 4 -> 3 drains the
+//!    fourth member (its pod runs until DrainPrepared=True) and every object reads back; a
+//!    Manual node's DELETE is refused before its drain proof and allowed after;
+//! 7. deleting the GarageCluster tears everything down through the finalizers (no one
+//!    touches one by hand) and leaves only the retained claims.
 //!
 //! `cargo test -p reconciler --test e2e`
 
@@ -79,6 +79,8 @@ fn start_reconciler(client: &Client, metrics: &Arc<Metrics>) -> Reconciler {
         short_requeue: Duration::from_secs(1),
         error_requeue: Duration::from_secs(2),
         admin_timeout: Duration::from_secs(5),
+        // Long enough to see a changing counter twice, short enough for a test.
+        drain_quiet: Duration::from_secs(5),
         ..controller::Config::default()
     };
     Reconciler {
@@ -249,13 +251,24 @@ async fn scenario(client: &Client, sim: &KubeSim) -> anyhow::Result<()> {
     //    an emptyDir metadata volume and a claim the user made. The objects of step 2 read
     //    back afterwards.
     manual_nodes(client).await?;
-    wait_ready(&clusters, Duration::from_secs(180)).await?;
+    // Ready was already True: wait for the members first, then for Ready again.
+    wait(
+        "the Manual nodes' roles in the layout",
+        // One version per member after bootstrap, each after Garage's table sync settles.
+        Duration::from_secs(420),
+        || async {
+            Ok(admin_client(client, sim, 0)
+                .await?
+                .layout()
+                .await?
+                .roles
+                .len()
+                == 5)
+        },
+    )
+    .await?;
+    wait_ready(&clusters, Duration::from_secs(120)).await?;
     let layout = admin_client(client, sim, 0).await?.layout().await?;
-    ensure!(
-        layout.roles.len() == 5,
-        "expected 5 roles with the Manual nodes, got {}",
-        layout.roles.len()
-    );
     for name in ["manual-a", "manual-b"] {
         let st = gns.get(name).await?.status.unwrap_or_default();
         let id = st.node_id.context("a Manual node without an ID")?;
@@ -274,8 +287,8 @@ async fn scenario(client: &Client, sim: &KubeSim) -> anyhow::Result<()> {
     let admin = admin_client(client, sim, 0).await?;
     let layout = admin.layout().await?;
     ensure!(
-        layout.roles.len() == 4,
-        "expected 4 roles, got {}",
+        layout.roles.len() == 6,
+        "expected 6 roles (4 Auto, 2 Manual), got {}",
         layout.roles.len()
     );
     ensure!(
@@ -285,59 +298,147 @@ async fn scenario(client: &Client, sim: &KubeSim) -> anyhow::Result<()> {
     );
     println!("scale 3 -> 4 added one role in one version");
 
-    // 6b. Scale down is refused by admission: the old generation is not prepared.
-    let refused = scale(&clusters, 3)
+    // 6b. Scale 4 -> 3 with 200 objects of random content written first: the fourth
+    //     member drains, its pod runs until DrainPrepared=True, then it goes; every object
+    //     reads back byte-identical.
+    let checksummed = random_objects(200, 0x5eed);
+    let (key_id, secret) = e2e_key(&admin).await?;
+    let store = garage_fixture::s3::Objects::new("e2e", &key_id, &secret)?;
+    let s3 = |pod: &str| -> anyhow::Result<String> {
+        Ok(format!(
+            "http://{}:3900",
+            sim.pod_ip(NS, pod).context("no pod ip")?
+        ))
+    };
+    for (name, body) in &checksummed {
+        store
+            .put(&s3("garage-storage-3-0")?, name, body.clone())
+            .await?;
+    }
+    let t = Instant::now();
+    scale(&clusters, 3)
         .await
-        .err()
-        .context("scale 4 -> 3 was admitted")?;
-    ensure!(
-        refused.to_string().contains("GC-S10"),
-        "unexpected refusal: {refused:#}"
-    );
-    println!("scale 4 -> 3 refused by admission: {refused:#}");
-
-    // 6c. Without the validating webhook the reconciler still holds it.
-    Api::<ValidatingWebhookConfiguration>::all(client.clone())
-        .delete(
-            &format!("{}-validating", chart_tests::RELEASE),
-            &DeleteParams::default(),
-        )
-        .await?;
+        .context("scale 4 -> 3 not admitted")?;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let prepared_seen = Arc::new(AtomicBool::new(false));
+    let pod_gone_early = Arc::new(AtomicBool::new(false));
     wait(
-        "scale 4 -> 3 to be admitted without the validating webhook",
-        Duration::from_secs(30),
-        || async { Ok(scale(&clusters, 3).await.is_ok()) },
-    )
-    .await?;
-    wait(
-        "StorageScaleDownBlocked=True",
-        Duration::from_secs(60),
-        || async {
-            let c = clusters.get(NAME).await?;
-            Ok(condition(&c, "StorageScaleDownBlocked") == Some("True".into()))
+        "garage-storage-3 drained and removed",
+        Duration::from_secs(600),
+        || {
+            let (gns, pods, clusters) = (gns.clone(), pods.clone(), clusters.clone());
+            let (seen, early) = (prepared_seen.clone(), pod_gone_early.clone());
+            async move {
+                let node = gns.get_opt("garage-storage-3").await?;
+                // The proof is the completed record naming the node; DrainPrepared mirrors
+                // it, though the node may be deleted before its controller publishes it.
+                let record = clusters
+                    .get(NAME)
+                    .await?
+                    .status
+                    .and_then(|s| s.storage_drain)
+                    .filter(|d| {
+                        d.completed_at.is_some()
+                            && d.actor.as_ref().and_then(|a| a.name.as_deref())
+                                == Some("garage-storage-3")
+                    });
+                if record.is_some()
+                    || node
+                        .as_ref()
+                        .is_some_and(|n| node_condition(n, "DrainPrepared") == Some("True".into()))
+                {
+                    seen.store(true, Ordering::SeqCst);
+                }
+                let pod = pods.get_opt("garage-storage-3-0").await?;
+                if pod.is_none() && !seen.load(Ordering::SeqCst) {
+                    early.store(true, Ordering::SeqCst);
+                }
+                Ok(node.is_none() && pod.is_none())
+            }
         },
     )
     .await?;
-    tokio::time::sleep(RESYNC * 3).await;
+    ensure!(
+        !pod_gone_early.load(Ordering::SeqCst),
+        "the fourth pod went before DrainPrepared=True"
+    );
+    ensure!(
+        prepared_seen.load(Ordering::SeqCst),
+        "no completed drain proof was seen before the pod went"
+    );
     let layout = admin.layout().await?;
     ensure!(
-        layout.roles.len() == 4 && layout.staged_role_changes.is_empty(),
-        "scale-down touched the layout"
+        layout.roles.len() == 5,
+        "expected 5 roles after the drain, got {}",
+        layout.roles.len()
     );
+    verify(&store, &s3("garage-storage-0-0")?, &checksummed).await?;
+    println!(
+        "scale 4 -> 3: drained, proven and removed in {:.1}s; 200 random objects read back identical",
+        t.elapsed().as_secs_f64()
+    );
+
+    // 6c. A Manual node: DELETE before the proof is refused; after drain=true and
+    //     DrainPrepared=True it is allowed and the node goes.
+    let refused = gns
+        .delete("manual-b", &DeleteParams::default())
+        .await
+        .err()
+        .context("an unprepared Manual node was deleted")?;
     ensure!(
-        gns.get_opt("garage-storage-3").await?.is_some(),
-        "the fourth GarageNode was removed"
+        refused.to_string().contains("GN-D7"),
+        "unexpected refusal: {refused}"
     );
+    gns.patch(
+        "manual-b",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"annotations": {"garage.rajsingh.info/drain": "true"}}})),
+    )
+    .await?;
+    wait(
+        "manual-b DrainPrepared=True",
+        Duration::from_secs(600),
+        || async {
+            let n = gns.get("manual-b").await?;
+            Ok(node_condition(&n, "DrainPrepared") == Some("True".into()))
+        },
+    )
+    .await?;
     ensure!(
-        pods.get_opt("garage-storage-3-0").await?.is_some(),
-        "the fourth pod was removed"
+        pods.get_opt("manual-b-0").await?.is_some(),
+        "manual-b's pod went before its deletion"
     );
-    println!("scale 4 -> 3 held, nothing removed");
+    gns.delete("manual-b", &DeleteParams::default())
+        .await
+        .context("deleting the prepared Manual node")?;
+    wait(
+        "manual-b and its pod gone",
+        Duration::from_secs(120),
+        || async {
+            Ok(gns.get_opt("manual-b").await?.is_none()
+                && pods.get_opt("manual-b-0").await?.is_none())
+        },
+    )
+    .await?;
+    verify(&store, &s3("garage-storage-1-0")?, &checksummed).await?;
+    wait(
+        "StorageDrainReady back to Idle",
+        Duration::from_secs(60),
+        || async {
+            let c = clusters.get(NAME).await?;
+            Ok(condition(&c, "StorageDrainReady") == Some("True".into())
+                && c.status
+                    .as_ref()
+                    .and_then(|s| s.storage_drain.as_ref())
+                    .is_none())
+        },
+    )
+    .await?;
+    println!("Manual node: DELETE refused before the proof, allowed after; objects read back");
 
     // 7. Deleting the cluster, with admission back in place, tears the whole store down
     //    without anyone touching a finalizer: every operator-made object goes, claims stay
     //    (the default retention policy is Retain).
-    install_registrations(client, &base).await?;
     let claims_before = claim_names(client).await?;
     let t = Instant::now();
     clusters.delete(NAME, &DeleteParams::default()).await?;
@@ -499,10 +600,15 @@ async fn scale(clusters: &Api<GarageCluster>, replicas: i32) -> anyhow::Result<(
 }
 
 fn condition(c: &GarageCluster, type_: &str) -> Option<String> {
-    c.status
-        .as_ref()?
-        .conditions
-        .as_ref()?
+    condition_in(c.status.as_ref()?.conditions.as_deref(), type_)
+}
+
+/// The status of condition `type_` among `conditions`.
+fn condition_in(
+    conditions: Option<&[k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition]>,
+    type_: &str,
+) -> Option<String> {
+    conditions?
         .iter()
         .find(|x| x.type_ == type_)
         .map(|x| x.status.clone())
@@ -606,6 +712,58 @@ async fn manual_nodes(client: &Client) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `n` objects of pseudo-random content (1 to 64 KiB), from a fixed seed.
+fn random_objects(n: usize, seed: u64) -> Vec<(String, Vec<u8>)> {
+    use sha2::{Digest, Sha256};
+    (0..n)
+        .map(|i| {
+            let mut block = Sha256::digest(format!("{seed}/{i}")).to_vec();
+            let len = 1024 + usize::from(block[0]) * 252;
+            let mut body = Vec::with_capacity(len + 32);
+            while body.len() < len {
+                body.extend_from_slice(&block);
+                block = Sha256::digest(&block).to_vec();
+            }
+            body.truncate(len);
+            (format!("random-{i}"), body)
+        })
+        .collect()
+}
+
+/// Reads every object through `endpoint` and compares its SHA-256 with what was written.
+async fn verify(
+    store: &garage_fixture::s3::Objects,
+    endpoint: &str,
+    objects: &[(String, Vec<u8>)],
+) -> anyhow::Result<()> {
+    use sha2::{Digest, Sha256};
+    for (name, body) in objects {
+        let got = store.get(endpoint, name).await?;
+        ensure!(
+            Sha256::digest(&got) == Sha256::digest(body),
+            "object {name} read back different through {endpoint}"
+        );
+    }
+    Ok(())
+}
+
+/// The e2e key's ID and secret.
+async fn e2e_key(admin: &AdminClient) -> anyhow::Result<(String, String)> {
+    let listed = admin.list_keys().await?;
+    let id = &listed
+        .iter()
+        .find(|k| k.name == "e2e")
+        .context("the e2e key is gone")?
+        .id;
+    let key = admin.key_info(garage_admin::Lookup::Id(id), true).await?;
+    let secret = key.secret_access_key.context("no secret")?;
+    Ok((key.access_key_id, secret))
+}
+
+fn node_condition(n: &GarageNode, type_: &str) -> Option<String> {
+    condition_in(n.status.as_ref()?.conditions.as_deref(), type_)
+}
+
 /// Names of the claims in the namespace.
 async fn claim_names(client: &Client) -> anyhow::Result<Vec<String>> {
     use k8s_openapi::api::core::v1::PersistentVolumeClaim;
@@ -638,16 +796,9 @@ async fn leftovers(client: &Client) -> anyhow::Result<Vec<String>> {
 /// The 200 objects of [`s3_round_trip`], read through another pod.
 async fn read_back(admin: &AdminClient, sim: &KubeSim) -> anyhow::Result<()> {
     use garage_fixture::s3::Objects;
-    let listed = admin.list_keys().await?;
-    let id = &listed
-        .iter()
-        .find(|k| k.name == "e2e")
-        .context("the e2e key is gone")?
-        .id;
-    let key = admin.key_info(garage_admin::Lookup::Id(id), true).await?;
-    let secret = key.secret_access_key.as_deref().context("no secret")?;
+    let (key_id, secret) = e2e_key(admin).await?;
     let ip = sim.pod_ip(NS, "garage-storage-2-0").context("no pod ip")?;
-    let objects = Objects::new("e2e", &key.access_key_id, secret)?;
+    let objects = Objects::new("e2e", &key_id, &secret)?;
     for (name, body) in e2e_objects() {
         let got = objects.get(&format!("http://{ip}:3900"), &name).await?;
         ensure!(got == body, "object {name} changed");

@@ -3,21 +3,26 @@
 
 use k8s_openapi::api::core::v1::{ConfigMap, Secret, Service};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use kube::api::{DeleteParams, Patch, PatchParams};
 use kube::{Api, Client, ResourceExt};
 use serde_json::json;
+use shared_types::conditions::reason;
+use shared_types::garage_cluster::common::StorageDrainStatus;
 use shared_types::garage_cluster::v1beta2::{GarageCluster, GarageClusterStatus};
 use shared_types::garage_node::GarageNode;
+use shared_types::keys::annotation::ANNOTATION_DRAIN;
 
 use super::decide::{Decision, LayoutChange, OWNED};
 use super::observe::Observed;
 use crate::controller::conditions::{self, Desired};
 use crate::controller::events::Note;
-use crate::controller::garage_access::random_hex32;
+use crate::controller::garage_access::{pod_client, random_hex32};
 use crate::controller::write::{self, ensure, ensure_immutable};
 use crate::controller::{Context, Error};
 use crate::desired::{Settings, secrets};
-use crate::garage::AdminClient;
+use crate::garage::{AdminClient, NodeTarget, RepairType, RoleChange};
 use crate::layout;
+use crate::machine::drain::Step;
 
 /// Writes what `d` asks for. Returns false when the cluster turned out to be stale (deleted
 /// or replaced) and nothing was created for it.
@@ -74,6 +79,47 @@ pub async fn act(
         }
     }
 
+    if let (Some(token), false) = (&o.token, d.rejoin.is_empty()) {
+        for (host, peers) in &d.rejoin {
+            let host = host.trim_start_matches('[').trim_end_matches(']');
+            if let Ok(member) = pod_client(host, s.admin_port, token, ctx.config.admin_timeout) {
+                reconnect(&member, peers).await;
+            }
+        }
+    }
+    for name in &d.annotate_drain {
+        m.wrote();
+        gn_api
+            .patch(
+                name,
+                &PatchParams::default(),
+                &Patch::Merge(json!({"metadata": {"annotations": {ANNOTATION_DRAIN: "true"}}})),
+            )
+            .await?;
+        m.step("drain", "request");
+        d.notes.push(Note::normal(
+            reason::REASON_DRAINING,
+            "RequestDrain",
+            format!("scale-down: {name} asked to drain before it is removed"),
+        ));
+    }
+    if let Some(step) = d.drain.take() {
+        drain_step(o, step, &mut d.notes, ctx).await?;
+    }
+    for name in &d.delete_nodes {
+        m.wrote();
+        match gn_api.delete(name, &DeleteParams::background()).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(e)) if e.code == 404 => {}
+            Err(e) => return Err(e.into()),
+        }
+        m.step("drain", "delete_node");
+        d.notes.push(Note::normal(
+            reason::REASON_NODE_DRAIN_PREPARED,
+            "DeleteNode",
+            format!("{name} is drained with a complete block proof; deleting it"),
+        ));
+    }
     if let Some(admin) = &o.admin {
         reconnect(admin, &d.reconnect).await;
         if let Some(change) = &d.layout {
@@ -106,7 +152,7 @@ pub async fn act(
                 Err(e) => {
                     tracing::warn!(error = %e, "layout change not applied");
                     d.notes.push(Note::warning(
-                        shared_types::conditions::reason::REASON_GARAGE_API_ERROR,
+                        reason::REASON_GARAGE_API_ERROR,
                         "ApplyLayout",
                         format!("layout version {} not applied: {e}", change.version),
                     ));
@@ -127,6 +173,8 @@ pub async fn publish(
     wanted: &[Desired],
 ) -> Result<(), Error> {
     let current = cluster.status.clone().unwrap_or_default();
+    // The drain record is written only by `write_record`, with a precondition.
+    status.storage_drain = current.storage_drain.clone();
     status.observed_generation = cluster.metadata.generation;
     status.conditions = Some(conditions::merge(
         current.conditions.as_deref(),
@@ -140,6 +188,9 @@ pub async fn publish(
     let api: Api<GarageCluster> =
         Api::namespaced(ctx.client.clone(), &cluster.namespace().unwrap_or_default());
     let mut value = serde_json::to_value(&status).unwrap_or_default();
+    if let Some(map) = value.as_object_mut() {
+        map.remove("storageDrain");
+    }
     // Fields that disappeared must be cleared explicitly in a merge patch.
     if status.conditions.as_ref().is_some_and(Vec::is_empty) {
         value["conditions"] = json!(null);
@@ -202,4 +253,147 @@ pub async fn still_current(
     Ok(live.is_some_and(|c| {
         c.metadata.uid.as_deref() == Some(uid) && c.metadata.deletion_timestamp.is_none()
     }))
+}
+
+/// Carries out one step of the drain transaction. The record is always written first, with
+/// the cluster's resourceVersion as precondition, so a concurrent writer makes the step fail
+/// rather than act on a stale record.
+async fn drain_step(
+    o: &Observed,
+    step: Step,
+    notes: &mut Vec<Note>,
+    ctx: &Context,
+) -> Result<(), Error> {
+    let m = &ctx.metrics;
+    match step {
+        Step::Record(record) => {
+            let first = o
+                .cluster
+                .status
+                .as_ref()
+                .and_then(|s| s.storage_drain.as_ref())
+                .is_none();
+            write_record(&o.cluster, Some(&record), ctx).await?;
+            m.step("drain", if first { "intent" } else { "evidence" });
+            if first {
+                notes.push(Note::normal(
+                    reason::REASON_DRAINING,
+                    "RecordDrain",
+                    format!(
+                        "drain of {} recorded (transaction {}) before any change",
+                        record
+                            .actor
+                            .as_ref()
+                            .and_then(|a| a.name.clone())
+                            .unwrap_or_default(),
+                        record.transaction_id.clone().unwrap_or_default()
+                    ),
+                ));
+            }
+            if record.completed_at.is_some() {
+                notes.push(Note::normal(
+                    reason::REASON_NODE_DRAIN_PREPARED,
+                    "ProveDrain",
+                    "role removed and block proof complete; the drained node may be deleted".into(),
+                ));
+            }
+        }
+        Step::LaunchRepairs { record, nodes } => {
+            write_record(&o.cluster, Some(&record), ctx).await?;
+            let Some(admin) = &o.admin else {
+                return Ok(());
+            };
+            for node in &nodes {
+                if let Err(e) = admin
+                    .launch_repair(&NodeTarget::Node(node.clone()), RepairType::Blocks)
+                    .await
+                {
+                    // The next pass adopts what started or launches again.
+                    tracing::info!(node = %node.short(), error = %e, "blocks repair not launched");
+                }
+            }
+            m.step("drain", "launch_repairs");
+            notes.push(Note::normal(
+                reason::REASON_DRAINING,
+                "LaunchRepairs",
+                format!("Blocks repair launched on {} node(s)", nodes.len()),
+            ));
+        }
+        Step::RemoveRole { id, version } => {
+            let Some(admin) = &o.admin else {
+                return Ok(());
+            };
+            let change = LayoutChange {
+                stage: vec![RoleChange::remove(id.clone())],
+                intended: vec![RoleChange::remove(id.clone())],
+                version,
+                bootstrap: false,
+            };
+            match apply(admin, &change).await {
+                Ok(()) => {
+                    m.layout_applied();
+                    m.step("drain", "remove_role");
+                    notes.push(Note::normal(
+                        reason::REASON_DRAINING,
+                        "RemoveRole",
+                        format!("role of node {} removed in layout version {version}; its pod keeps running until the block proof completes", id.short()),
+                    ));
+                }
+                Err(e) => {
+                    // Staged leftovers of ours would block every writer: take them back.
+                    if let Ok(live) = admin.layout().await
+                        && live.role(&id).is_some()
+                        && layout::verify_staged(&live, &change.intended).is_ok()
+                    {
+                        let _ = admin.revert_layout().await;
+                    }
+                    notes.push(Note::warning(
+                        reason::REASON_GARAGE_API_ERROR,
+                        "RemoveRole",
+                        format!(
+                            "removing the role of node {} was not applied: {e}",
+                            id.short()
+                        ),
+                    ));
+                }
+            }
+        }
+        Step::Clear => {
+            write_record(&o.cluster, None, ctx).await?;
+            m.step("drain", "clear");
+        }
+        Step::Idle | Step::Wait { .. } => {}
+    }
+    Ok(())
+}
+
+/// Replaces (or removes) `status.storageDrain`, only if the cluster is still at the
+/// resourceVersion the decision was made from.
+async fn write_record(
+    cluster: &GarageCluster,
+    record: Option<&StorageDrainStatus>,
+    ctx: &Context,
+) -> Result<(), Error> {
+    let api: Api<GarageCluster> =
+        Api::namespaced(ctx.client.clone(), &cluster.namespace().unwrap_or_default());
+    let mut ops = vec![json!({
+        "op": "test", "path": "/metadata/resourceVersion", "value": cluster.resource_version()
+    })];
+    if cluster.status.is_none() {
+        ops.push(json!({"op": "add", "path": "/status", "value": {}}));
+    }
+    match record {
+        Some(r) => ops.push(json!({"op": "add", "path": "/status/storageDrain", "value": r})),
+        None => ops.push(json!({"op": "remove", "path": "/status/storageDrain"})),
+    }
+    let patch: json_patch::Patch = serde_json::from_value(serde_json::Value::Array(ops))
+        .map_err(|e| Error::Unsafe(format!("building the drain record patch: {e}")))?;
+    ctx.metrics.wrote();
+    api.patch_status(
+        &cluster.name_any(),
+        &PatchParams::default(),
+        &Patch::<()>::Json(patch),
+    )
+    .await?;
+    Ok(())
 }

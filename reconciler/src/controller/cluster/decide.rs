@@ -17,6 +17,7 @@ use shared_types::garage_node::GarageNode;
 
 use super::members::{self, MemberView};
 use super::observe::{GarageView, Observed};
+use super::removal;
 use crate::controller::Config;
 use crate::controller::conditions::Desired;
 use crate::controller::events::Note;
@@ -24,6 +25,7 @@ use crate::desired::config::ConfigRevision;
 use crate::desired::{DesiredError, Settings, config, labels, nodes, pdb, secrets, services};
 use crate::garage::{HealthStatus, RoleChange};
 use crate::layout::{self, HoldReason, Plan};
+use crate::machine::drain::Step;
 
 /// A layout version to stage and apply.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,10 +57,21 @@ pub struct Decision {
     pub update_nodes: Vec<GarageNode>,
     /// Generated GarageNodes to create (new slots).
     pub create_nodes: Vec<GarageNode>,
-    /// `id@host:port` of members Garage does not see up.
+    /// `id@host:port` of members Garage does not see up, or sees at an address their pod no
+    /// longer has.
     pub reconnect: Vec<String>,
+    /// Members to ask, through their own Admin API (`host` of the pod), to connect to every
+    /// other member: a restarted pod can be isolated while the others keep a stale connection
+    /// to its old address, which no connect from their side replaces.
+    pub rejoin: Vec<(String, Vec<String>)>,
     /// The layout change of this pass.
     pub layout: Option<LayoutChange>,
+    /// The drain transaction's step, when it acts this pass.
+    pub drain: Option<Step>,
+    /// Generated GarageNodes to ask to drain (Auto scale-down).
+    pub annotate_drain: Vec<String>,
+    /// Generated GarageNodes whose drain is proven, to delete.
+    pub delete_nodes: Vec<String>,
     /// Status to publish (conditions merged by act).
     pub status: GarageClusterStatus,
     /// Conditions this controller owns.
@@ -74,6 +87,8 @@ pub const OWNED: &[&str] = &[
     common::CONDITION_READY,
     cc::CONDITION_STORAGE_SCALE_DOWN_BLOCKED,
     cc::CONDITION_STORAGE_TOPOLOGY_READY,
+    cc::CONDITION_STORAGE_ROLLOUT_READY,
+    cc::CONDITION_STORAGE_DRAIN_READY,
 ];
 
 /// The decision for a live cluster with valid settings.
@@ -115,12 +130,45 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
             None => unsupported.push(gn.name_any()),
         }
     }
+    let mut extra_nodes: Vec<&GarageNode> = o
+        .generated
+        .iter()
+        .filter(|(ordinal, _)| **ordinal >= s.replicas)
+        .map(|(_, gn)| gn)
+        .collect();
+    extra_nodes.reverse();
+    let read_now = match &o.garage {
+        GarageView::Read(read) => Some(read.as_ref()),
+        GarageView::Unavailable(_) => None,
+    };
+    let removal = removal::decide(
+        o,
+        s,
+        &views,
+        &extra_nodes,
+        read_now,
+        t.drain_quiet,
+        &o.transaction_id,
+    );
+    // Members on their way out are neither planned nor counted.
+    views.retain(|v| !removal.excluded.contains(&v.member.name));
+    let drain_recorded = o
+        .cluster
+        .status
+        .as_ref()
+        .is_some_and(|st| st.storage_drain.is_some());
+    let drain_acts = matches!(
+        removal.step,
+        Some(Step::Record(_) | Step::RemoveRole { .. } | Step::LaunchRepairs { .. } | Step::Clear)
+    );
     let layout_members: Vec<layout::Member> = views.iter().map(|v| v.member.clone()).collect();
 
     // Garage: which members hold their role, which are up, and the plan.
     let mut in_layout: BTreeMap<String, bool> = BTreeMap::new();
     let mut connected: BTreeMap<String, bool> = BTreeMap::new();
     let mut reconnect = Vec::new();
+    let mut isolated: Vec<String> = Vec::new();
+    let mut rejoin = Vec::new();
     let mut plan = None;
     let mut garage_error = None;
     let read = match &o.garage {
@@ -141,11 +189,52 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
                     && layout::tags::same_multiset(&r.tags, &v.member.role.tags)
             });
             in_layout.insert(v.member.name.clone(), placed);
-            let up = read.status.nodes.iter().any(|n| &n.id == id && n.is_up);
+            let seen = read.status.nodes.iter().find(|n| &n.id == id);
+            let up = seen.is_some_and(|n| n.is_up);
             connected.insert(v.member.name.clone(), up);
-            if !up && let Some(address) = &v.rpc_address {
+            // Up at another address than the pod's: a stale connection to an old pod.
+            let stale = seen.is_some_and(|n| {
+                n.is_up
+                    && !v.external
+                    && n.addr.is_some()
+                    && v.rpc_address.is_some()
+                    && n.addr != v.rpc_address
+            });
+            if (!up || stale)
+                && let Some(address) = &v.rpc_address
+            {
                 reconnect.push(format!("{id}@{address}"));
+                if !v.external {
+                    isolated.push(v.member.name.clone());
+                }
             }
+        }
+        let peers: Vec<(String, String)> = views
+            .iter()
+            .filter_map(|v| {
+                let id = v.member.node_id.as_ref()?;
+                Some((
+                    v.member.name.clone(),
+                    format!("{id}@{}", v.rpc_address.as_ref()?),
+                ))
+            })
+            .collect();
+        for name in &isolated {
+            let Some(host) = views
+                .iter()
+                .find(|v| &v.member.name == name)
+                .and_then(|v| v.rpc_address.as_deref())
+                .and_then(|a| a.rsplit_once(':'))
+                .map(|(h, _)| h.to_owned())
+            else {
+                continue;
+            };
+            let others: Vec<String> = peers
+                .iter()
+                .filter(|(n, _)| n != name)
+                .map(|(_, p)| p.clone())
+                .collect();
+            rejoin.push((host, others));
         }
         plan = Some(layout::plan_layout(&layout::Observed {
             replication_factor: s.replication_factor,
@@ -155,6 +244,8 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         }));
     }
     let layout_change = match &plan {
+        // A recorded drain holds every other layout writer (one transaction at a time).
+        _ if drain_recorded || drain_acts => None,
         Some(Plan::Apply {
             stage,
             intended,
@@ -246,8 +337,11 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
     } else if !extra.is_empty() {
         (
             false,
-            reason::REASON_ROLE_REMOVAL_UNAVAILABLE,
-            "a scale-down is held; see StorageScaleDownBlocked".into(),
+            reason::REASON_DRAINING,
+            format!(
+                "scaling down: {} leave through prepared drains, one at a time; see StorageDrainReady",
+                extra.join(", ")
+            ),
         )
     } else if let Some(e) = &garage_error {
         (false, reason::REASON_GARAGE_API_ERROR, e.clone())
@@ -283,19 +377,8 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
             message: String::new(),
         },
     ];
-    if !extra.is_empty() {
-        conditions.push(Desired {
-            type_: cc::CONDITION_STORAGE_SCALE_DOWN_BLOCKED,
-            status: true,
-            reason: reason::REASON_ROLE_REMOVAL_UNAVAILABLE,
-            message: format!(
-                "spec.storage.replicas is {} but {} stay: removing a storage role needs a prepared deletion with a drain proof, which this operator version does not implement; no role, pod or volume was removed. Restore replicas to {} to clear this",
-                s.replicas,
-                extra.join(", "),
-                s.replicas as usize + extra.len()
-            ),
-        });
-    }
+    conditions.extend(removal.conditions.iter().cloned());
+    conditions.push(removal::rollout_condition(&views, &o.pods, &o.statefulsets));
 
     // Status.
     let mut status = o.cluster.status.clone().unwrap_or_default();
@@ -350,8 +433,11 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
     }
 
     let converged = ready && extra.is_empty() && create.is_empty() && layout_change.is_none();
-    let requeue = if layout_change.is_some() || !create.is_empty() {
+    let drain_step = removal.step.clone().filter(|_| drain_acts);
+    let requeue = if layout_change.is_some() || !create.is_empty() || drain_acts {
         Duration::from_millis(500)
+    } else if drain_recorded || !removal.annotate.is_empty() || !removal.delete.is_empty() {
+        t.short_requeue
     } else if converged || !extra.is_empty() && ready_members >= wanted_members && topology_ready {
         t.resync
     } else {
@@ -366,7 +452,11 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         update_nodes,
         create_nodes,
         reconnect,
+        rejoin,
         layout: layout_change,
+        drain: drain_step,
+        annotate_drain: removal.annotate,
+        delete_nodes: removal.delete,
         status,
         conditions,
         notes,

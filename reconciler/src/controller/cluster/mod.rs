@@ -8,6 +8,7 @@ pub mod act;
 pub mod decide;
 pub mod members;
 pub mod observe;
+pub mod removal;
 pub mod teardown;
 
 #[cfg(test)]

@@ -5,7 +5,9 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{Pod, Secret};
+use k8s_openapi::jiff::Timestamp;
 use kube::api::ListParams;
 use kube::{Api, ResourceExt};
 use shared_types::garage_cluster::v1beta2::GarageCluster;
@@ -14,7 +16,11 @@ use shared_types::garage_node::GarageNode;
 use crate::controller::garage_access::{admin_token, pod_client, running_ip};
 use crate::controller::{Context, Error};
 use crate::desired::{DesiredError, Settings, labels, nodes, secrets};
-use crate::garage::{AdminClient, ClusterHealth, ClusterLayout, ClusterStatus, LayoutHistory};
+use crate::garage::{
+    AdminClient, AdminToken, ClusterHealth, ClusterLayout, ClusterStatus, LayoutHistory,
+};
+use crate::garage::{NodeTarget, WorkerFilter};
+use crate::machine::drain::ProofObservation;
 
 /// What a pass over a live (not deleting) GarageCluster found.
 pub struct Observed {
@@ -30,6 +36,16 @@ pub struct Observed {
     pub garage: GarageView,
     /// Client of the pod that answered; act applies layouts and reconnects through it.
     pub admin: Option<AdminClient>,
+    /// The admin token the pods mount, to reach a member's own Admin API when it is isolated.
+    pub token: Option<AdminToken>,
+    /// StatefulSets of the cluster's members (by the `cluster` label).
+    pub statefulsets: Vec<StatefulSet>,
+    /// Repair workers and block errors, read while a drain transaction is recorded.
+    pub proof: Option<ProofObservation>,
+    /// When this pass observed.
+    pub now: Timestamp,
+    /// A fresh random transaction ID, used only if this pass records a new drain.
+    pub transaction_id: String,
 }
 
 /// Garage as seen through one running storage pod.
@@ -74,16 +90,27 @@ pub async fn observe(
             user_nodes.push(gn);
         }
     }
+    let selector =
+        ListParams::default().labels(&labels::selector_string(&labels::headless_selector(&name)));
     let pods = Api::<Pod>::namespaced(ctx.client.clone(), &ns)
-        .list(
-            &ListParams::default()
-                .labels(&labels::selector_string(&labels::headless_selector(&name))),
-        )
+        .list(&selector)
         .await?
         .items;
-    let (garage, admin) = match settings {
+    let statefulsets = Api::<StatefulSet>::namespaced(ctx.client.clone(), &ns)
+        .list(&selector)
+        .await?
+        .items;
+    let (garage, admin, token) = match settings {
         Ok(s) => read_garage(&cluster, s, &pods, ctx).await?,
-        Err(e) => (GarageView::Unavailable(e.to_string()), None),
+        Err(e) => (GarageView::Unavailable(e.to_string()), None, None),
+    };
+    let drain_recorded = cluster
+        .status
+        .as_ref()
+        .is_some_and(|st| st.storage_drain.is_some());
+    let proof = match (&admin, drain_recorded) {
+        (Some(admin), true) => read_proof(admin).await,
+        _ => None,
     };
     Ok(Observed {
         cluster,
@@ -92,6 +119,11 @@ pub async fn observe(
         pods,
         garage,
         admin,
+        token,
+        statefulsets,
+        proof,
+        now: Timestamp::now(),
+        transaction_id: crate::controller::garage_access::random_hex32()?[..32].to_owned(),
     })
 }
 
@@ -105,7 +137,7 @@ async fn read_garage(
     s: &Settings,
     pods: &[Pod],
     ctx: &Context,
-) -> Result<(GarageView, Option<AdminClient>), Error> {
+) -> Result<(GarageView, Option<AdminClient>, Option<AdminToken>), Error> {
     let ns = cluster.namespace().unwrap_or_default();
     let source = secrets::admin_token_source(cluster, s);
     let secrets_api: Api<Secret> = Api::namespaced(ctx.client.clone(), &ns);
@@ -115,6 +147,7 @@ async fn read_garage(
                 "admin token Secret {} is not readable yet",
                 source.name
             )),
+            None,
             None,
         ));
     };
@@ -128,7 +161,7 @@ async fn read_garage(
         let (layout, history) = match (admin.layout().await, admin.layout_history().await) {
             (Ok(l), Ok(h)) => (l, h),
             (Err(e), _) | (_, Err(e)) => {
-                return Ok((GarageView::Unavailable(e.to_string()), None));
+                return Ok((GarageView::Unavailable(e.to_string()), None, Some(token)));
             }
         };
         let health = admin.cluster_health().await.ok();
@@ -138,10 +171,30 @@ async fn read_garage(
             history,
             health,
         };
-        return Ok((GarageView::Read(Box::new(read)), Some(admin)));
+        return Ok((GarageView::Read(Box::new(read)), Some(admin), Some(token)));
     }
     Ok((
         GarageView::Unavailable("no storage pod answers on its Admin API yet".into()),
         None,
+        Some(token),
     ))
+}
+
+/// Workers and block errors of every node; `None` when the reads fail (the proof waits).
+/// A node that fails to answer is simply absent, which the proof treats as not proven.
+async fn read_proof(admin: &AdminClient) -> Option<ProofObservation> {
+    let workers = admin
+        .list_workers(&NodeTarget::All, WorkerFilter::default())
+        .await
+        .ok()?;
+    let errors = admin.list_block_errors(&NodeTarget::All).await.ok()?;
+    Some(ProofObservation {
+        workers: workers.into_parts().0,
+        block_errors: errors
+            .into_parts()
+            .0
+            .into_iter()
+            .map(|(id, list)| (id, list.len()))
+            .collect(),
+    })
 }

@@ -63,6 +63,11 @@ fn observed(
         pods,
         garage,
         admin: None,
+        token: None,
+        statefulsets: vec![],
+        proof: None,
+        now: k8s_openapi::jiff::Timestamp::UNIX_EPOCH,
+        transaction_id: "tx".into(),
     }
 }
 
@@ -144,6 +149,30 @@ fn bootstrap_applies_every_known_member_in_one_version() {
         "{:?}",
         d.reconnect
     );
+    // Each unseen member is also asked to reach the others itself.
+    assert_eq!(d.rejoin.len(), 3);
+    assert_eq!(d.rejoin[0].0, "198.18.0.10");
+    assert_eq!(d.rejoin[0].1.len(), 2);
+}
+
+#[test]
+fn a_member_seen_at_its_old_address_is_reconnected_from_both_sides() {
+    let mut o = converged();
+    if let GarageView::Read(r) = &mut o.garage {
+        let stale = r.status.nodes.iter_mut().find(|n| n.id == id(1)).unwrap();
+        stale.addr = Some("198.18.0.99:3901".into());
+    }
+    let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
+    assert_eq!(d.reconnect, vec![format!("{}@198.18.0.11:3901", id(1))]);
+    assert_eq!(d.rejoin.len(), 1);
+    assert_eq!(d.rejoin[0].0, "198.18.0.11");
+    assert_eq!(
+        d.rejoin[0].1,
+        vec![
+            format!("{}@198.18.0.10:3901", id(0)),
+            format!("{}@198.18.0.12:3901", id(2))
+        ]
+    );
 }
 
 #[test]
@@ -152,6 +181,7 @@ fn steady_state_changes_nothing_and_publishes_the_same_status() {
     let s = settings(&o.cluster);
     let d = decide(&o, &s, &timing()).unwrap();
     assert!(d.create_nodes.is_empty() && d.layout.is_none() && d.reconnect.is_empty());
+    assert!(d.rejoin.is_empty(), "a converged pass calls no member");
     assert_eq!(ready(&d), (true, reason::REASON_CLUSTER_READY));
     assert_eq!(d.requeue, timing().resync);
     assert!(d.notes.is_empty(), "a converged pass publishes no Event");
@@ -269,21 +299,66 @@ fn foreign_staged_changes_hold_the_layout_with_a_warning() {
 }
 
 #[test]
-fn a_lowered_replica_count_removes_nothing_and_says_why() {
+fn a_lowered_replica_count_drains_the_highest_slot_first() {
     let mut o = converged();
     let mut c = (*o.cluster).clone();
     c.spec.storage.as_mut().unwrap().replicas = Some(2);
     o.cluster = Arc::new(c);
     let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
-    assert!(d.layout.is_none() && d.create_nodes.is_empty());
+    assert!(d.layout.is_none() && d.create_nodes.is_empty() && d.delete_nodes.is_empty());
+    assert_eq!(d.annotate_drain, vec!["garage-storage-2".to_string()]);
+    assert_eq!(d.update_nodes.len(), 2, "the extra slot is not updated");
+    // Asked to drain: at replication factor 3, three roles cannot become two.
+    let slot = o.generated.get_mut(&2).unwrap();
+    slot.metadata.annotations = Some(BTreeMap::from([(
+        shared_types::keys::annotation::ANNOTATION_DRAIN.to_string(),
+        "true".to_string(),
+    )]));
+    let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
+    assert!(d.annotate_drain.is_empty() && d.drain.is_none() && d.layout.is_none());
+    let blocked = d
+        .conditions
+        .iter()
+        .find(|c| {
+            c.type_ == shared_types::conditions::cluster::CONDITION_STORAGE_SCALE_DOWN_BLOCKED
+        })
+        .expect("the scale-down says why it waits");
+    assert_eq!(blocked.reason, reason::REASON_REPLICATION_UNSAFE);
+    assert!(blocked.message.contains("garage-storage-2"));
+}
+
+#[test]
+fn a_drain_is_recorded_before_the_role_is_removed() {
+    // Four members at factor 3: the fourth may go.
+    let c = cluster(4);
+    let (mut generated, pods) = auto(&c, &[true, true, true, true]);
+    generated.get_mut(&3).unwrap().metadata.annotations = Some(BTreeMap::from([(
+        shared_types::keys::annotation::ANNOTATION_DRAIN.to_string(),
+        "true".to_string(),
+    )]));
+    let roles: Vec<_> = (0..4u8)
+        .map(|n| auto_role(&format!("garage-storage-{n}"), &id(n)))
+        .collect();
+    let ids = [id(0), id(1), id(2), id(3)];
+    let up: Vec<&NodeId> = ids.iter().collect();
+    let mut garage = read(layout(1, &roles, &[]), &up, true);
+    if let GarageView::Read(r) = &mut garage {
+        r.health = Some(healthy(4));
+    }
+    let o = observed(c, generated, vec![], pods, garage);
+    let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
+    let Some(crate::machine::drain::Step::Record(record)) = &d.drain else {
+        panic!("expected the intent record, got {:?}", d.drain)
+    };
     assert_eq!(
-        d.update_nodes.len(),
-        2,
-        "the extra slot is neither updated nor deleted"
+        record.removed_storage_node_ids,
+        Some(vec![id(3).to_string()])
     );
-    assert!(d.conditions.iter().any(|c| c.type_
-        == shared_types::conditions::cluster::CONDITION_STORAGE_SCALE_DOWN_BLOCKED
-        && c.message.contains("garage-storage-2")));
+    assert!(
+        d.layout.is_none(),
+        "no other layout change in the same pass"
+    );
+    assert_eq!(d.requeue, Duration::from_millis(500));
 }
 
 #[test]

@@ -22,11 +22,13 @@ use crate::desired::statefulset::{NodeInputs, statefulset};
 use crate::desired::{DesiredError, config, nodes, secrets, services};
 use crate::garage::NodeId;
 use crate::names;
+use shared_types::drain;
 
 /// Condition types the node controller owns.
 pub const OWNED: &[&str] = &[
     common::CONDITION_READY,
     node_conditions::CONDITION_NODE_DISCOVERED,
+    node_conditions::CONDITION_DRAIN_PREPARED,
 ];
 
 /// Everything one pass does.
@@ -196,8 +198,94 @@ pub fn decide(o: &Observed, t: &Config) -> Result<Decision, DesiredError> {
             });
         }
     }
+    if let Some(prepared) = drain_prepared(o) {
+        if !prepared.status {
+            d.requeue = Some(t.short_requeue);
+        }
+        d.conditions.push(prepared);
+    }
     d.status = Some(status);
     Ok(d)
+}
+
+/// True when the parent's drain record is complete for exactly this incarnation and names
+/// its identity among the removed sources.
+fn drain_proven(o: &Observed) -> bool {
+    let node = o.node.as_ref();
+    let Some(record) = o
+        .parent
+        .as_ref()
+        .and_then(|c| c.status.as_ref())
+        .and_then(|s| s.storage_drain.as_ref())
+    else {
+        return false;
+    };
+    let id = node.status.as_ref().and_then(|s| s.node_id.clone());
+    drain::phase(Some(record)) == drain::Phase::Completed
+        && drain::hash_consistent(record)
+        && drain::actor_is_node(
+            record,
+            &node.namespace().unwrap_or_default(),
+            &node.name_any(),
+            node.metadata.uid.as_deref().unwrap_or_default(),
+        )
+        && id.is_some_and(|id| {
+            record
+                .removed_storage_node_ids
+                .iter()
+                .flatten()
+                .any(|r| *r == id)
+        })
+}
+
+/// `DrainPrepared` for a node that asks to be drained; `None` when it does not.
+fn drain_prepared(o: &Observed) -> Option<Desired> {
+    if !crate::controller::cluster::removal::drain_requested(&o.node) {
+        return None;
+    }
+    if drain_proven(o) {
+        return Some(Desired {
+            type_: node_conditions::CONDITION_DRAIN_PREPARED,
+            status: true,
+            reason: reason::REASON_NODE_DRAIN_PREPARED,
+            message: "role absent and the removed-source/current-destination block proof is complete; deletion is now safe".into(),
+        });
+    }
+    // The parent's StorageDrainReady says what the transaction waits for.
+    let waiting = o
+        .parent
+        .as_ref()
+        .and_then(|c| c.status.as_ref())
+        .and_then(|s| s.conditions.as_ref())
+        .and_then(|c| {
+            c.iter().find(|c| {
+                c.type_ == shared_types::conditions::cluster::CONDITION_STORAGE_DRAIN_READY
+            })
+        })
+        .filter(|c| c.status == "False");
+    let blocked = waiting.is_some_and(|c| {
+        [
+            reason::REASON_REPLICATION_UNSAFE,
+            reason::REASON_UNVERIFIED_PEERS_BLOCKED,
+            reason::REASON_UNSUPPORTED_CONSISTENCY_MODE,
+            reason::REASON_NODE_DRAIN_BLOCKED,
+        ]
+        .contains(&c.reason.as_str())
+    });
+    Some(Desired {
+        type_: node_conditions::CONDITION_DRAIN_PREPARED,
+        status: false,
+        reason: if blocked {
+            reason::REASON_NODE_DRAIN_BLOCKED
+        } else {
+            reason::REASON_NODE_DRAIN_PREPARING
+        },
+        message: waiting
+            .map(|c| format!("{}: {}", c.reason, c.message))
+            .unwrap_or_else(|| {
+                "waiting for the parent GarageCluster to record and run the drain".into()
+            }),
+    })
 }
 
 /// A node that only reports why nothing runs for it.
@@ -234,7 +322,10 @@ fn finalize(o: &Observed, t: &Config) -> Decision {
             && c.effective_deletion_policy() == DeletionPolicy::Destroy
     });
     let nothing_ran = nodes::shape(node).is_err() && o.statefulset.is_none() && o.pod.is_none();
-    if destroying || nothing_ran {
+    // A completed drain proof for exactly this incarnation authorises stopping the source
+    // without proving again: it is expected to vanish now.
+    let proven = drain_proven(o);
+    if destroying || nothing_ran || proven {
         let workload_left = o.statefulset.is_some() || o.pod.is_some() || o.service_exists;
         if !workload_left {
             return Decision {
@@ -254,7 +345,11 @@ fn finalize(o: &Observed, t: &Config) -> Decision {
                 type_: common::CONDITION_READY,
                 status: false,
                 reason: reason::REASON_DELETING,
-                message: "the parent GarageCluster is tearing the store down; stopping this node's workload".into(),
+                message: if proven {
+                    "drained with a complete block proof; stopping this node's workload".into()
+                } else {
+                    "the parent GarageCluster is tearing the store down; stopping this node's workload".into()
+                },
             }],
             requeue: Some(t.short_requeue.min(Duration::from_secs(2))),
             ..Decision::default()
@@ -265,7 +360,7 @@ fn finalize(o: &Observed, t: &Config) -> Decision {
             "the parent GarageCluster {} is gone; this storage identity keeps its finalizer and workload. Restore the parent, or complete a documented manual recovery",
             node.spec.cluster_ref.name
         ),
-        Some(_) => "a storage GarageNode leaves only through a prepared drain (annotation garage.rajsingh.info/drain=true and DrainPrepared=True), which this operator version does not implement yet; the workload keeps running and nothing was removed".into(),
+        Some(_) => "a storage GarageNode leaves only through a prepared drain: set annotation garage.rajsingh.info/drain=true and wait for DrainPrepared=True; the workload keeps running and nothing was removed".into(),
     };
     Decision {
         status: Some(status),

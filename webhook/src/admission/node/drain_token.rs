@@ -2,7 +2,6 @@
 //! GarageNode deletion, including its SHA-256 target hash.
 
 use crate::admission::shared::node_id::{canonical_id, is_canonical_id_set};
-use sha2::{Digest, Sha256};
 use shared_types::garage_cluster::common::{DrainActorKind, StorageDrainStatus};
 
 /// The object a terminal drain must name as its actor.
@@ -28,20 +27,7 @@ pub struct Required<'a> {
     pub removed_storage: &'a [String],
 }
 
-/// `"sha256:" + hex(SHA-256(P))` over the role, storage and (when non-empty)
-/// unavailable sets, NUL-separated.
-pub fn target_hash(roles: &[String], removed: &[String], unavailable: &[String]) -> String {
-    let mut payload = format!(
-        "roles\0{}\0storage\0{}",
-        roles.join("\0"),
-        removed.join("\0")
-    );
-    if !unavailable.is_empty() {
-        payload.push_str("\0unavailable\0");
-        payload.push_str(&unavailable.join("\0"));
-    }
-    format!("sha256:{}", sha256_hex(payload.as_bytes()))
-}
+pub use shared_types::drain::target_hash;
 
 /// Why `drain` is not a valid terminal token for `expected`, or `Ok`.
 pub fn verify(
@@ -138,41 +124,4 @@ pub fn verify(
         }
     }
     Ok(())
-}
-
-/// Lower-case hex SHA-256 of `data`: the digest a token's targetHash carries.
-fn sha256_hex(data: &[u8]) -> String {
-    Sha256::digest(data)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sha256_matches_the_fips_vectors() {
-        assert_eq!(
-            sha256_hex(b"abc"),
-            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
-        );
-        assert_eq!(
-            sha256_hex(b""),
-            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
-        );
-        assert_eq!(
-            sha256_hex(b"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
-            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"
-        );
-    }
-
-    #[test]
-    fn empty_sets_hash_the_bare_headers() {
-        assert_eq!(
-            target_hash(&[], &[], &[]),
-            format!("sha256:{}", sha256_hex(b"roles\0\0storage\0"))
-        );
-    }
 }

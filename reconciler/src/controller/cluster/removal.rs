@@ -1,0 +1,296 @@
+//! The cluster's part of prepared deletion, decided purely: which member drains next (Auto
+//! scale-down picks its highest extra slot), the step of the recorded transaction, the
+//! conditions that report it, and `StorageRolloutReady`, which admission reads before it lets
+//! any storage identity go.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::Pod;
+use kube::ResourceExt;
+use shared_types::conditions::{cluster as cc, reason};
+use shared_types::drain::{self as contract, Phase};
+use shared_types::garage_cluster::common::{StorageDrainStatus, UnverifiedPeersPolicy};
+use shared_types::garage_node::GarageNode;
+use shared_types::keys::annotation::ANNOTATION_DRAIN;
+
+use super::members::MemberView;
+use super::observe::{GarageRead, Observed};
+use crate::controller::conditions::Desired;
+use crate::desired::{Settings, nodes};
+use crate::garage::NodeId;
+use crate::machine::drain::{self, Candidate, Step};
+use crate::names;
+
+/// What the cluster does about removals this pass.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Removal {
+    /// The drain transaction's step.
+    pub step: Option<Step>,
+    /// Generated GarageNodes to ask to drain (annotation), Auto scale-down.
+    pub annotate: Vec<String>,
+    /// Generated GarageNodes whose drain is proven: delete them.
+    pub delete: Vec<String>,
+    /// Names of members that are draining or drained: kept out of layout planning.
+    pub excluded: Vec<String>,
+    /// Conditions to publish.
+    pub conditions: Vec<Desired>,
+}
+
+/// True when `node` asks to be drained.
+pub fn drain_requested(node: &GarageNode) -> bool {
+    node.annotations().get(ANNOTATION_DRAIN).map(String::as_str) == Some("true")
+}
+
+/// The removal decision. `views` are the members (generated below `replicas` and
+/// user-written); `extra` are generated slots at or above `replicas`, highest first.
+pub fn decide(
+    o: &Observed,
+    s: &Settings,
+    views: &[MemberView],
+    extra: &[&GarageNode],
+    read: Option<&GarageRead>,
+    quiet: std::time::Duration,
+    transaction_id: &str,
+) -> Removal {
+    let mut r = Removal::default();
+    let record = o
+        .cluster
+        .status
+        .as_ref()
+        .and_then(|st| st.storage_drain.as_ref());
+    let all_nodes: Vec<&GarageNode> = o.generated.values().chain(o.user_nodes.iter()).collect();
+
+    // Auto scale-down: one extra slot at a time asks to drain; a proven one is deleted.
+    if let Some(highest) = extra.first()
+        && !extra.iter().any(|n| drain_requested(n))
+        && record.is_none()
+    {
+        r.annotate.push(highest.name_any());
+    }
+    // Candidates: drain-requested members, extra slots first (highest ordinal first).
+    let mut candidates: Vec<Candidate> = Vec::new();
+    let mut requested: Vec<&GarageNode> = extra
+        .iter()
+        .copied()
+        .filter(|n| drain_requested(n))
+        .collect();
+    let mut rest: Vec<&GarageNode> = all_nodes
+        .iter()
+        .copied()
+        .filter(|n| drain_requested(n) && !extra.iter().any(|e| e.name_any() == n.name_any()))
+        .collect();
+    rest.sort_by_key(|n| n.name_any());
+    requested.extend(rest);
+    for n in &requested {
+        r.excluded.push(n.name_any());
+        if nodes::shape(n).is_ok_and(|sh| sh == nodes::NodeShape::Managed)
+            && n.metadata.deletion_timestamp.is_none()
+        {
+            candidates.push(candidate(n, &o.pods));
+        }
+    }
+    if let Some(actor) = record
+        .and_then(|rec| rec.actor.as_ref())
+        .and_then(|a| a.name.clone())
+        && !r.excluded.contains(&actor)
+    {
+        r.excluded.push(actor);
+    }
+
+    let actor_requests = record.is_some_and(|rec| {
+        all_nodes.iter().any(|n| {
+            contract::actor_is_node(
+                rec,
+                &n.namespace().unwrap_or_default(),
+                &n.name_any(),
+                n.metadata.uid.as_deref().unwrap_or_default(),
+            ) && drain_requested(n)
+        })
+    });
+    let Some(read) = read else {
+        r.conditions.push(drain_condition(record, None));
+        return r;
+    };
+    let unverified = unverified_peers(o, views);
+    let up: Vec<NodeId> = read
+        .status
+        .nodes
+        .iter()
+        .filter(|n| n.is_up)
+        .map(|n| n.id.clone())
+        .collect();
+    let step = drain::step(&drain::Observed {
+        record,
+        candidates: &candidates,
+        actor_requests,
+        layout: &read.layout,
+        history: &read.history,
+        health: read.health.as_ref(),
+        up: &up,
+        consistent: s.consistency_mode == "consistent",
+        replication_factor: s.replication_factor,
+        unverified_peers: unverified,
+        proof: o.proof.as_ref(),
+        now: o.now,
+        quiet,
+        new_transaction_id: transaction_id,
+    });
+    if contract::phase(record) == Phase::Completed
+        && let Some(rec) = record
+    {
+        for n in extra {
+            if contract::actor_is_node(
+                rec,
+                &n.namespace().unwrap_or_default(),
+                &n.name_any(),
+                n.metadata.uid.as_deref().unwrap_or_default(),
+            ) && n.metadata.deletion_timestamp.is_none()
+            {
+                r.delete.push(n.name_any());
+            }
+        }
+    }
+    r.conditions.push(drain_condition(record, Some(&step)));
+    if !extra.is_empty()
+        && let Step::Wait {
+            reason: rs,
+            message,
+        } = &step
+        && record.is_none()
+    {
+        r.conditions.push(Desired {
+            type_: cc::CONDITION_STORAGE_SCALE_DOWN_BLOCKED,
+            status: true,
+            reason: rs,
+            message: format!(
+                "spec.storage.replicas is {} and {} waits to be drained: {message}. Nothing was removed",
+                s.replicas,
+                extra.iter().map(|n| n.name_any()).collect::<Vec<_>>().join(", ")
+            ),
+        });
+    }
+    r.step = Some(step);
+    r
+}
+
+fn candidate(n: &GarageNode, pods: &[Pod]) -> Candidate {
+    let status = n.status.clone().unwrap_or_default();
+    let pod = pods
+        .iter()
+        .find(|p| p.name_any() == names::node_pod(&n.name_any()));
+    let proven =
+        pod.is_some_and(|p| p.metadata.uid.is_some() && p.metadata.uid == status.observed_pod_uid);
+    Candidate {
+        namespace: n.namespace().unwrap_or_default(),
+        name: n.name_any(),
+        uid: n.metadata.uid.clone().unwrap_or_default(),
+        node_id: status
+            .node_id
+            .as_deref()
+            .filter(|_| proven)
+            .and_then(|id| id.parse().ok()),
+        pod_uid: status.observed_pod_uid.filter(|_| proven),
+    }
+}
+
+/// Why Garage processes exist that the operator cannot verify, when the policy blocks on it.
+fn unverified_peers(o: &Observed, views: &[MemberView]) -> Option<String> {
+    let c = o.cluster.as_ref();
+    let policy = c
+        .spec
+        .layout_management
+        .as_ref()
+        .and_then(|l| l.drain.as_ref())
+        .and_then(|d| d.unverified_peers_policy)
+        .unwrap_or(UnverifiedPeersPolicy::Block);
+    if policy == UnverifiedPeersPolicy::AssumeConsistent {
+        return None;
+    }
+    let external: Vec<&str> = views
+        .iter()
+        .filter(|v| v.external)
+        .map(|v| v.member.name.as_str())
+        .collect();
+    if external.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "external GarageNodes {} run Garage processes this operator cannot verify; set spec.layoutManagement.drain.unverifiedPeersPolicy: AssumeConsistent to drain anyway",
+        external.join(", ")
+    ))
+}
+
+/// `StorageDrainReady`: Idle, Completed, or what the transaction waits for.
+fn drain_condition(record: Option<&StorageDrainStatus>, step: Option<&Step>) -> Desired {
+    let (status, rs, message) = match (contract::phase(record), step) {
+        (Phase::Completed, _) => (true, reason::REASON_COMPLETED, String::new()),
+        (
+            Phase::Idle,
+            Some(Step::Wait {
+                reason: rs,
+                message,
+            }),
+        ) => (false, *rs, message.clone()),
+        (Phase::Idle, _) => (true, reason::REASON_STORAGE_DRAIN_IDLE, String::new()),
+        (
+            Phase::Active,
+            Some(Step::Wait {
+                reason: rs,
+                message,
+            }),
+        ) => (false, *rs, message.clone()),
+        (Phase::Active, _) => (false, reason::REASON_DRAINING, String::new()),
+    };
+    Desired {
+        type_: cc::CONDITION_STORAGE_DRAIN_READY,
+        status,
+        reason: rs,
+        message,
+    }
+}
+
+/// `StorageRolloutReady`: every member pod runs its StatefulSet's current revision.
+pub fn rollout_condition(views: &[MemberView], pods: &[Pod], sets: &[StatefulSet]) -> Desired {
+    let revisions: BTreeMap<String, Option<String>> = sets
+        .iter()
+        .map(|s| {
+            (
+                s.name_any(),
+                s.status
+                    .as_ref()
+                    .filter(|st| st.observed_generation == s.metadata.generation)
+                    .and_then(|st| st.update_revision.clone()),
+            )
+        })
+        .collect();
+    let mut behind = Vec::new();
+    for v in views.iter().filter(|v| !v.external) {
+        let pod = pods
+            .iter()
+            .find(|p| p.name_any() == names::node_pod(&v.member.name));
+        let current = revisions.get(&v.member.name).cloned().flatten();
+        let running = pod.and_then(|p| p.labels().get("controller-revision-hash").cloned());
+        if current.is_none() || running != current {
+            behind.push(v.member.name.clone());
+        }
+    }
+    if behind.is_empty() {
+        Desired {
+            type_: cc::CONDITION_STORAGE_ROLLOUT_READY,
+            status: true,
+            reason: reason::REASON_CONVERGED,
+            message: String::new(),
+        }
+    } else {
+        Desired {
+            type_: cc::CONDITION_STORAGE_ROLLOUT_READY,
+            status: false,
+            reason: reason::REASON_STORAGE_ROLLOUT_WAITING,
+            message: format!(
+                "pods of {} do not run their StatefulSet's current revision; this version does not replace pods after a template change (delete such a pod to move it to the new revision; its identity and volumes stay)",
+                behind.join(", ")
+            ),
+        }
+    }
+}

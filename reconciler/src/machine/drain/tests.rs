@@ -1,0 +1,231 @@
+//! Table tests of the drain transaction.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use k8s_openapi::jiff::Timestamp;
+use serde_json::json;
+use shared_types::conditions::reason;
+
+use super::*;
+use crate::controller::fixtures::{healthy, id, layout, role, settled};
+
+fn storage_layout(version: u64, ids: &[u8]) -> ClusterLayout {
+    let roles: Vec<_> = ids
+        .iter()
+        .map(|n| role(&id(*n), "z", 1 << 30, &[]))
+        .collect();
+    layout(version, &roles, &[])
+}
+
+fn candidate(n: u8) -> Candidate {
+    Candidate {
+        namespace: "ns".into(),
+        name: format!("g-storage-{n}"),
+        uid: format!("uid-{n}"),
+        node_id: Some(id(n)),
+        pod_uid: Some(format!("pod-{n}")),
+    }
+}
+
+fn worker(wid: u64, name: &str, state: &str, extra: serde_json::Value) -> WorkerInfo {
+    let mut v = json!({"id": wid, "name": name, "state": state, "errors": 0,
+        "consecutiveErrors": 0, "freeform": []});
+    if let (Some(o), Some(e)) = (v.as_object_mut(), extra.as_object()) {
+        o.extend(e.clone());
+    }
+    serde_json::from_value(v).unwrap()
+}
+
+struct World {
+    layout: ClusterLayout,
+    history: LayoutHistory,
+    health: ClusterHealth,
+    candidates: Vec<Candidate>,
+    up: Vec<NodeId>,
+    proof: ProofObservation,
+    actor_requests: bool,
+    now: Timestamp,
+}
+
+impl World {
+    fn new(ids: &[u8]) -> Self {
+        World {
+            layout: storage_layout(3, ids),
+            history: settled(3),
+            health: healthy(ids.len() as u64),
+            candidates: vec![candidate(3)],
+            up: ids.iter().map(|n| id(*n)).collect(),
+            proof: ProofObservation::default(),
+            actor_requests: true,
+            now: Timestamp::from_second(1_000_000).unwrap(),
+        }
+    }
+
+    fn step(&self, record: Option<&StorageDrainStatus>) -> Step {
+        step(&Observed {
+            record,
+            candidates: &self.candidates,
+            actor_requests: self.actor_requests,
+            layout: &self.layout,
+            history: &self.history,
+            health: Some(&self.health),
+            up: &self.up,
+            consistent: true,
+            replication_factor: 3,
+            unverified_peers: None,
+            proof: Some(&self.proof),
+            now: self.now,
+            quiet: Duration::from_secs(10),
+            new_transaction_id: "tx-1",
+        })
+    }
+
+    /// Every node answers with `workers` (the same list on each).
+    fn answer(&mut self, nodes: &[u8], workers: &[WorkerInfo], errors: usize) {
+        for n in nodes {
+            self.proof.workers.insert(id(*n), workers.to_vec());
+            self.proof.block_errors.insert(id(*n), errors);
+        }
+    }
+}
+
+fn recorded(step: Step) -> StorageDrainStatus {
+    match step {
+        Step::Record(r) | Step::LaunchRepairs { record: r, .. } => r,
+        other => panic!("expected a record, got {other:?}"),
+    }
+}
+
+#[test]
+fn intent_is_recorded_before_anything_else() {
+    let w = World::new(&[0, 1, 2, 3]);
+    let r = recorded(w.step(None));
+    assert_eq!(r.removed_storage_node_ids, Some(vec![id(3).to_string()]));
+    assert_eq!(r.role_removal_node_ids, r.removed_storage_node_ids);
+    assert!(shared_types::drain::hash_consistent(&r));
+    assert_eq!(r.actor.as_ref().unwrap().uid.as_deref(), Some("uid-3"));
+    assert_eq!(
+        r.managed_pod_uids,
+        Some(BTreeMap::from([(id(3).to_string(), "pod-3".to_string())]))
+    );
+    assert_eq!(r.completed_at, None);
+    // Next pass: the role is still there, so it goes, in exactly the next version.
+    assert_eq!(
+        w.step(Some(&r)),
+        Step::RemoveRole {
+            id: id(3),
+            version: 4
+        }
+    );
+}
+
+#[test]
+fn nothing_starts_below_the_replication_factor_or_while_unhealthy() {
+    let w = World::new(&[0, 1, 3]);
+    assert!(matches!(
+        w.step(None),
+        Step::Wait { reason: r, .. } if r == reason::REASON_REPLICATION_UNSAFE
+    ));
+    let mut w = World::new(&[0, 1, 2, 3]);
+    w.health.storage_nodes_up = 3;
+    assert!(matches!(
+        w.step(None),
+        Step::Wait { reason: r, .. } if r == reason::REASON_WAITING_FOR_CLUSTER_HEALTH
+    ));
+    let mut w = World::new(&[0, 1, 2, 3]);
+    w.candidates[0].node_id = None;
+    assert!(matches!(w.step(None), Step::Wait { .. }));
+}
+
+#[test]
+fn cancelling_is_safe_only_before_the_removal() {
+    let mut w = World::new(&[0, 1, 2, 3]);
+    let r = recorded(w.step(None));
+    w.actor_requests = false;
+    assert_eq!(w.step(Some(&r)), Step::Clear, "role still present: cancel");
+    // Role removed: the proof continues even though the annotation is gone.
+    w.layout = storage_layout(4, &[0, 1, 2]);
+    w.history = settled(4);
+    w.answer(&[0, 1, 2, 3], &[], 0);
+    assert!(matches!(w.step(Some(&r)), Step::LaunchRepairs { .. }));
+}
+
+#[test]
+fn the_proof_launches_adopts_waits_and_completes_after_the_quiet_period() {
+    let mut w = World::new(&[0, 1, 2, 3]);
+    let mut r = recorded(w.step(None));
+    w.layout = storage_layout(4, &[0, 1, 2]);
+    w.history = settled(4);
+    let resync = worker(
+        1,
+        "Block resync worker #1",
+        "idle",
+        json!({"queueLength": 0, "persistentErrors": 0}),
+    );
+    w.answer(&[0, 1, 2, 3], std::slice::from_ref(&resync), 0);
+    // Snapshot: baselines, then a repair on every destination and the live source.
+    let Step::LaunchRepairs { record, nodes } = w.step(Some(&r)) else {
+        panic!("expected launches")
+    };
+    assert_eq!(nodes, vec![id(0), id(1), id(2), id(3)]);
+    assert_eq!(record.repair_baselines.as_ref().unwrap()[id(0).as_str()], 1);
+    r = record;
+    // The repairs appear: adopted into the record.
+    let busy = worker(2, REPAIR_WORKER, "busy", json!({}));
+    w.answer(&[0, 1, 2, 3], &[resync.clone(), busy], 0);
+    r = recorded(w.step(Some(&r)));
+    assert_eq!(r.repair_worker_ids.as_ref().unwrap().len(), 4);
+    assert!(
+        matches!(w.step(Some(&r)), Step::Wait { .. }),
+        "repairs running"
+    );
+    // Done, but a block error remains: no quiet period starts.
+    let done = worker(2, REPAIR_WORKER, "done", json!({}));
+    w.answer(&[0, 1, 2, 3], &[resync.clone(), done.clone()], 1);
+    r = recorded(w.step(Some(&r)));
+    assert_eq!(r.error_count, Some(4));
+    assert!(r.quiet_since.is_none());
+    // Clean: the quiet period starts, then completes.
+    w.answer(&[0, 1, 2, 3], &[resync, done], 0);
+    r = recorded(w.step(Some(&r)));
+    assert!(r.quiet_since.is_some() && r.completed_at.is_none());
+    assert!(matches!(w.step(Some(&r)), Step::Wait { .. }));
+    w.now += Duration::from_secs(11);
+    r = recorded(w.step(Some(&r)));
+    assert!(r.completed_at.is_some());
+    assert_eq!(shared_types::drain::phase(Some(&r)), Phase::Completed);
+    // Released once the actor is gone.
+    w.actor_requests = false;
+    assert_eq!(w.step(Some(&r)), Step::Clear);
+}
+
+#[test]
+fn the_source_must_stay_up_and_every_node_must_answer() {
+    let mut w = World::new(&[0, 1, 2, 3]);
+    let r = recorded(w.step(None));
+    w.layout = storage_layout(4, &[0, 1, 2]);
+    w.history = settled(4);
+    w.answer(&[0, 1, 2], &[], 0);
+    assert!(
+        matches!(w.step(Some(&r)), Step::Wait { .. }),
+        "the source did not answer"
+    );
+    w.up.retain(|i| *i != id(3));
+    assert!(matches!(
+        w.step(Some(&r)),
+        Step::Wait { message, .. } if message.contains("not up")
+    ));
+}
+
+#[test]
+fn a_tampered_record_removes_nothing() {
+    let w = World::new(&[0, 1, 2, 3]);
+    let mut r = recorded(w.step(None));
+    r.removed_storage_node_ids = Some(vec![id(0).to_string()]);
+    assert!(
+        matches!(w.step(Some(&r)), Step::Wait { reason: rs, .. } if rs == reason::REASON_NODE_DRAIN_BLOCKED)
+    );
+}
