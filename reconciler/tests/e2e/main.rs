@@ -319,6 +319,22 @@ async fn scenario(client: &Client, sim: &KubeSim) -> anyhow::Result<()> {
     scale(&clusters, 3)
         .await
         .context("scale 4 -> 3 not admitted")?;
+    // A restart in the middle: once the intent is recorded, the reconciler is aborted and a
+    // new one resumes from the record.
+    wait(
+        "the drain intent recorded",
+        Duration::from_secs(180),
+        || async {
+            let c = clusters.get(NAME).await?;
+            Ok(c.status.and_then(|s| s.storage_drain).is_some())
+        },
+    )
+    .await?;
+    rec.handle.abort();
+    let _ = (&mut rec.handle).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    rec = start_reconciler(client, &metrics);
+    println!("reconciler restarted with the drain recorded");
     use std::sync::atomic::{AtomicBool, Ordering};
     let prepared_seen = Arc::new(AtomicBool::new(false));
     let pod_gone_early = Arc::new(AtomicBool::new(false));

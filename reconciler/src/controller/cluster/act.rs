@@ -87,6 +87,24 @@ pub async fn act(
             }
         }
     }
+    for name in &d.eject {
+        m.wrote();
+        gn_api
+            .patch(
+                name,
+                &PatchParams::default(),
+                &Patch::Merge(json!({"metadata": {
+                    "ownerReferences": null,
+                    "labels": {shared_types::keys::label::LABEL_APP_MANAGED_BY: null},
+                }})),
+            )
+            .await?;
+        d.notes.push(Note::normal(
+            reason::REASON_RECONCILE_SUCCESS,
+            "EjectNode",
+            format!("layoutPolicy is Manual: {name} is now a user-owned GarageNode; its identity and role are unchanged"),
+        ));
+    }
     for name in &d.annotate_drain {
         m.wrote();
         gn_api

@@ -72,6 +72,9 @@ pub struct Decision {
     pub annotate_drain: Vec<String>,
     /// Generated GarageNodes whose drain is proven, to delete.
     pub delete_nodes: Vec<String>,
+    /// Generated GarageNodes to hand to the user (Auto -> Manual): controller reference and
+    /// `managed-by` label removed, identity and role untouched.
+    pub eject: Vec<String>,
     /// Status to publish (conditions merged by act).
     pub status: GarageClusterStatus,
     /// Conditions this controller owns.
@@ -109,14 +112,14 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
     let extra: Vec<String> = o
         .generated
         .iter()
-        .filter(|(o, _)| **o >= s.replicas)
+        .filter(|(o, _)| **o >= s.replicas && !s.manual)
         .map(|(_, gn)| gn.name_any())
         .collect();
     let mut views: Vec<MemberView> = o
         .generated
         .iter()
-        .filter(|(ordinal, _)| **ordinal < s.replicas)
-        .filter_map(|(_, gn)| members::member(gn, &o.pods, s, true))
+        .filter(|(ordinal, _)| **ordinal < s.replicas || s.manual)
+        .filter_map(|(_, gn)| members::member(gn, &o.pods, s, !s.manual))
         .collect();
     let mut unsupported: Vec<String> = Vec::new();
     let mut user: Vec<&GarageNode> = o.user_nodes.iter().collect();
@@ -130,10 +133,17 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
             None => unsupported.push(gn.name_any()),
         }
     }
+    // Under the Manual policy generated members are handed to the user (ejected), never
+    // drained: the switch keeps every identity and role.
+    let eject: Vec<String> = if s.manual {
+        o.generated.values().map(|gn| gn.name_any()).collect()
+    } else {
+        Vec::new()
+    };
     let mut extra_nodes: Vec<&GarageNode> = o
         .generated
         .iter()
-        .filter(|(ordinal, _)| **ordinal >= s.replicas)
+        .filter(|(ordinal, _)| **ordinal >= s.replicas && !s.manual)
         .map(|(_, gn)| gn)
         .collect();
     extra_nodes.reverse();
@@ -157,10 +167,6 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         .status
         .as_ref()
         .is_some_and(|st| st.storage_drain.is_some());
-    let drain_acts = matches!(
-        removal.step,
-        Some(Step::Record(_) | Step::RemoveRole { .. } | Step::LaunchRepairs { .. } | Step::Clear)
-    );
     let layout_members: Vec<layout::Member> = views.iter().map(|v| v.member.clone()).collect();
 
     // Garage: which members hold their role, which are up, and the plan.
@@ -168,6 +174,7 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
     let mut connected: BTreeMap<String, bool> = BTreeMap::new();
     let mut reconnect = Vec::new();
     let mut isolated: Vec<String> = Vec::new();
+    let mut settling: Vec<String> = Vec::new();
     let mut rejoin = Vec::new();
     let mut plan = None;
     let mut garage_error = None;
@@ -200,6 +207,15 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
                     && v.rpc_address.is_some()
                     && n.addr != v.rpc_address
             });
+            // Garage closes a dead connection after four failed pings, 15 s apart: until
+            // then it may route table syncs over it, and a layout change made meanwhile can
+            // leave its history unsettled until the next anti-entropy pass (10 minutes).
+            if stale
+                && v.started_at
+                    .is_some_and(|t| o.now.duration_since(t).unsigned_abs() < RECONNECT_GRACE)
+            {
+                settling.push(v.member.name.clone());
+            }
             if (!up || stale)
                 && let Some(address) = &v.rpc_address
             {
@@ -242,6 +258,34 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
             layout: &read.layout,
             history: &read.history,
         }));
+    }
+    // A member Garage still sees at its previous address holds every layout change, the
+    // drain's role removal included.
+    let mut removal = removal;
+    if !settling.is_empty()
+        && let Some(Step::RemoveRole { .. }) = removal.step
+    {
+        removal.step = Some(Step::Wait {
+            reason: reason::REASON_WAITING_FOR_CLUSTER_HEALTH,
+            message: format!(
+                "Garage still holds connections to the previous addresses of {}; the role removal waits",
+                settling.join(", ")
+            ),
+        });
+    }
+    let drain_acts = matches!(
+        removal.step,
+        Some(Step::Record(_) | Step::RemoveRole { .. } | Step::LaunchRepairs { .. } | Step::Clear)
+    );
+    if !settling.is_empty() {
+        plan = Some(Plan::Hold {
+            reason: HoldReason::HistoryNotSettled,
+            message: format!(
+                "Garage still holds connections to the previous addresses of {}; layout changes wait until they are replaced (at most {} s after the pod started)",
+                settling.join(", "),
+                RECONNECT_GRACE.as_secs()
+            ),
+        });
     }
     let layout_change = match &plan {
         // A recorded drain holds every other layout writer (one transaction at a time).
@@ -457,12 +501,17 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         drain: drain_step,
         annotate_drain: removal.annotate,
         delete_nodes: removal.delete,
+        eject,
         status,
         conditions,
         notes,
         requeue,
     })
 }
+
+/// How long after a pod starts a stale address of it in Garage's peer table holds layout
+/// changes: four failed pings 15 s apart, the ping timeout, and slack.
+pub const RECONNECT_GRACE: Duration = Duration::from_secs(120);
 
 /// The condition a cluster whose settings cannot be used reports; nothing else happens.
 pub fn refuse(

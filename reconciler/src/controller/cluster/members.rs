@@ -24,6 +24,8 @@ pub struct MemberView {
     pub ready: bool,
     /// True for a generated Auto member.
     pub generated: bool,
+    /// When its pod started (managed members).
+    pub started_at: Option<k8s_openapi::jiff::Timestamp>,
 }
 
 /// The member of `node`, with its pod among `pods`. `None` for a node of a shape this
@@ -65,6 +67,7 @@ pub fn member(
             external: true,
             ready: true,
             generated,
+            started_at: None,
         }),
         nodes::NodeShape::Managed => {
             let pod = pods.iter().find(|p| p.name_any() == names::node_pod(&name));
@@ -95,6 +98,10 @@ pub fn member(
                 external: false,
                 ready: pod.is_some_and(is_ready),
                 generated,
+                started_at: pod
+                    .and_then(|p| p.status.as_ref())
+                    .and_then(|st| st.start_time.as_ref())
+                    .map(|t| t.0),
             })
         }
     }

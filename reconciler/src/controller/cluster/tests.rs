@@ -12,7 +12,7 @@ use shared_types::garage_cluster::common::LayoutPolicy;
 use shared_types::garage_cluster::v1beta2::GarageCluster;
 use shared_types::garage_node::{ExternalNodeConfig, GarageNode};
 
-use super::decide::{Decision, OWNED, decide, refuse};
+use super::decide::{Decision, OWNED, RECONNECT_GRACE, decide, refuse};
 use super::observe::{GarageRead, GarageView, Observed};
 use crate::controller::conditions;
 use crate::controller::fixtures::*;
@@ -362,6 +362,18 @@ fn a_drain_is_recorded_before_the_role_is_removed() {
 }
 
 #[test]
+fn switching_to_manual_hands_members_over_and_drains_none() {
+    let mut o = converged();
+    let mut c = (*o.cluster).clone();
+    c.spec.storage.as_mut().unwrap().layout_policy = Some(LayoutPolicy::Manual);
+    o.cluster = Arc::new(c);
+    let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
+    assert_eq!(d.eject.len(), 3);
+    assert!(d.annotate_drain.is_empty() && d.delete_nodes.is_empty() && d.drain.is_none());
+    assert!(d.update_nodes.is_empty() && d.create_nodes.is_empty() && d.layout.is_none());
+}
+
+#[test]
 fn the_manual_policy_generates_no_members() {
     let mut c = cluster(3);
     c.spec.storage.as_mut().unwrap().layout_policy = Some(LayoutPolicy::Manual);
@@ -400,4 +412,40 @@ fn unsupported_settings_are_not_validation_failures() {
         status.phase,
         Some(shared_types::common::ClusterPhase::Failed)
     );
+}
+
+#[test]
+fn a_restarted_member_still_seen_at_its_old_address_holds_layout_changes() {
+    let mut o = converged();
+    o.user_nodes.push(manual("manual-a", Some(id(9))));
+    o.pods.push(pod("manual-a", 30, "sts-m"));
+    let restarted = o
+        .pods
+        .iter_mut()
+        .find(|p| p.metadata.name.as_deref() == Some("garage-storage-1-0"))
+        .unwrap();
+    restarted.status.as_mut().unwrap().start_time =
+        Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(o.now));
+    if let GarageView::Read(r) = &mut o.garage {
+        r.status
+            .nodes
+            .iter_mut()
+            .find(|n| n.id == id(1))
+            .unwrap()
+            .addr = Some("198.18.0.99:3901".into());
+    }
+    let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
+    assert!(
+        d.layout.is_none(),
+        "no layout change over a stale connection"
+    );
+    assert!(!ready(&d).0);
+    assert!(
+        d.rejoin.iter().any(|(host, _)| host == "198.18.0.11"),
+        "the restarted member is still asked to rejoin"
+    );
+    // Two minutes later the hold ends even if Garage never updates the address.
+    o.now += RECONNECT_GRACE;
+    let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
+    assert!(d.layout.is_some());
 }
