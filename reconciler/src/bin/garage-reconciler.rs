@@ -54,7 +54,15 @@ async fn run() -> anyhow::Result<()> {
             .with_context(|| format!("binding {health} (GARAGE_RECONCILER_HEALTH_LISTEN)"))?;
         tokio::spawn(serve(server, metrics.clone(), leading.clone()));
     }
+    let defaults = controller::Config::default();
+    let drain_quiet = match env_value("GARAGE_DRAIN_QUIET_SECONDS") {
+        Some(v) => Duration::from_secs(v.parse().with_context(|| {
+            format!("GARAGE_DRAIN_QUIET_SECONDS={v:?} is not a number of seconds")
+        })?),
+        None => defaults.drain_quiet,
+    };
     let config = controller::Config {
+        drain_quiet,
         default_garage_image: env_value("GARAGE_DEFAULT_IMAGE"),
         namespaces: env_value("WATCH_NAMESPACES")
             .map(|list| {
@@ -65,7 +73,7 @@ async fn run() -> anyhow::Result<()> {
                     .collect()
             })
             .unwrap_or_default(),
-        ..controller::Config::default()
+        ..defaults
     };
     if config.namespaces.is_empty() {
         tracing::info!("managing every namespace");

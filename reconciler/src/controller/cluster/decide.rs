@@ -207,10 +207,12 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
                     && v.rpc_address.is_some()
                     && n.addr != v.rpc_address
             });
-            // Garage closes a dead connection after four failed pings, 15 s apart: until
-            // then it may route table syncs over it, and a layout change made meanwhile can
-            // leave its history unsettled until the next anti-entropy pass (10 minutes).
-            if stale
+            // A member that restarted with a role: the others keep a dead connection to its
+            // old address until four pings 15 s apart have failed, then reconnect. Table
+            // syncs of a layout change made meanwhile can hang on the churn and leave the
+            // history unsettled until Garage's next anti-entropy pass (10 minutes).
+            let restarted = stale || read.layout.role(id).is_some();
+            if restarted
                 && v.started_at
                     .is_some_and(|t| o.now.duration_since(t).unsigned_abs() < RECONNECT_GRACE)
             {
@@ -220,7 +222,10 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
                 && let Some(address) = &v.rpc_address
             {
                 reconnect.push(format!("{id}@{address}"));
-                if !v.external {
+                // Only a stale member is asked to dial out itself: dialling a new member from
+                // both sides at once makes Garage drop one of the two connections, and table
+                // syncs in flight on it, until its next anti-entropy pass.
+                if stale {
                     isolated.push(v.member.name.clone());
                 }
             }
@@ -268,7 +273,7 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         removal.step = Some(Step::Wait {
             reason: reason::REASON_WAITING_FOR_CLUSTER_HEALTH,
             message: format!(
-                "Garage still holds connections to the previous addresses of {}; the role removal waits",
+                "{} restarted recently; the role removal waits until Garage has replaced its connections",
                 settling.join(", ")
             ),
         });
@@ -281,7 +286,7 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         plan = Some(Plan::Hold {
             reason: HoldReason::HistoryNotSettled,
             message: format!(
-                "Garage still holds connections to the previous addresses of {}; layout changes wait until they are replaced (at most {} s after the pod started)",
+                "{} restarted recently; layout changes wait until Garage has replaced its connections ({} s after the pod started)",
                 settling.join(", "),
                 RECONNECT_GRACE.as_secs()
             ),
@@ -509,9 +514,10 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
     })
 }
 
-/// How long after a pod starts a stale address of it in Garage's peer table holds layout
-/// changes: four failed pings 15 s apart, the ping timeout, and slack.
-pub const RECONNECT_GRACE: Duration = Duration::from_secs(120);
+/// How long after a member's pod starts (when it already holds a role) layout changes wait:
+/// four failed pings 15 s apart and the ping timeout before Garage drops the dead
+/// connection, then its reconnection, with slack.
+pub const RECONNECT_GRACE: Duration = Duration::from_secs(150);
 
 /// The condition a cluster whose settings cannot be used reports; nothing else happens.
 pub fn refuse(
