@@ -282,7 +282,7 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         removal.step,
         Some(Step::Record(_) | Step::RemoveRole { .. } | Step::LaunchRepairs { .. } | Step::Clear)
     );
-    if !settling.is_empty() {
+    if !settling.is_empty() && matches!(plan, Some(Plan::Apply { .. })) {
         plan = Some(Plan::Hold {
             reason: HoldReason::HistoryNotSettled,
             message: format!(

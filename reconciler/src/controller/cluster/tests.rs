@@ -448,3 +448,14 @@ fn a_restarted_member_still_seen_at_its_old_address_holds_layout_changes() {
     let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
     assert!(d.layout.is_some());
 }
+
+#[test]
+fn a_recent_restart_does_not_make_a_converged_cluster_unready() {
+    let mut o = converged();
+    for p in &mut o.pods {
+        p.status.as_mut().unwrap().start_time =
+            Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(o.now));
+    }
+    let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
+    assert_eq!(ready(&d), (true, reason::REASON_CLUSTER_READY));
+}
