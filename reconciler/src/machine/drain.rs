@@ -5,8 +5,9 @@
 //! 2. the role is removed in one layout version while the source keeps running;
 //! 3. a Blocks repair is launched on every current positive-capacity destination and on the
 //!    live source, and each repair worker is adopted into the record;
-//! 4. once every repair is done, the history has no migration in progress, no block error
-//!    or resync queue is left and nothing changed for a quiet period, `completedAt` is set.
+//! 4. once every repair is done, the history has no migration in progress, no block error is
+//!    left, every enabled resync worker is idle (and, with `requiresEmptyQueue`, the resync
+//!    queue is empty) and that held for a quiet period, `completedAt` is set.
 //!
 //! Only then may the actor be deleted (the webhook checks the record, SH-20). [`step`] is pure:
 //! the cluster controller observes, calls it and carries the step out, always writing the
@@ -78,6 +79,9 @@ pub struct Observed<'a> {
     /// Garage processes the operator cannot verify exist (external nodes, federation) and
     /// the policy is `Block`.
     pub unverified_peers: Option<String>,
+    /// Such processes exist and the policy is `AssumeConsistent`: the proof then also waits
+    /// for an empty resync queue.
+    pub requires_empty_queue: bool,
     /// Proof reads, when the role is absent.
     pub proof: Option<&'a ProofObservation>,
     /// Now.
@@ -168,6 +172,10 @@ fn start(o: &Observed<'_>) -> Step {
         removed_storage_node_ids: Some(ids),
         managed_pod_uids: Some(BTreeMap::from([(id.to_string(), pod_uid.clone())])),
         layout_version: i64::try_from(o.layout.version).ok(),
+        // The schema requires the counters from the start.
+        error_count: Some(0),
+        queue_length: Some(0),
+        requires_empty_queue: Some(o.requires_empty_queue),
         ..StorageDrainStatus::default()
     })
 }
@@ -414,9 +422,23 @@ fn prove(o: &Observed<'_>, record: &StorageDrainStatus, targets: &[NodeId]) -> S
             persistent + u64::try_from(proof.block_errors[n]).unwrap_or(u64::MAX)
         })
         .sum();
+    // Garage's resync queue also holds deletions delayed by ten minutes, so its length alone
+    // proves nothing; what must hold is that no enabled resync worker is working.
+    let busy: Vec<String> = verify
+        .iter()
+        .filter(|n| {
+            proof.workers[*n].iter().any(|w| {
+                w.name.starts_with(RESYNC_WORKER)
+                    && !w.freeform.iter().any(|f| f.contains("disabled"))
+                    && w.state != crate::garage::WorkerState::Idle
+            })
+        })
+        .map(|n| n.short().to_owned())
+        .collect();
+    let queue_required_empty = record.requires_empty_queue == Some(true);
     next.queue_length = i64::try_from(queue).ok();
     next.error_count = i64::try_from(errors).ok();
-    if queue > 0 || errors > 0 {
+    if errors > 0 || !busy.is_empty() || queue_required_empty && queue > 0 {
         next.quiet_since = None;
         if next != *record {
             return Step::Record(next);
@@ -424,7 +446,8 @@ fn prove(o: &Observed<'_>, record: &StorageDrainStatus, targets: &[NodeId]) -> S
         return wait(
             reason::REASON_DRAINING,
             format!(
-                "{queue} block(s) queued for resync and {errors} block error(s) on the destinations; waiting for them to clear"
+                "{errors} block error(s), {queue} block(s) queued for resync, resync busy on [{}]; waiting for them to clear",
+                busy.join(", ")
             ),
         );
     }

@@ -94,6 +94,14 @@ fn start_reconciler(client: &Client, metrics: &Arc<Metrics>) -> Reconciler {
 }
 
 async fn run() -> anyhow::Result<()> {
+    // Failed passes are logged (to stderr, shown when the test fails).
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("reconciler=warn")),
+        )
+        .try_init();
     Tool::Garage.require()?;
     let begin = Instant::now();
     let cluster = LocalCluster::start(localcluster::Options {

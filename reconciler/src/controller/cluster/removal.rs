@@ -113,6 +113,7 @@ pub fn decide(
         return r;
     };
     let unverified = unverified_peers(o, views);
+    let assume_consistent = views.iter().any(|v| v.external) && unverified.is_none();
     let up: Vec<NodeId> = read
         .status
         .nodes
@@ -131,6 +132,7 @@ pub fn decide(
         consistent: s.consistency_mode == "consistent",
         replication_factor: s.replication_factor,
         unverified_peers: unverified,
+        requires_empty_queue: assume_consistent,
         proof: o.proof.as_ref(),
         now: o.now,
         quiet,

@@ -76,6 +76,7 @@ impl World {
             consistent: true,
             replication_factor: 3,
             unverified_peers: None,
+            requires_empty_queue: false,
             proof: Some(&self.proof),
             now: self.now,
             quiet: Duration::from_secs(10),
@@ -112,6 +113,20 @@ fn intent_is_recorded_before_anything_else() {
         Some(BTreeMap::from([(id(3).to_string(), "pod-3".to_string())]))
     );
     assert_eq!(r.completed_at, None);
+    // Every field the CRD requires is present from the first write.
+    for field in [
+        "errorCount",
+        "queueLength",
+        "requiresEmptyQueue",
+        "layoutVersion",
+        "startedAt",
+        "transactionId",
+    ] {
+        assert!(
+            serde_json::to_value(&r).unwrap().get(field).is_some(),
+            "{field} missing"
+        );
+    }
     // Next pass: the role is still there, so it goes, in exactly the next version.
     assert_eq!(
         w.step(Some(&r)),
