@@ -64,7 +64,10 @@ pub fn actor_is_node(record: &StorageDrainStatus, namespace: &str, name: &str, u
 pub fn hash_consistent(record: &StorageDrainStatus) -> bool {
     let roles = record.role_removal_node_ids.clone().unwrap_or_default();
     let removed = record.removed_storage_node_ids.clone().unwrap_or_default();
-    let unavailable = record.unavailable_source_node_ids.clone().unwrap_or_default();
+    let unavailable = record
+        .unavailable_source_node_ids
+        .clone()
+        .unwrap_or_default();
     record.target_hash.as_deref() == Some(target_hash(&roles, &removed, &unavailable).as_str())
 }
 
