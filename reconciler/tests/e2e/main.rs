@@ -263,7 +263,7 @@ async fn scenario(client: &Client, sim: &KubeSim) -> anyhow::Result<()> {
     wait(
         "the Manual nodes' roles in the layout",
         // One version per member after bootstrap, each after Garage's table sync settles.
-        Duration::from_secs(420),
+        Duration::from_secs(720),
         || async {
             Ok(admin_client(client, sim, 0)
                 .await?
@@ -346,9 +346,11 @@ async fn scenario(client: &Client, sim: &KubeSim) -> anyhow::Result<()> {
     use std::sync::atomic::{AtomicBool, Ordering};
     let prepared_seen = Arc::new(AtomicBool::new(false));
     let pod_gone_early = Arc::new(AtomicBool::new(false));
-    wait(
+    // Garage retries a table sync that failed on a reconnecting peer only at its next
+    // anti-entropy pass (10 minutes); the timeouts leave room for one.
+    let drained = wait(
         "garage-storage-3 drained and removed",
-        Duration::from_secs(600),
+        Duration::from_secs(900),
         || {
             let (gns, pods, clusters) = (gns.clone(), pods.clone(), clusters.clone());
             let (seen, early) = (prepared_seen.clone(), pod_gone_early.clone());
@@ -381,7 +383,12 @@ async fn scenario(client: &Client, sim: &KubeSim) -> anyhow::Result<()> {
             }
         },
     )
-    .await?;
+    .await
+    .map_err(|e| anyhow!("{e:#}"));
+    if let Err(e) = drained {
+        dump_drain(&clusters, &admin).await;
+        return Err(e);
+    }
     ensure!(
         !pod_gone_early.load(Ordering::SeqCst),
         "the fourth pod went before DrainPrepared=True"
@@ -734,6 +741,46 @@ async fn manual_nodes(client: &Client) -> anyhow::Result<()> {
             .with_context(|| format!("creating GarageNode {name}"))?;
     }
     Ok(())
+}
+
+/// What a drain that did not finish was waiting for.
+async fn dump_drain(clusters: &Api<GarageCluster>, admin: &AdminClient) {
+    if let Ok(c) = clusters.get(NAME).await
+        && let Some(st) = c.status
+    {
+        for cond in st.conditions.unwrap_or_default() {
+            println!(
+                "condition {} {} {}: {}",
+                cond.type_, cond.status, cond.reason, cond.message
+            );
+        }
+        println!(
+            "storageDrain: {}",
+            serde_json::to_string(&st.storage_drain).unwrap_or_default()
+        );
+    }
+    if let Ok(h) = admin.layout_history().await {
+        println!("history: {h:?}");
+    }
+    if let Ok(w) = admin
+        .list_workers(&garage_admin::NodeTarget::All, Default::default())
+        .await
+    {
+        for (node, workers) in w.into_parts().0 {
+            for w in workers.iter().filter(|w| w.name.contains("Block")) {
+                println!(
+                    "{} {} #{} {:?} queue={:?} errors={} persistent={:?}",
+                    node.short(),
+                    w.name,
+                    w.id,
+                    w.state,
+                    w.queue_length,
+                    w.errors,
+                    w.persistent_errors
+                );
+            }
+        }
+    }
 }
 
 /// `n` objects of pseudo-random content (1 to 64 KiB), from a fixed seed.
