@@ -428,7 +428,7 @@ async fn scenario(client: &Client, sim: &KubeSim) -> anyhow::Result<()> {
     .await?;
     wait(
         "manual-b DrainPrepared=True",
-        Duration::from_secs(600),
+        Duration::from_secs(900),
         || async {
             let n = gns.get("manual-b").await?;
             Ok(node_condition(&n, "DrainPrepared") == Some("True".into()))
