@@ -208,22 +208,6 @@ fn drain_owned_elsewhere(
     ))
 }
 
-/// Effective deletion policy: explicit, else Drain for a federated cluster.
-fn deletion_policy(cluster: &GarageCluster) -> DeletionPolicy {
-    cluster.spec.deletion_policy.unwrap_or_else(|| {
-        if cluster
-            .spec
-            .remote_clusters
-            .as_ref()
-            .is_some_and(|r| !r.is_empty())
-        {
-            DeletionPolicy::Drain
-        } else {
-            DeletionPolicy::Destroy
-        }
-    })
-}
-
 /// "Prepared without layout": drained before it ever had a layout role.
 fn prepared_without_layout(node: &GarageNode) -> bool {
     let no_id = facts::known_node_id(node).is_ok_and(|id| id.is_empty());
@@ -255,7 +239,7 @@ fn storage_node(
     if cluster.spec.storage.is_some()
         && cluster_is_owner
         && parent::is_deleting(cluster)
-        && deletion_policy(cluster) == DeletionPolicy::Destroy
+        && cluster.effective_deletion_policy() == DeletionPolicy::Destroy
     {
         return Ok(());
     }
