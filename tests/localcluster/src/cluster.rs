@@ -343,9 +343,29 @@ fn http_get(path: &'static str) -> http::Request<Vec<u8>> {
     request
 }
 
-/// A port nothing listens on right now. Another process could take it before
-/// the component binds it; the component then fails to start and says so.
+/// A port nothing listens on right now, below Linux's ephemeral range (32768 and up).
+/// A port the kernel hands out as ephemeral could be taken as the source port of any
+/// outgoing connection (the API server's own connections to etcd included) before the
+/// component binds it; below the range only another explicit bind can take it.
 fn free_port() -> Result<u16, Error> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static STATE: AtomicU64 = AtomicU64::new(0);
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(1)
+        ^ u64::from(std::process::id()) << 32;
+    for _ in 0..200 {
+        // xorshift over a per-process state: distinct picks across calls and processes.
+        let mut x = STATE.fetch_add(0x9e37_79b9_7f4a_7c15, Ordering::Relaxed) ^ seed;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let port = 20_000 + u16::try_from(x % 12_000).unwrap_or(0);
+        if TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return Ok(port);
+        }
+    }
     Ok(TcpListener::bind(("127.0.0.1", 0))?.local_addr()?.port())
 }
 
