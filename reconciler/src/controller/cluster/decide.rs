@@ -7,22 +7,21 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
-use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use kube::ResourceExt;
 use shared_types::common::ClusterPhase;
 use shared_types::conditions::{cluster as cc, common, reason};
-use shared_types::garage_cluster::common::ClusterHealth as HealthStatusField;
-use shared_types::garage_cluster::v1beta2::{GarageClusterStatus, NodeStatus};
+use shared_types::garage_cluster::v1beta2::GarageClusterStatus;
 use shared_types::garage_node::GarageNode;
 
 use super::members::{self, MemberView};
 use super::observe::{GarageView, Observed};
 use super::removal;
+use super::status;
 use crate::controller::Config;
 use crate::controller::conditions::Desired;
 use crate::controller::events::Note;
 use crate::desired::config::ConfigRevision;
-use crate::desired::{DesiredError, Settings, config, labels, nodes, pdb, secrets, services};
+use crate::desired::{DesiredError, Settings, config, nodes, pdb, secrets, services};
 use crate::garage::{HealthStatus, RoleChange};
 use crate::layout::{self, HoldReason, Plan};
 use crate::machine::drain::Step;
@@ -429,57 +428,15 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
     conditions.extend(removal.conditions.iter().cloned());
     conditions.push(removal::rollout_condition(&views, &o.pods, &o.statefulsets));
 
-    // Status.
-    let mut status = o.cluster.status.clone().unwrap_or_default();
-    let auto_ready = views.iter().filter(|v| v.generated && v.ready).count();
-    let desired_count = i32::try_from(s.replicas).unwrap_or(i32::MAX);
-    let ready_count = i32::try_from(auto_ready).unwrap_or(i32::MAX);
-    status.replicas = Some(desired_count);
-    status.storage_replicas = Some(desired_count);
-    status.scale_replicas = Some(desired_count);
-    status.ready_replicas = Some(ready_count);
-    status.storage_ready_replicas = Some(ready_count);
-    status.scale_selector = Some(labels::selector_string(&labels::api_selector(&s.name)));
-    status.selector = status.scale_selector.clone();
-    status.phase = Some(if ready_members == 0 {
-        ClusterPhase::Pending
-    } else if ready_members < wanted_members {
-        ClusterPhase::Degraded
-    } else {
-        ClusterPhase::Running
+    let status = status::build(status::Inputs {
+        current: o.cluster.status.as_ref(),
+        settings: s,
+        views: &views,
+        connected: &connected,
+        read,
+        ready_members,
+        wanted_members,
     });
-    if let Some(r) = read {
-        status.layout_version = Some(i64::try_from(r.layout.version).unwrap_or(i64::MAX));
-    }
-    status.nodes = Some(
-        views
-            .iter()
-            .map(|v| NodeStatus {
-                node_id: v.member.node_id.as_ref().map(ToString::to_string),
-                pod_name: (!v.external).then(|| crate::names::node_pod(&v.member.name)),
-                zone: Some(v.member.role.zone.clone()),
-                capacity: Some(Quantity(v.member.role.capacity.to_string())),
-                connected: connected.get(&v.member.name).copied(),
-                gateway: Some(false),
-                tier: Some("storage".into()),
-                ..Default::default()
-            })
-            .collect(),
-    );
-    if let Some(h) = read.and_then(|r| r.health.as_ref()) {
-        status.health = Some(HealthStatusField {
-            status: Some(format!("{:?}", h.status).to_ascii_lowercase()),
-            healthy: Some(h.status == HealthStatus::Healthy),
-            available: Some(h.status != HealthStatus::Unavailable),
-            known_nodes: i64::try_from(h.known_nodes).ok(),
-            connected_nodes: i64::try_from(h.connected_nodes).ok(),
-            storage_nodes: i64::try_from(h.storage_nodes).ok(),
-            storage_nodes_ok: i64::try_from(h.storage_nodes_up).ok(),
-            partitions: i64::try_from(h.partitions).ok(),
-            partitions_quorum: i64::try_from(h.partitions_quorum).ok(),
-            partitions_all_ok: i64::try_from(h.partitions_all_ok).ok(),
-        });
-    }
 
     let converged = ready && extra.is_empty() && create.is_empty() && layout_change.is_none();
     let drain_step = removal.step.clone().filter(|_| drain_acts);

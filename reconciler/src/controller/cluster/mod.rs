@@ -9,6 +9,7 @@ pub mod decide;
 pub mod members;
 pub mod observe;
 pub mod removal;
+pub mod status;
 pub mod teardown;
 
 #[cfg(test)]
