@@ -220,7 +220,10 @@ fn unsafe_to_remove(o: &Observed<'_>, id: &NodeId) -> Option<Step> {
             "an older layout version is still being synced; the drain waits for the history to settle".into(),
         ));
     }
-    if !o.layout.staged_role_changes.is_empty()
+    // The removal of exactly this role, staged by a pass that stopped before applying it, is
+    // ours to apply; anything else staged is someone else's.
+    let ours = |c: &crate::garage::StagedRoleChange| matches!(c, crate::garage::StagedRoleChange::Remove { id: staged, .. } if staged == id);
+    if !o.layout.staged_role_changes.iter().all(ours)
         || o.layout
             .staged_parameters
             .as_ref()

@@ -244,3 +244,27 @@ fn a_tampered_record_removes_nothing() {
         matches!(w.step(Some(&r)), Step::Wait { reason: rs, .. } if rs == reason::REASON_NODE_DRAIN_BLOCKED)
     );
 }
+
+#[test]
+fn a_removal_staged_by_an_interrupted_pass_is_applied_not_refused() {
+    let mut w = World::new(&[0, 1, 2, 3]);
+    let r = recorded(w.step(None));
+    let roles: Vec<_> = [0u8, 1, 2, 3]
+        .iter()
+        .map(|n| role(&id(*n), "z", 1 << 30, &[]))
+        .collect();
+    w.layout = layout(3, &roles, &[json!({"id": id(3).as_str(), "remove": true})]);
+    assert_eq!(
+        w.step(Some(&r)),
+        Step::RemoveRole {
+            id: id(3),
+            version: 4
+        }
+    );
+    // Anyone else's staged change still holds it.
+    w.layout = layout(3, &roles, &[json!({"id": id(1).as_str(), "remove": true})]);
+    assert!(matches!(
+        w.step(Some(&r)),
+        Step::Wait { reason: rs, .. } if rs == reason::REASON_FOREIGN_STAGED_CHANGES
+    ));
+}
