@@ -44,6 +44,23 @@ pub struct Candidate {
     pub node_id: Option<NodeId>,
     /// UID of the pod the ID was proven from.
     pub pod_uid: Option<String>,
+    /// Lost-source facts, read whatever runs (or does not) for the node.
+    pub lost: LostFacts,
+}
+
+/// What a lost-source recovery needs to know of a candidate, whether or not its pod runs.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LostFacts {
+    /// The `acknowledge-lost-source` annotation: `None` when absent, `Err` with the value
+    /// when it is not a 64-hex Garage node ID.
+    pub acknowledged: Option<Result<NodeId, String>>,
+    /// The persisted identity (`status.nodeId`), proven from a pod or not.
+    pub recorded_id: Option<NodeId>,
+    /// Name of the node's pod while it exists in the API, in any phase.
+    pub pod: Option<String>,
+    /// Another identity Garage sees at the node's pod address (a wiped or swapped metadata
+    /// volume brought up a new one).
+    pub replacement: Option<NodeId>,
 }
 
 /// What the proof reads from Garage, per node (only while the role is absent).
@@ -144,7 +161,10 @@ fn start(o: &Observed<'_>) -> Step {
     let Some(c) = o.candidates.first() else {
         return Step::Idle;
     };
-    let (Some(id), Some(pod_uid)) = (&c.node_id, &c.pod_uid) else {
+    if let Some(ack) = &c.lost.acknowledged {
+        return lost::start(o, c, ack);
+    }
+    let (Some(id), Some(_)) = (&c.node_id, &c.pod_uid) else {
         return wait(
             reason::REASON_WAITING_FOR_DRAIN_SAFETY,
             format!(
@@ -156,8 +176,15 @@ fn start(o: &Observed<'_>) -> Step {
     if let Some(why) = unsafe_to_remove(o, id) {
         return why;
     }
+    Step::Record(intent(o, c, id, false))
+}
+
+/// The intent record naming `c` and its identity `id`; `lost` marks the source unavailable
+/// (destination-only proof, no pod to track).
+fn intent(o: &Observed<'_>, c: &Candidate, id: &NodeId, lost: bool) -> StorageDrainStatus {
     let ids = vec![id.to_string()];
-    Step::Record(StorageDrainStatus {
+    let unavailable = if lost { ids.clone() } else { Vec::new() };
+    StorageDrainStatus {
         actor: Some(DrainActor {
             api_version: Some("garage.rajsingh.info/v1beta1".into()),
             kind: Some(DrainActorKind::GarageNode),
@@ -167,21 +194,27 @@ fn start(o: &Observed<'_>) -> Step {
         }),
         transaction_id: Some(o.new_transaction_id.to_owned()),
         started_at: Some(Time(o.now)),
-        target_hash: Some(contract::target_hash(&ids, &ids, &[])),
+        target_hash: Some(contract::target_hash(&ids, &ids, &unavailable)),
         role_removal_node_ids: Some(ids.clone()),
         removed_storage_node_ids: Some(ids),
-        managed_pod_uids: Some(BTreeMap::from([(id.to_string(), pod_uid.clone())])),
+        unavailable_source_node_ids: lost.then_some(unavailable),
+        managed_pod_uids: c
+            .pod_uid
+            .clone()
+            .filter(|_| !lost)
+            .map(|uid| BTreeMap::from([(id.to_string(), uid)])),
         layout_version: i64::try_from(o.layout.version).ok(),
         // The schema requires the counters from the start.
         error_count: Some(0),
         queue_length: Some(0),
         requires_empty_queue: Some(o.requires_empty_queue),
         ..StorageDrainStatus::default()
-    })
+    }
 }
 
-/// Why removing the role of `id` now would be unsafe, as a step that waits.
-fn unsafe_to_remove(o: &Observed<'_>, id: &NodeId) -> Option<Step> {
+/// Checks that hold for every removal, of a live or a lost source: the consistency mode, the
+/// peers the operator cannot verify, and the replication factor.
+pub(crate) fn refused_by_policy(o: &Observed<'_>, id: &NodeId) -> Option<Step> {
     if !o.consistent {
         return Some(wait(
             reason::REASON_UNSUPPORTED_CONSISTENCY_MODE,
@@ -207,6 +240,14 @@ fn unsafe_to_remove(o: &Observed<'_>, id: &NodeId) -> Option<Step> {
                 o.replication_factor
             ),
         ));
+    }
+    None
+}
+
+/// Why removing the role of `id` now would be unsafe, as a step that waits.
+pub(crate) fn unsafe_to_remove(o: &Observed<'_>, id: &NodeId) -> Option<Step> {
+    if let Some(why) = refused_by_policy(o, id) {
+        return Some(why);
     }
     if !fully_healthy(o.health) {
         return Some(wait(
@@ -254,6 +295,17 @@ fn advance(o: &Observed<'_>, record: &StorageDrainStatus) -> Step {
         .iter()
         .filter(|t| o.layout.role(t).is_some())
         .collect();
+    let lost = lost::unavailable(record);
+    if !lost.is_empty() {
+        if !present.is_empty() && !o.actor_requests {
+            // The operator never removes a lost role itself: nothing was removed by it.
+            return Step::Clear;
+        }
+        if let Some(why) = lost::hold(o, record, &lost, &present) {
+            return why;
+        }
+        return prove(o, record, &targets);
+    }
     if let Some(id) = present.first() {
         if !o.actor_requests {
             // Nothing was removed yet: the cancellation is safe.
@@ -272,7 +324,11 @@ fn advance(o: &Observed<'_>, record: &StorageDrainStatus) -> Step {
 
 /// The block-resync barrier after the removal was committed.
 fn prove(o: &Observed<'_>, record: &StorageDrainStatus, targets: &[NodeId]) -> Step {
+    let lost = lost::unavailable(record);
     if !o.history.is_settled() {
+        if !lost.is_empty() {
+            return lost::unsettled(o, &lost);
+        }
         return wait(
             reason::REASON_DRAINING,
             "the role is removed; Garage is migrating data off it (layout history not settled)"
@@ -290,7 +346,8 @@ fn prove(o: &Observed<'_>, record: &StorageDrainStatus, targets: &[NodeId]) -> S
         .filter(|r| r.capacity.is_some_and(|c| c > 0))
         .map(|r| r.id.clone())
         .collect();
-    for t in targets {
+    // A lost source cannot run a repair: the proof covers the destinations only.
+    for t in targets.iter().filter(|t| !lost.contains(t)) {
         if o.up.contains(t) {
             verify.push(t.clone());
         } else {
@@ -496,9 +553,10 @@ pub fn fully_healthy(health: Option<&ClusterHealth>) -> bool {
     })
 }
 
-fn wait(reason: &'static str, message: String) -> Step {
+pub(crate) fn wait(reason: &'static str, message: String) -> Step {
     Step::Wait { reason, message }
 }
 
+mod lost;
 #[cfg(test)]
 mod tests;

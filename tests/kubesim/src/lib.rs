@@ -85,6 +85,8 @@ pub struct NodeSpec {
     /// Labels beyond the standard ones kubesim always sets
     /// (`kubernetes.io/hostname`, `kubernetes.io/os`, `kubernetes.io/arch`).
     pub labels: BTreeMap<String, String>,
+    /// Taints, as `(key, value, effect)`: only pods that tolerate them land here.
+    pub taints: Vec<(String, String, String)>,
 }
 
 impl NodeSpec {
@@ -93,7 +95,19 @@ impl NodeSpec {
         NodeSpec {
             name: name.into(),
             labels: BTreeMap::new(),
+            taints: Vec::new(),
         }
+    }
+
+    /// Adds a taint (`effect` is `NoSchedule`, `PreferNoSchedule` or `NoExecute`).
+    pub fn taint(
+        mut self,
+        key: impl Into<String>,
+        value: impl Into<String>,
+        effect: impl Into<String>,
+    ) -> Self {
+        self.taints.push((key.into(), value.into(), effect.into()));
+        self
     }
 
     /// Adds a label.

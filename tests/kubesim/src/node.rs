@@ -56,11 +56,21 @@ pub(crate) async fn register(
         ("beta.kubernetes.io/arch".to_owned(), "amd64".to_owned()),
     ]);
     labels.extend(spec.labels.clone());
+    let taints: Vec<_> = spec
+        .taints
+        .iter()
+        .map(|(key, value, effect)| json!({"key": key, "value": value, "effect": effect}))
+        .collect();
+    let taints = if taints.is_empty() {
+        serde_json::Value::Null
+    } else {
+        serde_json::Value::Array(taints)
+    };
     let node: Node = serde_json::from_value(json!({
         "apiVersion": "v1",
         "kind": "Node",
         "metadata": { "name": spec.name, "labels": labels },
-        "spec": {},
+        "spec": { "taints": taints },
     }))
     .map_err(|e| Error::Kube(kube::Error::SerdeError(e)))?;
     match nodes.create(&PostParams::default(), &node).await {
@@ -70,7 +80,7 @@ pub(crate) async fn register(
             // take it over with our labels, schedulable again.
             let patch = json!({
                 "metadata": { "labels": labels },
-                "spec": { "unschedulable": null, "taints": null },
+                "spec": { "unschedulable": null, "taints": taints },
             });
             nodes
                 .patch(&spec.name, &PatchParams::default(), &Patch::Merge(&patch))

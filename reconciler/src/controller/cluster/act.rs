@@ -13,7 +13,8 @@ use shared_types::garage_node::GarageNode;
 use shared_types::keys::annotation::ANNOTATION_DRAIN;
 
 use super::decide::{Decision, LayoutChange, OWNED};
-use super::observe::Observed;
+use super::observe::{GarageView, Observed};
+use super::recovery;
 use crate::controller::conditions::{self, Desired};
 use crate::controller::events::Note;
 use crate::controller::garage_access::{pod_client, random_hex32};
@@ -120,6 +121,22 @@ pub async fn act(
             "RequestDrain",
             format!("scale-down: {name} asked to drain before it is removed"),
         ));
+    }
+    // Before the drain: the recovery is what unblocks a drain held by a dead node.
+    if let (Some(allow), Some(admin), GarageView::Read(read)) =
+        (d.skip_dead_nodes, &o.admin, &o.garage)
+        && recovery::skip_dead_nodes(
+            cluster,
+            admin,
+            read.layout.version,
+            allow,
+            &mut d.notes,
+            ctx,
+        )
+        .await?
+    {
+        // The cluster's resourceVersion moved: the record waits for the next pass.
+        d.drain = None;
     }
     if let Some(step) = d.drain.take() {
         drain_step(o, step, &mut d.notes, ctx).await?;

@@ -67,6 +67,8 @@ pub struct Decision {
     pub layout: Option<LayoutChange>,
     /// The drain transaction's step, when it acts this pass.
     pub drain: Option<Step>,
+    /// The user asked for Garage's skip-dead-nodes recovery: `Some(allow_missing_data)`.
+    pub skip_dead_nodes: Option<bool>,
     /// Generated GarageNodes to ask to drain (Auto scale-down).
     pub annotate_drain: Vec<String>,
     /// Generated GarageNodes whose drain is proven, to delete.
@@ -461,6 +463,7 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         rejoin,
         layout: layout_change,
         drain: drain_step,
+        skip_dead_nodes: super::recovery::requested(cluster),
         annotate_drain: removal.annotate,
         delete_nodes: removal.delete,
         eject,

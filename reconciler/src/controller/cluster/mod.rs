@@ -8,6 +8,7 @@ pub mod act;
 pub mod decide;
 pub mod members;
 pub mod observe;
+pub mod recovery;
 pub mod removal;
 pub mod status;
 pub mod teardown;

@@ -12,14 +12,14 @@ use shared_types::conditions::{cluster as cc, reason};
 use shared_types::drain::{self as contract, Phase};
 use shared_types::garage_cluster::common::{StorageDrainStatus, UnverifiedPeersPolicy};
 use shared_types::garage_node::GarageNode;
-use shared_types::keys::annotation::ANNOTATION_DRAIN;
+use shared_types::keys::annotation::{ANNOTATION_ACKNOWLEDGE_LOST_SOURCE, ANNOTATION_DRAIN};
 
 use super::members::MemberView;
 use super::observe::{GarageRead, Observed};
 use crate::controller::conditions::Desired;
 use crate::desired::{Settings, nodes};
 use crate::garage::NodeId;
-use crate::machine::drain::{self, Candidate, Step};
+use crate::machine::drain::{self, Candidate, LostFacts, Step};
 use crate::names;
 
 /// What the cluster does about removals this pass.
@@ -87,7 +87,7 @@ pub fn decide(
         if nodes::shape(n).is_ok_and(|sh| sh == nodes::NodeShape::Managed)
             && n.metadata.deletion_timestamp.is_none()
         {
-            candidates.push(candidate(n, &o.pods));
+            candidates.push(candidate(n, &o.pods, read));
         }
     }
     if let Some(actor) = record
@@ -176,14 +176,45 @@ pub fn decide(
     r
 }
 
-fn candidate(n: &GarageNode, pods: &[Pod]) -> Candidate {
+fn candidate(n: &GarageNode, pods: &[Pod], read: Option<&GarageRead>) -> Candidate {
     let status = n.status.clone().unwrap_or_default();
     let pod = pods
         .iter()
         .find(|p| p.name_any() == names::node_pod(&n.name_any()));
     let proven =
         pod.is_some_and(|p| p.metadata.uid.is_some() && p.metadata.uid == status.observed_pod_uid);
+    let recorded_id: Option<NodeId> = status.node_id.as_deref().and_then(|id| id.parse().ok());
+    // Another identity Garage sees at this pod's address: what a wiped metadata volume runs.
+    let pod_ip = pod.and_then(crate::controller::garage_access::running_ip);
+    let replacement = read.zip(pod_ip).and_then(|(read, ip)| {
+        read.status
+            .nodes
+            .iter()
+            .find(|node| {
+                Some(&node.id) != recorded_id.as_ref()
+                    && node
+                        .addr
+                        .as_deref()
+                        .and_then(|a| a.rsplit_once(':'))
+                        .is_some_and(|(host, _)| host.trim_matches(['[', ']']) == ip)
+            })
+            .map(|node| node.id.clone())
+    });
+    let lost = LostFacts {
+        acknowledged: n
+            .annotations()
+            .get(ANNOTATION_ACKNOWLEDGE_LOST_SOURCE)
+            .map(|v| {
+                v.to_ascii_lowercase()
+                    .parse::<NodeId>()
+                    .map_err(|_| v.clone())
+            }),
+        recorded_id,
+        pod: pod.map(ResourceExt::name_any),
+        replacement,
+    };
     Candidate {
+        lost,
         namespace: n.namespace().unwrap_or_default(),
         name: n.name_any(),
         uid: n.metadata.uid.clone().unwrap_or_default(),

@@ -11,6 +11,7 @@ use shared_types::common::ClusterPhase;
 use shared_types::conditions::{common, node as node_conditions, reason};
 use shared_types::garage_cluster::common::DeletionPolicy;
 use shared_types::garage_node::GarageNodeStatus;
+use shared_types::keys::annotation::{ANNOTATION_ACKNOWLEDGE_LOST_SOURCE, ANNOTATION_DRAIN};
 use shared_types::keys::finalizer::FINALIZER_NODE;
 
 use super::observe::Observed;
@@ -151,7 +152,25 @@ pub fn decide(o: &Observed, t: &Config) -> Result<Decision, DesiredError> {
         .as_deref()
         .map(str::to_ascii_lowercase)
         .and_then(|v| v.parse::<NodeId>().ok());
+    let fenced = fenced(o);
+    if fenced {
+        // Acknowledged lost and recorded: nothing may run this identity again.
+        if let Some(spec) = d.statefulset.as_mut().and_then(|sts| sts.spec.as_mut()) {
+            spec.replicas = Some(0);
+        }
+        status.observed_pod_uid = None;
+        status.phase = Some(ClusterPhase::Deleting);
+        d.conditions.push(Desired {
+            type_: common::CONDITION_READY,
+            status: false,
+            reason: reason::REASON_DRAINING,
+            message: format!(
+                "source acknowledged lost: the workload is fenced (scaled to zero) and pod {pod_name} must stay gone while the destination-only proof runs"
+            ),
+        });
+    }
     match &o.discovered {
+        _ if fenced => {}
         Some(found) => {
             let expected = pinned.as_ref().or(recorded.as_ref());
             if let Some(expected) = expected.filter(|e| **e != found.id) {
@@ -160,9 +179,8 @@ pub fn decide(o: &Observed, t: &Config) -> Result<Decision, DesiredError> {
                     status: false,
                     reason: reason::REASON_IDENTITY_CHANGED,
                     message: format!(
-                        "pod {pod_name} reports Garage node {} but this node is {}; the new identity is not used. Restore the original metadata volume, or drain the old identity explicitly",
+                        "pod {pod_name} reports Garage node {} but this node is {expected}; the new identity is left unassigned and no layout change is made. Restore the original metadata volume, or recover the old identity as lost: annotate this GarageNode {ANNOTATION_DRAIN}=true and {ANNOTATION_ACKNOWLEDGE_LOST_SOURCE}={expected}",
                         found.id.short(),
-                        expected.short()
                     ),
                 });
                 // Evidence that the expected identity runs is gone.
@@ -236,6 +254,40 @@ fn drain_proven(o: &Observed) -> bool {
                 .flatten()
                 .any(|r| *r == id)
         })
+}
+
+/// True when the parent's drain record names exactly this incarnation as an acknowledged
+/// lost source: its workload must not run again.
+fn fenced(o: &Observed) -> bool {
+    let node = o.node.as_ref();
+    let Some(id) = node.status.as_ref().and_then(|s| s.node_id.clone()) else {
+        return false;
+    };
+    let acknowledged = node
+        .annotations()
+        .get(ANNOTATION_ACKNOWLEDGE_LOST_SOURCE)
+        .is_some_and(|v| v.eq_ignore_ascii_case(&id));
+    let Some(record) = o
+        .parent
+        .as_ref()
+        .and_then(|c| c.status.as_ref())
+        .and_then(|s| s.storage_drain.as_ref())
+    else {
+        return false;
+    };
+    acknowledged
+        && drain::hash_consistent(record)
+        && drain::actor_is_node(
+            record,
+            &node.namespace().unwrap_or_default(),
+            &node.name_any(),
+            node.metadata.uid.as_deref().unwrap_or_default(),
+        )
+        && record
+            .unavailable_source_node_ids
+            .iter()
+            .flatten()
+            .any(|r| *r == id)
 }
 
 /// `DrainPrepared` for a node that asks to be drained; `None` when it does not.

@@ -151,6 +151,65 @@ fn a_different_identity_is_never_recorded() {
 }
 
 #[test]
+fn an_acknowledged_lost_source_is_fenced_only_once_the_parent_records_it() {
+    use shared_types::garage_cluster::common::{DrainActor, DrainActorKind, StorageDrainStatus};
+    use shared_types::keys::annotation::{ANNOTATION_ACKNOWLEDGE_LOST_SOURCE, ANNOTATION_DRAIN};
+    let mut node = manual("manual-a", Some(id(5)));
+    node.metadata.annotations = Some(
+        [
+            (ANNOTATION_DRAIN.to_string(), "true".to_string()),
+            (
+                ANNOTATION_ACKNOWLEDGE_LOST_SOURCE.to_string(),
+                id(5).to_string(),
+            ),
+        ]
+        .into(),
+    );
+    let replicas = |d: &Decision| {
+        d.statefulset
+            .as_ref()
+            .and_then(|s| s.spec.as_ref())
+            .and_then(|s| s.replicas)
+    };
+    // The statement alone fences nothing: the parent checks it against Garage first.
+    let d = decide(&observed(node.clone(), Some(cluster(3))), &timing()).unwrap();
+    assert_eq!(replicas(&d), Some(1));
+    let ids = vec![id(5).to_string()];
+    let mut parent = cluster(3);
+    let mut record = StorageDrainStatus {
+        actor: Some(DrainActor {
+            kind: Some(DrainActorKind::GarageNode),
+            namespace: Some("ns".into()),
+            name: Some("manual-a".into()),
+            uid: Some("uid-manual-a".into()),
+            ..Default::default()
+        }),
+        role_removal_node_ids: Some(ids.clone()),
+        removed_storage_node_ids: Some(ids.clone()),
+        unavailable_source_node_ids: Some(ids.clone()),
+        target_hash: Some(shared_types::drain::target_hash(&ids, &ids, &ids)),
+        ..Default::default()
+    };
+    parent
+        .status
+        .get_or_insert_with(Default::default)
+        .storage_drain = Some(record.clone());
+    let d = decide(&observed(node.clone(), Some(parent.clone())), &timing()).unwrap();
+    assert_eq!(replicas(&d), Some(0), "recorded as lost: fenced");
+    assert_eq!(ready(&d), (false, reason::REASON_DRAINING));
+    assert_eq!(d.status.unwrap().observed_pod_uid, None);
+    // A live-source record for the same node fences nothing.
+    record.unavailable_source_node_ids = None;
+    record.target_hash = Some(shared_types::drain::target_hash(&ids, &ids, &[]));
+    parent
+        .status
+        .get_or_insert_with(Default::default)
+        .storage_drain = Some(record);
+    let d = decide(&observed(node, Some(parent)), &timing()).unwrap();
+    assert_eq!(replicas(&d), Some(1));
+}
+
+#[test]
 fn an_external_node_runs_nothing_and_reports_its_declared_identity() {
     let mut node = manual("vm-1", None);
     node.spec.storage = None;

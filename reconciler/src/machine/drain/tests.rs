@@ -27,6 +27,11 @@ fn candidate(n: u8) -> Candidate {
         uid: format!("uid-{n}"),
         node_id: Some(id(n)),
         pod_uid: Some(format!("pod-{n}")),
+        lost: LostFacts {
+            recorded_id: Some(id(n)),
+            pod: Some(format!("g-storage-{n}-0")),
+            ..LostFacts::default()
+        },
     }
 }
 
@@ -267,4 +272,108 @@ fn a_removal_staged_by_an_interrupted_pass_is_applied_not_refused() {
         w.step(Some(&r)),
         Step::Wait { reason: rs, .. } if rs == reason::REASON_FOREIGN_STAGED_CHANGES
     ));
+}
+
+/// Node 3 is gone for good: down in Garage, its pod gone, the loss acknowledged.
+fn lost_world(ids: &[u8]) -> World {
+    let mut w = World::new(ids);
+    w.up.retain(|i| *i != id(3));
+    w.health.storage_nodes_up -= 1;
+    w.candidates[0].node_id = None;
+    w.candidates[0].pod_uid = None;
+    w.candidates[0].lost.pod = None;
+    w.candidates[0].lost.acknowledged = Some(Ok(id(3)));
+    w
+}
+
+fn blocked_with(step: Step, needle: &str) -> bool {
+    matches!(&step, Step::Wait { reason: r, message } if *r == reason::REASON_NODE_DRAIN_BLOCKED && message.contains(needle))
+}
+
+#[test]
+fn a_lost_source_statement_is_checked_before_anything_is_recorded() {
+    let mut w = lost_world(&[0, 1, 2, 3]);
+    w.candidates[0].lost.acknowledged = Some(Err("not-an-id".into()));
+    assert!(blocked_with(w.step(None), "not a full 64-hex"));
+    w.candidates[0].lost.acknowledged = Some(Ok(id(2)));
+    assert!(blocked_with(w.step(None), "persisted identity"));
+    w.candidates[0].lost.acknowledged = Some(Ok(id(3)));
+    w.up.push(id(3));
+    assert!(
+        blocked_with(w.step(None), "never fenced"),
+        "a process Garage sees up is not lost"
+    );
+    let mut w = lost_world(&[0, 1, 3]);
+    assert!(matches!(
+        w.step(None),
+        Step::Wait { reason: r, .. } if r == reason::REASON_REPLICATION_UNSAFE
+    ));
+    // Another storage node down too: add capacity first.
+    w = lost_world(&[0, 1, 2, 3]);
+    w.up.retain(|i| *i != id(2));
+    assert!(matches!(
+        w.step(None),
+        Step::Wait { reason: r, .. } if r == reason::REASON_WAITING_FOR_CLUSTER_HEALTH
+    ));
+    // A replacement identity that already holds a role fails closed.
+    let mut w = lost_world(&[0, 1, 2, 3]);
+    w.candidates[0].lost.replacement = Some(id(2));
+    assert!(blocked_with(w.step(None), "dual-identity"));
+}
+
+#[test]
+fn a_lost_source_is_recorded_fenced_left_to_the_user_and_proven_on_destinations_only() {
+    let mut w = lost_world(&[0, 1, 2, 3]);
+    // A replacement without a role (wiped metadata) does not stand in the way.
+    w.candidates[0].lost.replacement = Some(id(9));
+    let r = recorded(w.step(None));
+    assert_eq!(r.unavailable_source_node_ids, Some(vec![id(3).to_string()]));
+    assert_eq!(r.removed_storage_node_ids, Some(vec![id(3).to_string()]));
+    assert!(shared_types::drain::hash_consistent(&r));
+    assert_eq!(r.managed_pod_uids, None, "no live pod is tracked");
+    // The fence: while the pod exists nothing else happens.
+    w.candidates[0].lost.pod = Some("g-storage-3-0".into());
+    assert!(matches!(
+        w.step(Some(&r)),
+        Step::Wait { message, .. } if message.contains("fencing")
+    ));
+    // Fenced, but the role is still there: the operator never removes it itself.
+    w.candidates[0].lost.pod = None;
+    assert!(blocked_with(w.step(Some(&r)), "garage layout remove"));
+    // The user removed it; a dead node keeps older versions live: skip-dead-nodes is named.
+    w.layout = storage_layout(4, &[0, 1, 2]);
+    w.history = serde_json::from_value(json!({
+        "currentVersion": 4, "minAck": 3,
+        "versions": [
+            {"version": 4, "status": "Current", "storageNodes": 3, "gatewayNodes": 0},
+            {"version": 3, "status": "Draining", "storageNodes": 4, "gatewayNodes": 0}
+        ],
+        "updateTrackers": {}
+    }))
+    .unwrap();
+    assert!(matches!(
+        w.step(Some(&r)),
+        Step::Wait { message, .. } if message.contains("skip-dead-nodes")
+    ));
+    // Settled: repairs go to the surviving destinations only; the lost source need not answer.
+    w.history = settled(4);
+    w.answer(&[0, 1, 2], &[], 0);
+    let Step::LaunchRepairs { nodes, .. } = w.step(Some(&r)) else {
+        panic!("expected launches on the destinations")
+    };
+    assert_eq!(nodes, vec![id(0), id(1), id(2)]);
+    // It answering again stops the recovery.
+    w.up.push(id(3));
+    assert!(blocked_with(w.step(Some(&r)), "up again"));
+}
+
+#[test]
+fn a_lost_source_recovery_never_removes_a_role_and_cancels_before_the_user_does() {
+    let mut w = lost_world(&[0, 1, 2, 3]);
+    let r = recorded(w.step(None));
+    for _ in 0..3 {
+        assert!(!matches!(w.step(Some(&r)), Step::RemoveRole { .. }));
+    }
+    w.actor_requests = false;
+    assert_eq!(w.step(Some(&r)), Step::Clear);
 }
