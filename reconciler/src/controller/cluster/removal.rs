@@ -109,7 +109,21 @@ pub fn decide(
         })
     });
     let Some(read) = read else {
-        r.conditions.push(drain_condition(record, None));
+        // Garage cannot be read: nothing is removed, proven or cleared; a recorded
+        // transaction resumes from its record once Garage answers again.
+        let unreadable = match &o.garage {
+            super::observe::GarageView::Unavailable(why) => why.clone(),
+            super::observe::GarageView::Read(_) => String::new(),
+        };
+        let step = (contract::phase(record) == Phase::Active || !candidates.is_empty()).then(|| {
+            Step::Wait {
+                reason: reason::REASON_GARAGE_API_ERROR,
+                message: format!(
+                    "the Garage Admin API cannot be read ({unreadable}); nothing is removed and the drain resumes from status.storageDrain once it answers"
+                ),
+            }
+        });
+        r.conditions.push(drain_condition(record, step.as_ref()));
         return r;
     };
     let unverified = unverified_peers(o, views);

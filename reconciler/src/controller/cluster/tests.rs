@@ -459,3 +459,30 @@ fn a_recent_restart_does_not_make_a_converged_cluster_unready() {
     let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
     assert_eq!(ready(&d), (true, reason::REASON_CLUSTER_READY));
 }
+
+#[test]
+fn an_unreadable_garage_mid_drain_removes_nothing_and_says_so() {
+    let c = cluster(4);
+    let (mut generated, pods) = auto(&c, &[true, true, true, true]);
+    generated.get_mut(&3).unwrap().metadata.annotations = Some(BTreeMap::from([(
+        shared_types::keys::annotation::ANNOTATION_DRAIN.to_string(),
+        "true".to_string(),
+    )]));
+    let o = observed(
+        c,
+        generated,
+        vec![],
+        pods,
+        GarageView::Unavailable("GetClusterStatus: HTTP 500".into()),
+    );
+    let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
+    assert!(d.drain.is_none() && d.delete_nodes.is_empty() && d.layout.is_none());
+    let drain = d
+        .conditions
+        .iter()
+        .find(|c| c.type_ == shared_types::conditions::cluster::CONDITION_STORAGE_DRAIN_READY)
+        .unwrap();
+    assert!(!drain.status);
+    assert_eq!(drain.reason, reason::REASON_GARAGE_API_ERROR);
+    assert!(drain.message.contains("HTTP 500"), "{}", drain.message);
+}

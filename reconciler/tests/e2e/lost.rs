@@ -1,0 +1,256 @@
+//! Step 4: a storage identity lost for good, on manual-a (alone on the tainted node).
+//!
+//! First its metadata volume is wiped under the running process and the container
+//! restarted: Garage comes back as a new identity, which the operator reports
+//! (`IdentityChanged`) and never assigns; no layout write happens. Then the whole Kubernetes
+//! Node is lost. The user's recovery follows the documented order: `drain=true` with
+//! `acknowledge-lost-source=<old id>`; the operator checks it against Garage and fences the
+//! workload; the pod of the dead Node is force-deleted; the dead role is removed with
+//! Garage's own workflow; `skip-dead-nodes` is requested when the history waits on the dead
+//! node; the destination-only proof completes; the node is deleted; every object reads back.
+
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, anyhow, ensure};
+use garage_admin::{NodeId, RoleChange};
+use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim};
+use kube::Api;
+use kube::api::{DeleteParams, Patch, PatchParams};
+use localcluster::wait_until as wait;
+use serde_json::json;
+use shared_types::keys::annotation::{
+    ANNOTATION_ACKNOWLEDGE_LOST_SOURCE, ANNOTATION_DRAIN, ANNOTATION_SKIP_DEAD_NODES,
+};
+
+use crate::support::*;
+use crate::{LOST_NODE, NAME, NS, RESYNC, World};
+
+const VICTIM: &str = "manual-a";
+const VICTIM_POD: &str = "manual-a-0";
+
+pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
+    let client = &w.client.clone();
+    let sim = w.sim;
+    let clusters = w.clusters.clone();
+    let gns = w.gns.clone();
+    let pods = w.pods.clone();
+    let admin = admin_client(client, sim, 0).await?;
+    let old_id = gns
+        .get(VICTIM)
+        .await?
+        .status
+        .and_then(|s| s.node_id)
+        .context("manual-a has no node ID")?;
+    let before = admin.layout().await?;
+    ensure!(
+        before.roles.iter().any(|r| r.id.as_str() == old_id),
+        "manual-a holds no role"
+    );
+
+    // 4a. Wipe the metadata volume under the running process, then restart the container:
+    //     Garage starts as a new identity.
+    let claim = Api::<PersistentVolumeClaim>::namespaced(client.clone(), NS)
+        .get(&format!("metadata-{VICTIM}-0"))
+        .await?;
+    let volume = claim
+        .spec
+        .and_then(|s| s.volume_name)
+        .context("metadata claim unbound")?;
+    let pv = Api::<PersistentVolume>::all(client.clone())
+        .get(&volume)
+        .await?;
+    let dir = pv
+        .spec
+        .and_then(|s| s.host_path)
+        .map(|h| h.path)
+        .context("metadata volume is not a hostPath")?;
+    for entry in std::fs::read_dir(&dir)? {
+        let path = entry?.path();
+        if path.is_dir() {
+            std::fs::remove_dir_all(&path)?;
+        } else {
+            std::fs::remove_file(&path)?;
+        }
+    }
+    sim.kill_container(NS, VICTIM_POD, "garage").await?;
+    wait(
+        "manual-a reported as an identity change",
+        Duration::from_secs(120),
+        || async {
+            let n = gns.get(VICTIM).await?;
+            Ok(n.status
+                .as_ref()
+                .and_then(|s| s.conditions.as_ref())
+                .is_some_and(|c| {
+                    c.iter()
+                        .any(|c| c.type_ == "Ready" && c.reason == "IdentityChanged")
+                }))
+        },
+    )
+    .await?;
+    // A few passes later: the old ID is kept, the new one has no role, the layout is as it was.
+    tokio::time::sleep(RESYNC * 4).await;
+    let node = gns.get(VICTIM).await?;
+    ensure!(
+        node.status.as_ref().and_then(|s| s.node_id.as_deref()) == Some(old_id.as_str()),
+        "the old identity was not kept"
+    );
+    let after = admin.layout().await?;
+    ensure!(
+        after.version == before.version
+            && after.roles.len() == before.roles.len()
+            && after.staged_role_changes.is_empty(),
+        "a layout write happened after the identity change: {} -> {}",
+        before.version,
+        after.version
+    );
+    println!(
+        "metadata wipe: identity change reported, old ID kept, no layout write (version {})",
+        after.version
+    );
+
+    // 4b. The Kubernetes Node goes for good.
+    let t = Instant::now();
+    sim.lose_node(LOST_NODE).await?;
+    gns.patch(
+        VICTIM,
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"annotations": {
+            ANNOTATION_DRAIN: "true",
+            ANNOTATION_ACKNOWLEDGE_LOST_SOURCE: old_id,
+        }}})),
+    )
+    .await
+    .context("acknowledging the lost source")?;
+    // The operator records the loss and fences the workload; the pod of a dead Node stays
+    // Terminating until someone force-deletes it.
+    wait(
+        "the lost source recorded and the workload fenced",
+        Duration::from_secs(180),
+        || async {
+            let c = clusters.get(NAME).await?;
+            let recorded = c
+                .status
+                .as_ref()
+                .and_then(|s| s.storage_drain.as_ref())
+                .and_then(|d| d.unavailable_source_node_ids.as_ref())
+                .is_some_and(|ids| ids.iter().any(|i| *i == old_id));
+            let fenced =
+                Api::<k8s_openapi::api::apps::v1::StatefulSet>::namespaced(client.clone(), NS)
+                    .get(VICTIM)
+                    .await?
+                    .spec
+                    .and_then(|s| s.replicas)
+                    == Some(0);
+            Ok(recorded && fenced)
+        },
+    )
+    .await?;
+    pods.delete(
+        VICTIM_POD,
+        &DeleteParams {
+            grace_period_seconds: Some(0),
+            ..DeleteParams::default()
+        },
+    )
+    .await?;
+    // The role stays until the user removes it: the operator never does.
+    wait(
+        "the condition asking for the dead role's removal",
+        Duration::from_secs(120),
+        || async {
+            let c = clusters.get(NAME).await?;
+            Ok(drain_message(&c).contains("garage layout remove"))
+        },
+    )
+    .await?;
+    let layout = admin.layout().await?;
+    ensure!(
+        layout.roles.iter().any(|r| r.id.as_str() == old_id),
+        "the operator removed a lost role itself"
+    );
+    let id: NodeId = old_id.parse()?;
+    admin.stage_layout(&[RoleChange::remove(id)], None).await?;
+    admin.apply_layout(layout.version + 1).await?;
+    // A dead node cannot acknowledge the new version: the user asks for skip-dead-nodes when
+    // the operator says so.
+    let skipped = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let result = wait(
+        "manual-a DrainPrepared=True",
+        Duration::from_secs(900),
+        || {
+            let (clusters, gns) = (clusters.clone(), gns.clone());
+            let skipped = skipped.clone();
+            async move {
+                let c = clusters.get(NAME).await?;
+                if !skipped.load(Ordering::SeqCst)
+                    && drain_message(&c).contains(ANNOTATION_SKIP_DEAD_NODES)
+                {
+                    clusters
+                        .patch(
+                            NAME,
+                            &PatchParams::default(),
+                            &Patch::Merge(json!({"metadata": {"annotations": {
+                                ANNOTATION_SKIP_DEAD_NODES: "true"
+                            }}})),
+                        )
+                        .await?;
+                    skipped.store(true, Ordering::SeqCst);
+                }
+                let n = gns.get(VICTIM).await?;
+                Ok(node_condition(&n, "DrainPrepared") == Some("True".into()))
+            }
+        },
+    )
+    .await;
+    if let Err(e) = result {
+        dump_drain(&clusters, &admin).await;
+        return Err(anyhow!("{e:#}"));
+    }
+    let skipped = skipped.load(Ordering::SeqCst);
+    if skipped {
+        ensure!(
+            !clusters
+                .get(NAME)
+                .await?
+                .metadata
+                .annotations
+                .unwrap_or_default()
+                .contains_key(ANNOTATION_SKIP_DEAD_NODES),
+            "skip-dead-nodes was not removed after it ran"
+        );
+    }
+    gns.delete(VICTIM, &DeleteParams::default())
+        .await
+        .context("deleting the recovered node")?;
+    wait("manual-a gone", Duration::from_secs(120), || async {
+        Ok(gns.get_opt(VICTIM).await?.is_none())
+    })
+    .await?;
+    let layout = admin.layout().await?;
+    ensure!(
+        layout.roles.len() == 3,
+        "expected the three Auto roles, got {}",
+        layout.roles.len()
+    );
+    let store = w.store.as_ref().context("no objects were written")?;
+    verify(store, &s3(sim, "garage-storage-0-0")?, &w.checksummed).await?;
+    println!(
+        "lost node: acknowledged, fenced, removed by hand{}, proven on the destinations and deleted in {:.1}s; {} objects read back",
+        if skipped { ", skip-dead-nodes" } else { "" },
+        t.elapsed().as_secs_f64(),
+        w.checksummed.len()
+    );
+    Ok(())
+}
+
+/// The message of `StorageDrainReady`.
+fn drain_message(c: &shared_types::garage_cluster::v1beta2::GarageCluster) -> String {
+    c.status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .and_then(|cs| cs.iter().find(|x| x.type_ == "StorageDrainReady"))
+        .map(|x| x.message.clone())
+        .unwrap_or_default()
+}

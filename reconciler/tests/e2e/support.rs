@@ -1,0 +1,465 @@
+//! Helpers every step shares: the webhook in-process, Admin API clients, waits on conditions,
+//! object sets, and the S3 objects written and read back.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use anyhow::{Context as _, anyhow, ensure};
+use garage_admin::{AdminClient, AdminToken, BucketPermissions, CreateBucket, KeySpec};
+use k8s_openapi::api::admissionregistration::v1::{
+    MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
+};
+use k8s_openapi::api::core::v1::{Pod, Secret};
+use kube::api::{ListParams, Patch, PatchParams, PostParams};
+use kube::{Api, Client, ResourceExt};
+use kubesim::KubeSim;
+use localcluster::wait_until as wait;
+use serde_json::json;
+use shared_types::garage_cluster::v1beta2::GarageCluster;
+use shared_types::garage_node::GarageNode;
+
+use crate::{DEDICATED_TAINT, LOST_NODE, LOST_ZONE, NAME, NS, WEBHOOK_NS};
+
+/// The S3 endpoint of pod `pod`.
+pub(crate) fn s3(sim: &KubeSim, pod: &str) -> anyhow::Result<String> {
+    Ok(format!(
+        "http://{}:3900",
+        sim.pod_ip(NS, pod).context("no pod ip")?
+    ))
+}
+
+/// The webhook appliance in this process, self-managed certificates valid for 127.0.0.1, the
+/// chart's install label.
+pub(crate) async fn start_webhook(client: &Client) -> anyhow::Result<webhook::server::Running> {
+    use certs::{InstallLabel, Lifetimes, Mode, SelfManagedConfig};
+    use webhook::server::dispatch::Settings;
+    use webhook::server::limits::Limits;
+    certs::install_default_provider();
+    let config = webhook::server::ServeConfig {
+        listen: "127.0.0.1:0".parse()?,
+        certificates: Mode::SelfManaged(SelfManagedConfig {
+            secret_namespace: WEBHOOK_NS.into(),
+            secret_name: "garage-operator-webhook-cert".into(),
+            service_name: "garage-operator-webhook".into(),
+            service_namespace: WEBHOOK_NS.into(),
+            extra_sans: vec!["127.0.0.1".into()],
+            lifetimes: Lifetimes::default(),
+            install_label: InstallLabel::parse(chart_tests::RELEASE)?,
+            check_interval: Duration::from_secs(5),
+            bundle_propagation: Duration::from_secs(2),
+        }),
+        settings: Settings {
+            controller_username: "system:serviceaccount:garage-operator:garage-operator-reconciler"
+                .into(),
+        },
+        limits: Limits::default(),
+    };
+    Ok(webhook::server::start(config, client.clone()).await?)
+}
+
+/// The chart's CRDs and webhook configurations, pointed at the in-process webhook; returns
+/// once the webhook has written its CA into them and a GarageCluster passes admission.
+pub(crate) async fn install_registrations(client: &Client, base: &str) -> anyhow::Result<()> {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    for object in chart_tests::registrations_by_url(base)? {
+        let kind = object["kind"].as_str().unwrap_or_default().to_owned();
+        let name = object["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        let resource = match kind.as_str() {
+            "CustomResourceDefinition" => {
+                kube::core::ApiResource::erase::<CustomResourceDefinition>(&())
+            }
+            "ValidatingWebhookConfiguration" => {
+                kube::core::ApiResource::erase::<ValidatingWebhookConfiguration>(&())
+            }
+            _ => kube::core::ApiResource::erase::<MutatingWebhookConfiguration>(&()),
+        };
+        Api::<kube::api::DynamicObject>::all_with(client.clone(), &resource)
+            .patch(
+                &name,
+                &PatchParams::apply("e2e").force(),
+                &Patch::Apply(&object),
+            )
+            .await
+            .with_context(|| format!("applying {kind} {name}"))?;
+    }
+    for name in [
+        "garageclusters.garage.rajsingh.info",
+        "garagenodes.garage.rajsingh.info",
+    ] {
+        wait("CRD established", Duration::from_secs(30), || async {
+            let crd = crds.get(name).await?;
+            Ok(crd.status.and_then(|s| s.conditions).is_some_and(|c| {
+                c.iter()
+                    .any(|c| c.type_ == "Established" && c.status == "True")
+            }))
+        })
+        .await?;
+    }
+    let probe: GarageCluster = serde_json::from_value(json!({
+        "apiVersion": "garage.rajsingh.info/v1beta2", "kind": "GarageCluster",
+        "metadata": {"name": "admission-probe"},
+        "spec": {"replication": {"factor": 3}, "storage": {
+            "replicas": 3, "metadata": {"size": "1Gi"}, "data": {"size": "1Gi"},
+        }},
+    }))?;
+    let clusters: Api<GarageCluster> = Api::namespaced(client.clone(), NS);
+    let dry_run = PostParams {
+        dry_run: true,
+        field_manager: None,
+    };
+    wait(
+        "the webhook's CA in the registrations (a GarageCluster passes admission)",
+        Duration::from_secs(60),
+        || async {
+            clusters.create(&dry_run, &probe).await?;
+            Ok(true)
+        },
+    )
+    .await
+}
+
+pub(crate) async fn admin_client(
+    client: &Client,
+    sim: &KubeSim,
+    ordinal: u32,
+) -> anyhow::Result<AdminClient> {
+    let secret = Api::<Secret>::namespaced(client.clone(), NS)
+        .get("garage-admin-token")
+        .await?;
+    let token = String::from_utf8(secret.data.unwrap()["admin-token"].0.clone())?;
+    let ip = sim
+        .pod_ip(NS, &format!("garage-storage-{ordinal}-0"))
+        .context("pod has no address")?;
+    Ok(AdminClient::new(
+        &format!("http://{ip}:3903"),
+        &AdminToken::new(token),
+    )?)
+}
+
+pub(crate) async fn node_ids(gns: &Api<GarageNode>) -> anyhow::Result<BTreeMap<String, String>> {
+    Ok(gns
+        .list(&ListParams::default())
+        .await?
+        .items
+        .into_iter()
+        .filter_map(|n| Some((n.name_any(), n.status?.node_id?)))
+        .collect())
+}
+
+pub(crate) async fn scale(clusters: &Api<GarageCluster>, replicas: i32) -> anyhow::Result<()> {
+    clusters
+        .patch(
+            NAME,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"storage": {"replicas": replicas}}})),
+        )
+        .await?;
+    Ok(())
+}
+
+pub(crate) fn condition(c: &GarageCluster, type_: &str) -> Option<String> {
+    condition_in(c.status.as_ref()?.conditions.as_deref(), type_)
+}
+
+/// The status of condition `type_` among `conditions`.
+pub(crate) fn condition_in(
+    conditions: Option<&[k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition]>,
+    type_: &str,
+) -> Option<String> {
+    conditions?
+        .iter()
+        .find(|x| x.type_ == type_)
+        .map(|x| x.status.clone())
+}
+
+pub(crate) async fn wait_ready(
+    clusters: &Api<GarageCluster>,
+    timeout: Duration,
+) -> anyhow::Result<()> {
+    let result = wait("GarageCluster Ready=True", timeout, || async {
+        let c = clusters.get(NAME).await?;
+        Ok(condition(&c, "Ready") == Some("True".into())
+            && c.status.as_ref().and_then(|s| s.observed_generation) == c.metadata.generation)
+    })
+    .await;
+    if let Err(e) = result {
+        let c = clusters.get(NAME).await?;
+        return Err(anyhow!(
+            "{e:#}; status: {}",
+            serde_json::to_string(&c.status)?
+        ));
+    }
+    Ok(())
+}
+
+/// resourceVersions of every object the reconciler writes in the namespace.
+pub(crate) async fn snapshot(client: &Client) -> anyhow::Result<BTreeMap<String, String>> {
+    use k8s_openapi::api::apps::v1::StatefulSet;
+    use k8s_openapi::api::core::v1::{ConfigMap, Service};
+    use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+    let mut out = BTreeMap::new();
+    let lp = ListParams::default();
+    macro_rules! add {
+        ($k:ty) => {
+            for o in Api::<$k>::namespaced(client.clone(), NS)
+                .list(&lp)
+                .await?
+                .items
+            {
+                out.insert(
+                    format!("{}/{}", stringify!($k), o.name_any()),
+                    o.resource_version().unwrap_or_default(),
+                );
+            }
+        };
+    }
+    add!(GarageCluster);
+    add!(GarageNode);
+    add!(StatefulSet);
+    add!(Service);
+    add!(ConfigMap);
+    add!(Secret);
+    add!(PodDisruptionBudget);
+    Ok(out)
+}
+
+/// Two user-written GarageNodes of the cluster.
+pub(crate) async fn manual_nodes(client: &Client) -> anyhow::Result<()> {
+    use k8s_openapi::api::core::v1::PersistentVolumeClaim;
+    let claim: PersistentVolumeClaim = serde_json::from_value(json!({
+        "metadata": {"name": "manual-b-data"},
+        "spec": {
+            "accessModes": ["ReadWriteOnce"],
+            "storageClassName": kubesim::STORAGE_CLASS,
+            "resources": {"requests": {"storage": "1Gi"}},
+        },
+    }))?;
+    Api::<PersistentVolumeClaim>::namespaced(client.clone(), NS)
+        .create(&PostParams::default(), &claim)
+        .await?;
+    let gns: Api<GarageNode> = Api::namespaced(client.clone(), NS);
+    for (name, zone, storage) in [
+        (
+            "manual-a",
+            LOST_ZONE,
+            json!({
+                "metadata": {"size": "100Mi", "storageClassName": kubesim::STORAGE_CLASS},
+                "data": {"size": "1Gi", "storageClassName": kubesim::STORAGE_CLASS},
+            }),
+        ),
+        (
+            "manual-b",
+            "zone-b",
+            json!({
+                "metadata": {"type": "EmptyDir", "size": "100Mi"},
+                "data": {"existingClaim": "manual-b-data"},
+            }),
+        ),
+    ] {
+        let mut gn = json!({
+            "apiVersion": "garage.rajsingh.info/v1beta1", "kind": "GarageNode",
+            "metadata": {"name": name},
+            "spec": {
+                "clusterRef": {"name": NAME},
+                "zone": zone,
+                "capacity": "1Gi",
+                "storage": storage,
+            },
+        });
+        // manual-a alone runs on the Kubernetes Node the lost-node step takes away.
+        if zone == LOST_ZONE {
+            gn["spec"]["nodeSelector"] = json!({"kubernetes.io/hostname": LOST_NODE});
+            gn["spec"]["tolerations"] = json!([{
+                "key": DEDICATED_TAINT, "operator": "Equal", "value": "lost", "effect": "NoSchedule"
+            }]);
+        }
+        let gn: GarageNode = serde_json::from_value(gn)?;
+        gns.create(&PostParams::default(), &gn)
+            .await
+            .with_context(|| format!("creating GarageNode {name}"))?;
+    }
+    Ok(())
+}
+
+/// What a drain that did not finish was waiting for.
+pub(crate) async fn dump_drain(clusters: &Api<GarageCluster>, admin: &AdminClient) {
+    if let Ok(c) = clusters.get(NAME).await
+        && let Some(st) = c.status
+    {
+        for cond in st.conditions.unwrap_or_default() {
+            println!(
+                "condition {} {} {}: {}",
+                cond.type_, cond.status, cond.reason, cond.message
+            );
+        }
+        println!(
+            "storageDrain: {}",
+            serde_json::to_string(&st.storage_drain).unwrap_or_default()
+        );
+    }
+    if let Ok(h) = admin.layout_history().await {
+        println!("history: {h:?}");
+    }
+    if let Ok(w) = admin
+        .list_workers(&garage_admin::NodeTarget::All, Default::default())
+        .await
+    {
+        for (node, workers) in w.into_parts().0 {
+            for w in workers.iter().filter(|w| w.name.contains("Block")) {
+                println!(
+                    "{} {} #{} {:?} queue={:?} errors={} persistent={:?}",
+                    node.short(),
+                    w.name,
+                    w.id,
+                    w.state,
+                    w.queue_length,
+                    w.errors,
+                    w.persistent_errors
+                );
+            }
+        }
+    }
+}
+
+/// `n` objects of pseudo-random content (1 to 64 KiB), from a fixed seed.
+pub(crate) fn random_objects(n: usize, seed: u64) -> Vec<(String, Vec<u8>)> {
+    use sha2::{Digest, Sha256};
+    (0..n)
+        .map(|i| {
+            let mut block = Sha256::digest(format!("{seed}/{i}")).to_vec();
+            let len = 1024 + usize::from(block[0]) * 252;
+            let mut body = Vec::with_capacity(len + 32);
+            while body.len() < len {
+                body.extend_from_slice(&block);
+                block = Sha256::digest(&block).to_vec();
+            }
+            body.truncate(len);
+            (format!("random-{i}"), body)
+        })
+        .collect()
+}
+
+/// Reads every object through `endpoint` and compares its SHA-256 with what was written.
+pub(crate) async fn verify(
+    store: &garage_fixture::s3::Objects,
+    endpoint: &str,
+    objects: &[(String, Vec<u8>)],
+) -> anyhow::Result<()> {
+    use sha2::{Digest, Sha256};
+    for (name, body) in objects {
+        let got = store.get(endpoint, name).await?;
+        ensure!(
+            Sha256::digest(&got) == Sha256::digest(body),
+            "object {name} read back different through {endpoint}"
+        );
+    }
+    Ok(())
+}
+
+/// The e2e key's ID and secret.
+pub(crate) async fn e2e_key(admin: &AdminClient) -> anyhow::Result<(String, String)> {
+    let listed = admin.list_keys().await?;
+    let id = &listed
+        .iter()
+        .find(|k| k.name == "e2e")
+        .context("the e2e key is gone")?
+        .id;
+    let key = admin.key_info(garage_admin::Lookup::Id(id), true).await?;
+    let secret = key.secret_access_key.context("no secret")?;
+    Ok((key.access_key_id, secret))
+}
+
+pub(crate) fn node_condition(n: &GarageNode, type_: &str) -> Option<String> {
+    condition_in(n.status.as_ref()?.conditions.as_deref(), type_)
+}
+
+/// Names of the claims in the namespace.
+pub(crate) async fn claim_names(client: &Client) -> anyhow::Result<Vec<String>> {
+    use k8s_openapi::api::core::v1::PersistentVolumeClaim;
+    let mut names: Vec<String> = Api::<PersistentVolumeClaim>::namespaced(client.clone(), NS)
+        .list(&ListParams::default())
+        .await?
+        .items
+        .iter()
+        .map(ResourceExt::name_any)
+        .collect();
+    names.sort();
+    Ok(names)
+}
+
+/// Every object of a kind the operator writes that is still in the namespace.
+pub(crate) async fn leftovers(client: &Client) -> anyhow::Result<Vec<String>> {
+    let mut left: Vec<String> = snapshot(client).await?.into_keys().collect();
+    for p in Api::<Pod>::namespaced(client.clone(), NS)
+        .list(&ListParams::default())
+        .await?
+        .items
+    {
+        left.push(format!("Pod/{}", p.name_any()));
+    }
+    // The namespace's own ConfigMap is the API server's, not the operator's.
+    left.retain(|k| k != "ConfigMap/kube-root-ca.crt");
+    Ok(left)
+}
+
+/// The 200 objects of [`s3_round_trip`], read through another pod.
+pub(crate) async fn read_back(admin: &AdminClient, sim: &KubeSim) -> anyhow::Result<()> {
+    use garage_fixture::s3::Objects;
+    let (key_id, secret) = e2e_key(admin).await?;
+    let ip = sim.pod_ip(NS, "garage-storage-2-0").context("no pod ip")?;
+    let objects = Objects::new("e2e", &key_id, &secret)?;
+    for (name, body) in e2e_objects() {
+        let got = objects.get(&format!("http://{ip}:3900"), &name).await?;
+        ensure!(got == body, "object {name} changed");
+    }
+    Ok(())
+}
+
+pub(crate) fn e2e_objects() -> Vec<(String, Vec<u8>)> {
+    (0..200)
+        .map(|i| (format!("obj-{i}"), format!("object {i}").into_bytes()))
+        .collect()
+}
+
+pub(crate) async fn s3_round_trip(admin: &AdminClient, sim: &KubeSim) -> anyhow::Result<()> {
+    use garage_fixture::s3::Objects;
+    let key = admin
+        .create_key(&KeySpec {
+            name: Some("e2e".into()),
+            ..Default::default()
+        })
+        .await?;
+    let bucket = admin
+        .create_bucket(&CreateBucket {
+            global_alias: Some("e2e".into()),
+            ..Default::default()
+        })
+        .await?;
+    admin
+        .allow_bucket_key(
+            &bucket.id,
+            &key.access_key_id,
+            BucketPermissions {
+                read: true,
+                write: true,
+                owner: false,
+            },
+        )
+        .await?;
+    let secret = key.secret_access_key.as_deref().context("no secret")?;
+    let endpoint = |ordinal: u32| -> anyhow::Result<String> {
+        let ip = sim
+            .pod_ip(NS, &format!("garage-storage-{ordinal}-0"))
+            .context("no pod ip")?;
+        Ok(format!("http://{ip}:3900"))
+    };
+    let objects = e2e_objects();
+    Objects::new("e2e", &key.access_key_id, secret)?
+        .round_trip(&endpoint(0)?, &endpoint(1)?, &objects)
+        .await?;
+    Ok(())
+}

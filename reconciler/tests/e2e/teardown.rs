@@ -1,0 +1,47 @@
+//! The last step: deleting the GarageCluster tears the whole store down through the
+//! finalizers and leaves only the retained claims.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, ensure};
+use kube::api::DeleteParams;
+use localcluster::wait_until as wait;
+
+use crate::support::*;
+use crate::{NAME, World};
+
+pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
+    let client = &w.client.clone();
+    let clusters = w.clusters.clone();
+    // 7. Deleting the cluster, with admission back in place, tears the whole store down
+    //    without anyone touching a finalizer: every operator-made object goes, claims stay
+    //    (the default retention policy is Retain).
+    let claims_before = claim_names(client).await?;
+    let t = Instant::now();
+    clusters.delete(NAME, &DeleteParams::default()).await?;
+    wait(
+        "the GarageCluster to be gone",
+        Duration::from_secs(240),
+        || async { Ok(clusters.get_opt(NAME).await?.is_none()) },
+    )
+    .await?;
+    let deleted_after = t.elapsed();
+    wait(
+        "no operator-made object left",
+        Duration::from_secs(60),
+        || async { Ok(leftovers(client).await?.is_empty()) },
+    )
+    .await
+    .map_err(|e| anyhow!("{e:#}"))?;
+    ensure!(
+        claim_names(client).await? == claims_before,
+        "claims changed on Destroy with the Retain policy"
+    );
+    println!(
+        "cluster deleted in {:.1}s; nothing left but the {} retained claims",
+        deleted_after.as_secs_f64(),
+        claims_before.len()
+    );
+    w.rec.handle.abort();
+    Ok(())
+}
