@@ -135,7 +135,7 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
                 .as_ref()
                 .and_then(|s| s.storage_drain.as_ref())
                 .and_then(|d| d.unavailable_source_node_ids.as_ref())
-                .is_some_and(|ids| ids.iter().any(|i| *i == old_id));
+                .is_some_and(|ids| ids.contains(&old_id));
             let fenced =
                 Api::<k8s_openapi::api::apps::v1::StatefulSet>::namespaced(client.clone(), NS)
                     .get(VICTIM)
