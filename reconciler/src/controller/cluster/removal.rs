@@ -167,6 +167,24 @@ pub fn decide(
             }
         }
     }
+    // `drain=true` on the GarageCluster asks for whole-site retirement, which exists only
+    // for a federated site; say so rather than let the request look accepted.
+    let step = if step == Step::Idle
+        && o.cluster
+            .annotations()
+            .get(ANNOTATION_DRAIN)
+            .map(String::as_str)
+            == Some("true")
+    {
+        Step::Wait {
+            reason: reason::REASON_UNSUPPORTED,
+            message: format!(
+                "{ANNOTATION_DRAIN}=true on a GarageCluster retires a whole site of a federated Garage cluster; this version does not run federation, so nothing is retired. Drain storage GarageNodes one at a time instead"
+            ),
+        }
+    } else {
+        step
+    };
     r.conditions.push(drain_condition(record, Some(&step)));
     if !extra.is_empty()
         && let Step::Wait {

@@ -486,3 +486,22 @@ fn an_unreadable_garage_mid_drain_removes_nothing_and_says_so() {
     assert_eq!(drain.reason, reason::REASON_GARAGE_API_ERROR);
     assert!(drain.message.contains("HTTP 500"), "{}", drain.message);
 }
+
+#[test]
+fn whole_site_retirement_is_reported_unsupported_and_removes_nothing() {
+    let mut o = converged();
+    let mut cluster = (*o.cluster).clone();
+    cluster.metadata.annotations = Some(BTreeMap::from([(
+        shared_types::keys::annotation::ANNOTATION_DRAIN.to_string(),
+        "true".to_string(),
+    )]));
+    o.cluster = std::sync::Arc::new(cluster);
+    let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
+    assert!(d.drain.is_none() && d.layout.is_none() && d.delete_nodes.is_empty());
+    let drain = d
+        .conditions
+        .iter()
+        .find(|c| c.type_ == shared_types::conditions::cluster::CONDITION_STORAGE_DRAIN_READY)
+        .unwrap();
+    assert_eq!((drain.status, drain.reason), (false, reason::REASON_UNSUPPORTED));
+}
