@@ -61,6 +61,9 @@ pub struct NodeInputs<'a> {
     pub rpc_secret: &'a SecretSource,
     /// Admin token to mount.
     pub admin_token: &'a SecretSource,
+    /// The identity was acknowledged lost and the parent recorded it: nothing may run it
+    /// again, so the set is kept at zero replicas.
+    pub fenced: bool,
 }
 
 /// The StatefulSet of a storage GarageNode.
@@ -172,7 +175,7 @@ pub fn statefulset(i: NodeInputs<'_>) -> Result<StatefulSet, DesiredError> {
         _ => "Retain".to_owned(),
     };
     let spec = StatefulSetSpec {
-        replicas: Some(1),
+        replicas: Some(if i.fenced { 0 } else { 1 }),
         service_name: Some(names::headless_service(&s.name)),
         pod_management_policy: Some("Parallel".into()),
         update_strategy: Some(StatefulSetUpdateStrategy {

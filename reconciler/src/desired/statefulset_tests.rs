@@ -10,6 +10,7 @@ fn render(c: &GarageCluster) -> StatefulSet {
     node.metadata.uid = Some("node-uid".into());
     let rev = config::revision(c, &s).unwrap();
     statefulset(NodeInputs {
+        fenced: false,
         cluster: c,
         settings: &s,
         node: &node,

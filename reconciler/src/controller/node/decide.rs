@@ -127,6 +127,7 @@ pub fn decide(o: &Observed, t: &Config) -> Result<Decision, DesiredError> {
     }
 
     d.service = Some(services::node_rpc(node, s)?);
+    let fenced = fenced(o);
     // A template never mounts a config revision that is not published yet.
     if o.config_published {
         let revision = config::revision(cluster, s)?;
@@ -137,6 +138,7 @@ pub fn decide(o: &Observed, t: &Config) -> Result<Decision, DesiredError> {
             config: &revision,
             rpc_secret: &secrets::rpc_secret_source(cluster, s),
             admin_token: &secrets::admin_token_source(cluster, s),
+            fenced,
         })?);
     } else {
         d.requeue = Some(t.short_requeue);
@@ -152,12 +154,8 @@ pub fn decide(o: &Observed, t: &Config) -> Result<Decision, DesiredError> {
         .as_deref()
         .map(str::to_ascii_lowercase)
         .and_then(|v| v.parse::<NodeId>().ok());
-    let fenced = fenced(o);
     if fenced {
         // Acknowledged lost and recorded: nothing may run this identity again.
-        if let Some(spec) = d.statefulset.as_mut().and_then(|sts| sts.spec.as_mut()) {
-            spec.replicas = Some(0);
-        }
         status.observed_pod_uid = None;
         status.phase = Some(ClusterPhase::Deleting);
         d.conditions.push(Desired {

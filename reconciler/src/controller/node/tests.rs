@@ -172,8 +172,17 @@ fn an_acknowledged_lost_source_is_fenced_only_once_the_parent_records_it() {
             .and_then(|s| s.replicas)
     };
     // The statement alone fences nothing: the parent checks it against Garage first.
+    let hash = |d: &Decision| {
+        d.statefulset
+            .as_ref()
+            .and_then(|s| s.metadata.annotations.clone())
+            .unwrap_or_default()
+            .get(shared_types::keys::annotation::ANNOTATION_RENDERED_HASH)
+            .cloned()
+    };
     let d = decide(&observed(node.clone(), Some(cluster(3))), &timing()).unwrap();
     assert_eq!(replicas(&d), Some(1));
+    let live_hash = hash(&d);
     let ids = vec![id(5).to_string()];
     let mut parent = cluster(3);
     let mut record = StorageDrainStatus {
@@ -196,6 +205,7 @@ fn an_acknowledged_lost_source_is_fenced_only_once_the_parent_records_it() {
         .storage_drain = Some(record.clone());
     let d = decide(&observed(node.clone(), Some(parent.clone())), &timing()).unwrap();
     assert_eq!(replicas(&d), Some(0), "recorded as lost: fenced");
+    assert_ne!(hash(&d), live_hash, "the fence must change what is written");
     assert_eq!(ready(&d), (false, reason::REASON_DRAINING));
     assert_eq!(d.status.unwrap().observed_pod_uid, None);
     // A live-source record for the same node fences nothing.
