@@ -32,6 +32,10 @@ pub enum Error {
     /// A safety invariant failed; nothing destructive was done.
     #[error("{0}")]
     Unsafe(String),
+    /// A write guarded by the resourceVersion it was decided from found the object changed:
+    /// nothing was written, and the next pass decides again from the new state.
+    #[error("{0} changed since it was read; deciding again")]
+    Stale(String),
     /// Local I/O (the random source).
     #[error("local I/O: {0}")]
     Io(#[from] std::io::Error),
@@ -42,6 +46,7 @@ impl Error {
     pub fn metric_label(&self) -> &'static str {
         match self {
             Error::Kube(kube::Error::Api(e)) if e.code == 409 => "conflict",
+            Error::Stale(_) => "conflict",
             Error::Kube(_) => "kubernetes",
             Error::Garage(_) => "garage",
             Error::Desired(DesiredError::Unsupported(_)) => "unsupported",
@@ -60,6 +65,7 @@ impl Error {
             Error::Desired(DesiredError::Unsupported(_)) => reason::REASON_UNSUPPORTED,
             Error::Desired(_) => reason::REASON_VALIDATION_FAILED,
             Error::Foreign { .. } | Error::Unsafe(_) => reason::REASON_RECONCILE_FAILED,
+            Error::Stale(_) => reason::REASON_RECONCILE_IN_PROGRESS,
         }
     }
 }

@@ -240,6 +240,11 @@ fn error_policy<K: ResourceExt>(
     ctx: Arc<Context>,
 ) -> Action {
     ctx.metrics.failed(controller, error.metric_label());
+    if let Error::Stale(_) = error {
+        // Expected under concurrent writers; the requeue re-reads and decides again.
+        tracing::info!(controller, object = %obj.name_any(), error = %error, "stale write refused; retrying");
+        return Action::requeue(ctx.config.short_requeue);
+    }
     tracing::warn!(
         controller,
         object = %obj.name_any(),

@@ -424,11 +424,28 @@ async fn write_record(
     let patch: json_patch::Patch = serde_json::from_value(serde_json::Value::Array(ops))
         .map_err(|e| Error::Unsafe(format!("building the drain record patch: {e}")))?;
     ctx.metrics.wrote();
-    api.patch_status(
-        &cluster.name_any(),
-        &PatchParams::default(),
-        &Patch::<()>::Json(patch),
-    )
-    .await?;
-    Ok(())
+    match api
+        .patch_status(
+            &cluster.name_any(),
+            &PatchParams::default(),
+            &Patch::<()>::Json(patch),
+        )
+        .await
+    {
+        Ok(_) => Ok(()),
+        // A refused test of the resourceVersion (422) means someone wrote the cluster after
+        // this pass read it; any other refusal is a real error and is reported as one.
+        Err(kube::Error::Api(e)) if e.code == 422 || e.code == 409 => {
+            let live = api.get(&cluster.name_any()).await?;
+            if live.resource_version() != cluster.resource_version() {
+                Err(Error::Stale(format!(
+                    "GarageCluster {}",
+                    cluster.name_any()
+                )))
+            } else {
+                Err(kube::Error::Api(e).into())
+            }
+        }
+        Err(e) => Err(e.into()),
+    }
 }

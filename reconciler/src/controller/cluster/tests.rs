@@ -503,5 +503,8 @@ fn whole_site_retirement_is_reported_unsupported_and_removes_nothing() {
         .iter()
         .find(|c| c.type_ == shared_types::conditions::cluster::CONDITION_STORAGE_DRAIN_READY)
         .unwrap();
-    assert_eq!((drain.status, drain.reason), (false, reason::REASON_UNSUPPORTED));
+    assert_eq!(
+        (drain.status, drain.reason),
+        (false, reason::REASON_UNSUPPORTED)
+    );
 }
