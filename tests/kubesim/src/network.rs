@@ -57,6 +57,10 @@ impl AddressPool {
             // one whose `ip addr add` fails moves on.
             match add_address(first) {
                 Ok(()) => {
+                    // A released address must not answer, as a dead pod's address does not
+                    // in a cluster; without this route it would follow the default route,
+                    // where a proxy may accept the connection and then never speak.
+                    unreachable_route("add", prefix);
                     let pool = AddressPool {
                         prefix,
                         inner: Mutex::new(Allocation {
@@ -126,6 +130,7 @@ impl AddressPool {
         for host in hosts {
             let _ = remove_address(self.ip(host));
         }
+        unreachable_route("del", self.prefix);
     }
 
     fn forget(&self, ip: Ipv4Addr) -> bool {
@@ -166,6 +171,27 @@ fn addresses_on_lo() -> Result<Vec<Ipv4Addr>, Error> {
         .split_whitespace()
         .filter_map(|w| w.split('/').next()?.parse().ok())
         .collect())
+}
+
+/// Adds or deletes an `unreachable` route for the /24 of `prefix`. Addresses on `lo` are in
+/// the local routing table, which is consulted first, so they stay reachable; every other
+/// address of the /24 fails at once. A failure is only logged: the route makes the network
+/// more faithful, nothing depends on it.
+fn unreachable_route(action: &str, prefix: [u8; 3]) {
+    let net = format!("{}.{}.{}.0/24", prefix[0], prefix[1], prefix[2]);
+    match Command::new("ip")
+        .args(["route", action, "unreachable", &net])
+        .output()
+    {
+        Ok(o) if o.status.success() => {}
+        Ok(o) => {
+            let detail = String::from_utf8_lossy(&o.stderr);
+            if !detail.contains("File exists") && !detail.contains("No such process") {
+                tracing::warn!(net, action, "unreachable route: {}", detail.trim());
+            }
+        }
+        Err(e) => tracing::warn!(net, action, "unreachable route: running `ip`: {e}"),
+    }
 }
 
 fn add_address(ip: Ipv4Addr) -> Result<(), Error> {
