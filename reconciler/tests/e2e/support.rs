@@ -351,7 +351,21 @@ pub(crate) async fn verify(
 ) -> anyhow::Result<()> {
     use sha2::{Digest, Sha256};
     for (name, body) in objects {
-        let got = store.get(endpoint, name).await?;
+        // A read cut off by a connection to a member that has just left is retried: Garage
+        // notices the dead connection only at its next ping. What is read must still be
+        // byte-identical, and a read that keeps failing fails the step.
+        let mut attempt = 0;
+        let got = loop {
+            match store.get(endpoint, name).await {
+                Ok(got) => break got,
+                Err(e) if attempt < 3 => {
+                    attempt += 1;
+                    println!("read of {name} through {endpoint} failed ({e:#}); retry {attempt}");
+                    tokio::time::sleep(std::time::Duration::from_secs(10)).await;
+                }
+                Err(e) => return Err(e),
+            }
+        };
         ensure!(
             Sha256::digest(&got) == Sha256::digest(body),
             "object {name} read back different through {endpoint}"
