@@ -363,7 +363,7 @@ pub(crate) async fn verify(
                     println!("read of {name} through {endpoint} failed ({e:#}); retry {attempt}");
                     tokio::time::sleep(std::time::Duration::from_secs(10)).await;
                 }
-                Err(e) => return Err(e),
+                Err(e) => return Err(e.into()),
             }
         };
         ensure!(
