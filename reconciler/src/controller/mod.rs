@@ -13,6 +13,7 @@ pub mod finalizer;
 pub mod garage_access;
 pub mod metrics;
 pub mod node;
+pub mod pool;
 pub mod write;
 
 #[cfg(test)]

@@ -1,0 +1,249 @@
+//! The scheduling-gate capability probe that node-local pools rest on.
+//!
+//! A pool pod is created behind the `node-local-pool-activation` scheduling gate, and the gate
+//! is the fence that keeps a late pod of a retired DaemonSet off a disk a newer pod mounts. The
+//! fence holds only if the API server keeps the gate and the scheduler honours it, so before
+//! anything is created for a pool the operator proves both, in its namespace: the server is
+//! 1.27 or newer, a server-side dry run of a gated DaemonSet keeps the gate in its template,
+//! and a real gated Pod is reported `PodScheduled=False`, reason `SchedulingGated`, by the
+//! scheduler. The evidence is cached for at most [`EVIDENCE_TTL`] from the scheduler's
+//! transition, so a changed control plane is noticed; a reconciliation that began from the
+//! evidence keeps using it to its end.
+//!
+//! [`verdict`] is pure; [`probe`] does the reads and writes.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use k8s_openapi::api::apps::v1::DaemonSet;
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::jiff::Timestamp;
+use kube::api::{DeleteParams, PostParams};
+use kube::{Api, Client, ResourceExt};
+use serde_json::json;
+use shared_types::conditions::{kubernetes, reason};
+use shared_types::garage_cluster::v1beta2::GarageCluster;
+
+use crate::controller::Error;
+use crate::desired::controller_ref;
+
+/// The scheduling gate every pool pod carries until the operator activates it.
+pub const ACTIVATION_GATE: &str = "garage.rajsingh.info/node-local-pool-activation";
+/// How long a proof stays good, from the scheduler's `PodScheduled` transition.
+pub const EVIDENCE_TTL: Duration = Duration::from_secs(30);
+/// Oldest Kubernetes minor version whose scheduling gates are on by default (GA in 1.30,
+/// beta and enabled from 1.27).
+pub const MIN_MINOR: u32 = 27;
+
+/// What the probe established.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Gates are kept and honoured; proven at this time.
+    Proven(Timestamp),
+    /// The probe pod has not been looked at by the scheduler yet; look again shortly.
+    Pending(String),
+    /// Pools cannot run here; the condition reason and why.
+    Unavailable {
+        /// `NodeLocalPoolsReady` reason.
+        reason: &'static str,
+        /// Sentence for the condition.
+        message: String,
+    },
+}
+
+/// The verdict from what was read: the server's version, whether the dry-run DaemonSet kept
+/// its gate, and the probe pod as the API server returns it now.
+pub fn verdict(major: &str, minor: &str, dry_run_kept_gate: bool, pod: Option<&Pod>) -> Verdict {
+    let minor_number: Option<u32> = minor
+        .trim_end_matches(|c: char| !c.is_ascii_digit())
+        .parse()
+        .ok();
+    if major != "1" || minor_number.is_none_or(|m| m < MIN_MINOR) {
+        return Verdict::Unavailable {
+            reason: reason::REASON_UNSUPPORTED_KUBERNETES_VERSION,
+            message: format!(
+                "node-local pools need Kubernetes 1.{MIN_MINOR} or newer (scheduling gates); the API server reports {major}.{minor}. Nothing is created for the pools"
+            ),
+        };
+    }
+    if !dry_run_kept_gate {
+        return Verdict::Unavailable {
+            reason: reason::REASON_SCHEDULING_GATES_UNAVAILABLE,
+            message: "a server-side dry run of a gated DaemonSet dropped its scheduling gate; the API server does not keep Pod scheduling gates, so pool pods could not be fenced. Nothing is created for the pools".into(),
+        };
+    }
+    let Some(pod) = pod else {
+        return Verdict::Pending("the gated probe pod is being created".into());
+    };
+    let spec_gates = pod
+        .spec
+        .as_ref()
+        .and_then(|s| s.scheduling_gates.as_ref())
+        .is_some_and(|g| g.iter().any(|g| g.name == ACTIVATION_GATE));
+    if !spec_gates {
+        return Verdict::Unavailable {
+            reason: reason::REASON_SCHEDULING_GATES_UNAVAILABLE,
+            message: "the API server dropped the scheduling gate of the probe pod; pool pods could not be fenced. Nothing is created for the pools".into(),
+        };
+    }
+    let status = pod.status.as_ref();
+    if pod
+        .spec
+        .as_ref()
+        .and_then(|s| s.node_name.as_ref())
+        .is_some()
+    {
+        return Verdict::Unavailable {
+            reason: reason::REASON_SCHEDULING_GATES_UNAVAILABLE,
+            message: "the gated probe pod was bound to a Node; the scheduler does not honour scheduling gates. Nothing is created for the pools".into(),
+        };
+    }
+    let scheduled = status
+        .and_then(|s| s.conditions.as_ref())
+        .and_then(|c| c.iter().find(|c| c.type_ == "PodScheduled"));
+    match scheduled {
+        Some(c)
+            if c.status == "False"
+                && c.reason.as_deref() == Some(kubernetes::REASON_SCHEDULING_GATED) =>
+        {
+            match &c.last_transition_time {
+                Some(t) => Verdict::Proven(t.0),
+                None => Verdict::Pending(
+                    "the probe pod's PodScheduled condition has no transition time yet".into(),
+                ),
+            }
+        }
+        Some(c) => Verdict::Unavailable {
+            reason: reason::REASON_SCHEDULING_GATE_CAPABILITY_UNKNOWN,
+            message: format!(
+                "the scheduler reported the gated probe pod PodScheduled={} reason {:?}, not SchedulingGated; the gate's effect is not proven. Nothing is created for the pools",
+                c.status, c.reason
+            ),
+        },
+        None => Verdict::Pending(
+            "waiting for the scheduler to report the gated probe pod SchedulingGated".into(),
+        ),
+    }
+}
+
+/// Per-namespace evidence, shared by every reconciliation of the process.
+#[derive(Debug, Default)]
+pub struct EvidenceCache {
+    proven: Mutex<BTreeMap<String, Timestamp>>,
+}
+
+impl EvidenceCache {
+    /// The proof for `namespace`, when it is younger than [`EVIDENCE_TTL`] at `now`.
+    pub fn fresh(&self, namespace: &str, now: Timestamp) -> Option<Timestamp> {
+        let map = self.proven.lock().unwrap_or_else(|p| p.into_inner());
+        map.get(namespace)
+            .copied()
+            .filter(|at| now.duration_since(*at).unsigned_abs() < EVIDENCE_TTL)
+    }
+
+    fn record(&self, namespace: &str, at: Timestamp) {
+        self.proven
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(namespace.to_owned(), at);
+    }
+}
+
+/// Name of the probe pod of `cluster`.
+pub fn probe_pod_name(cluster: &GarageCluster) -> String {
+    format!("{}-gate-probe", cluster.name_any())
+}
+
+/// Proves (or reuses a fresh proof of) the gate capability in the cluster's namespace.
+/// `image` is what the probe pod names; it never runs.
+pub async fn probe(
+    client: &Client,
+    cluster: &GarageCluster,
+    image: &str,
+    cache: &EvidenceCache,
+) -> Result<Verdict, Error> {
+    let ns = cluster.namespace().unwrap_or_default();
+    let now = Timestamp::now();
+    if let Some(at) = cache.fresh(&ns, now) {
+        return Ok(Verdict::Proven(at));
+    }
+    let version = client.apiserver_version().await?;
+    let pods: Api<Pod> = Api::namespaced(client.clone(), &ns);
+    let name = probe_pod_name(cluster);
+    let owner = controller_ref(cluster)?;
+    let labels = json!({
+        "app.kubernetes.io/managed-by": "garage-operator",
+        "garage.rajsingh.info/cluster": cluster.name_any(),
+        "garage.rajsingh.info/gate-probe": "true",
+    });
+    let template = json!({
+        "metadata": {"labels": labels},
+        "spec": {
+            "schedulingGates": [{"name": ACTIVATION_GATE}],
+            "automountServiceAccountToken": false,
+            "containers": [{"name": "probe", "image": image}],
+        },
+    });
+    let daemonset: DaemonSet = serde_json::from_value(json!({
+        "metadata": {"name": name, "labels": labels, "ownerReferences": [owner]},
+        "spec": {
+            "selector": {"matchLabels": labels},
+            "template": template,
+        },
+    }))
+    .map_err(|e| Error::Unsafe(format!("building the probe DaemonSet: {e}")))?;
+    let dry_run = Api::<DaemonSet>::namespaced(client.clone(), &ns)
+        .create(
+            &PostParams {
+                dry_run: true,
+                ..PostParams::default()
+            },
+            &daemonset,
+        )
+        .await?;
+    let kept = dry_run
+        .spec
+        .as_ref()
+        .and_then(|s| s.template.spec.as_ref())
+        .and_then(|s| s.scheduling_gates.as_ref())
+        .is_some_and(|g| g.iter().any(|g| g.name == ACTIVATION_GATE));
+    let mut live = pods.get_opt(&name).await?;
+    if live.is_none() && kept && version.major == "1" {
+        let mut pod_value = template.clone();
+        pod_value["metadata"]["name"] = json!(name);
+        pod_value["metadata"]["ownerReferences"] = json!([controller_ref(cluster)?]);
+        let pod: Pod = serde_json::from_value(pod_value)
+            .map_err(|e| Error::Unsafe(format!("building the probe pod: {e}")))?;
+        live = Some(pods.create(&PostParams::default(), &pod).await?);
+    }
+    let mut v = verdict(&version.major, &version.minor, kept, live.as_ref());
+    // A proof older than its lifetime (a probe pod left from an earlier pass) proves nothing
+    // now: the pod goes and the next pass proves again.
+    if let Verdict::Proven(at) = v
+        && now.duration_since(at).unsigned_abs() >= EVIDENCE_TTL
+    {
+        v = Verdict::Pending("the last proof is older than 30 s; proving again".into());
+        delete_probe(&pods, &name).await?;
+        return Ok(v);
+    }
+    if let Verdict::Proven(at) = v {
+        cache.record(&ns, at);
+    }
+    // The probe pod has done its work either way once the verdict is final.
+    if live.is_some() && !matches!(v, Verdict::Pending(_)) {
+        delete_probe(&pods, &name).await?;
+    }
+    Ok(v)
+}
+
+async fn delete_probe(pods: &Api<Pod>, name: &str) -> Result<(), Error> {
+    match pods.delete(name, &DeleteParams::background()).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(e)) if e.code == 404 => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+#[cfg(test)]
+mod tests;
