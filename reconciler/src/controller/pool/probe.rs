@@ -24,12 +24,14 @@ use kube::{Api, Client, ResourceExt};
 use serde_json::json;
 use shared_types::conditions::{kubernetes, reason};
 use shared_types::garage_cluster::v1beta2::GarageCluster;
+use shared_types::keys::label;
+use shared_types::keys::scheduling_gate::SCHEDULING_GATE_NODE_LOCAL_POOL_CAPABILITY;
 
 use crate::controller::Error;
 use crate::desired::controller_ref;
 
-/// The scheduling gate every pool pod carries until the operator activates it.
-pub const ACTIVATION_GATE: &str = "garage.rajsingh.info/node-local-pool-activation";
+/// The gate on the probe pod (pool pods carry the activation gate instead).
+pub const PROBE_GATE: &str = SCHEDULING_GATE_NODE_LOCAL_POOL_CAPABILITY;
 /// How long a proof stays good, from the scheduler's `PodScheduled` transition.
 pub const EVIDENCE_TTL: Duration = Duration::from_secs(30);
 /// Oldest Kubernetes minor version whose scheduling gates are on by default (GA in 1.30,
@@ -80,7 +82,7 @@ pub fn verdict(major: &str, minor: &str, dry_run_kept_gate: bool, pod: Option<&P
         .spec
         .as_ref()
         .and_then(|s| s.scheduling_gates.as_ref())
-        .is_some_and(|g| g.iter().any(|g| g.name == ACTIVATION_GATE));
+        .is_some_and(|g| g.iter().any(|g| g.name == PROBE_GATE));
     if !spec_gates {
         return Verdict::Unavailable {
             reason: reason::REASON_SCHEDULING_GATES_UNAVAILABLE,
@@ -173,14 +175,14 @@ pub async fn probe(
     let name = probe_pod_name(cluster);
     let owner = controller_ref(cluster)?;
     let labels = json!({
-        "app.kubernetes.io/managed-by": "garage-operator",
-        "garage.rajsingh.info/cluster": cluster.name_any(),
-        "garage.rajsingh.info/gate-probe": "true",
+        label::LABEL_APP_MANAGED_BY: label::value::MANAGED_BY_OPERATOR,
+        label::LABEL_CLUSTER: cluster.name_any(),
+        label::LABEL_NODE_LOCAL_CAPABILITY_PROBE: "scheduler",
     });
     let template = json!({
         "metadata": {"labels": labels},
         "spec": {
-            "schedulingGates": [{"name": ACTIVATION_GATE}],
+            "schedulingGates": [{"name": PROBE_GATE}],
             "automountServiceAccountToken": false,
             "containers": [{"name": "probe", "image": image}],
         },
@@ -207,7 +209,7 @@ pub async fn probe(
         .as_ref()
         .and_then(|s| s.template.spec.as_ref())
         .and_then(|s| s.scheduling_gates.as_ref())
-        .is_some_and(|g| g.iter().any(|g| g.name == ACTIVATION_GATE));
+        .is_some_and(|g| g.iter().any(|g| g.name == PROBE_GATE));
     let mut live = pods.get_opt(&name).await?;
     if live.is_none() && kept && version.major == "1" {
         let mut pod_value = template.clone();

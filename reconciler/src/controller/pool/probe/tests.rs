@@ -13,7 +13,7 @@ fn pod(gated: bool, scheduled: Option<(&str, &str)>, node: Option<&str>) -> Pod 
         "status": {},
     });
     if gated {
-        v["spec"]["schedulingGates"] = json!([{"name": ACTIVATION_GATE}]);
+        v["spec"]["schedulingGates"] = json!([{"name": PROBE_GATE}]);
     }
     if let Some(n) = node {
         v["spec"]["nodeName"] = json!(n);
