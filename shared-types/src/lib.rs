@@ -15,6 +15,7 @@ pub mod common;
 pub mod conditions;
 pub mod crds;
 pub mod drain;
+pub mod duration;
 pub mod garage_admin_token;
 pub mod garage_bucket;
 pub mod garage_cluster;

@@ -136,6 +136,13 @@ pub fn render(c: &GarageCluster, s: &Settings) -> Result<String, DesiredError> {
     if let Some(subnet) = network.and_then(|n| n.rpc_public_addr_subnet.as_deref()) {
         line(&mut t, "rpc_public_addr_subnet", &quote(subnet));
     }
+    if network.and_then(|n| n.rpc_timeout.as_deref()).is_some() {
+        line(
+            &mut t,
+            "rpc_timeout_msec",
+            &s.rpc_timeout.as_millis().to_string(),
+        );
+    }
     if network.and_then(|n| n.rpc_bind_outgoing) == Some(true) {
         line(&mut t, "rpc_bind_outgoing", "true");
     }
@@ -308,6 +315,26 @@ mod tests {
             "the secret itself is never in the config"
         );
         assert!(!t.contains("rpc_public_addr"));
+        assert!(
+            !t.contains("rpc_timeout_msec"),
+            "Garage's default unless set"
+        );
+    }
+
+    #[test]
+    fn the_rpc_timeout_is_rendered_in_milliseconds() {
+        let mut c = cluster(3);
+        c.spec
+            .network
+            .get_or_insert_with(Default::default)
+            .rpc_timeout = Some("1m30s".into());
+        assert!(rendered(&c).contains("rpc_timeout_msec = 90000\n"));
+        c.spec
+            .network
+            .get_or_insert_with(Default::default)
+            .rpc_timeout = Some("soon".into());
+        let e = Settings::from_cluster(&c).unwrap_err();
+        assert!(e.to_string().contains("spec.network.rpcTimeout"), "{e}");
     }
 
     #[test]

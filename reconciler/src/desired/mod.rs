@@ -10,12 +10,15 @@ pub mod config;
 pub mod labels;
 pub mod nodes;
 pub mod pdb;
+pub mod pool;
 pub mod quantity;
 pub mod secrets;
 pub mod services;
 pub mod statefulset;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use std::time::Duration;
+
 use kube::{Resource, ResourceExt};
 use shared_types::garage_cluster::common::{ConsistencyMode, LayoutPolicy};
 use shared_types::garage_cluster::v1beta2::GarageCluster;
@@ -89,7 +92,14 @@ pub struct Settings {
     pub image: String,
     /// Layout capacity of each Auto member, in bytes.
     pub capacity: u64,
+    /// Garage's RPC timeout (`network.rpcTimeout`; Garage's own default when unset). Garage
+    /// checks a block it was told about only after twice this, so the drain proof's quiet
+    /// window must cover that.
+    pub rpc_timeout: Duration,
 }
+
+/// Garage's RPC timeout when the cluster sets none.
+pub const GARAGE_DEFAULT_RPC_TIMEOUT: Duration = Duration::from_secs(300);
 
 impl Settings {
     /// Applies the install-wide default Garage image (the chart's `defaultGarageImage`) to a
@@ -230,6 +240,15 @@ impl Settings {
             (None, None) => DEFAULT_GARAGE_IMAGE.to_owned(),
         };
         let capacity = auto_capacity(storage)?;
+        let rpc_timeout = match spec.network.as_ref().and_then(|n| n.rpc_timeout.as_deref()) {
+            None => GARAGE_DEFAULT_RPC_TIMEOUT,
+            Some(text) => shared_types::duration::go_duration(text)
+                .filter(|d| *d >= Duration::from_millis(1))
+                .ok_or_else(|| DesiredError::Invalid {
+                    field: "spec.network.rpcTimeout",
+                    message: format!("{text:?} is not a duration of at least 1ms such as '30s'"),
+                })?,
+        };
         Ok(Self {
             name,
             namespace,
@@ -245,6 +264,7 @@ impl Settings {
             zone,
             image,
             capacity,
+            rpc_timeout,
         })
     }
 }

@@ -227,7 +227,11 @@ pub fn statefulset(i: NodeInputs<'_>) -> Result<StatefulSet, DesiredError> {
     })
 }
 
-fn pod_spec(i: NodeInputs<'_>, mounts: Vec<VolumeMount>, volumes: Vec<Volume>) -> PodSpec {
+pub(super) fn pod_spec(
+    i: NodeInputs<'_>,
+    mounts: Vec<VolumeMount>,
+    volumes: Vec<Volume>,
+) -> PodSpec {
     let s = i.settings;
     let st = i.cluster.spec.storage.as_ref();
     let n = &i.node.spec;
@@ -419,7 +423,7 @@ fn claim_template(
     }
 }
 
-fn secret_volume(name: &str, source: &SecretSource, file: &str) -> Volume {
+pub(super) fn secret_volume(name: &str, source: &SecretSource, file: &str) -> Volume {
     Volume {
         name: name.into(),
         secret: Some(SecretVolumeSource {
@@ -436,7 +440,7 @@ fn secret_volume(name: &str, source: &SecretSource, file: &str) -> Volume {
     }
 }
 
-fn mount(name: &str, path: &str, read_only: bool) -> VolumeMount {
+pub(super) fn mount(name: &str, path: &str, read_only: bool) -> VolumeMount {
     VolumeMount {
         name: name.into(),
         mount_path: path.into(),

@@ -103,8 +103,11 @@ pub struct Observed<'a> {
     pub proof: Option<&'a ProofObservation>,
     /// Now.
     pub now: Timestamp,
-    /// How long nothing may change before the proof completes.
+    /// How long nothing may change before the proof completes, as configured; never less
+    /// than [`quiet_floor`].
     pub quiet: Duration,
+    /// Garage's RPC timeout: a block a node learns it needs is checked after twice this.
+    pub rpc_timeout: Duration,
     /// A new transaction ID, used only when intent is recorded.
     pub new_transaction_id: &'a str,
 }
@@ -515,8 +518,9 @@ fn prove(o: &Observed<'_>, record: &StorageDrainStatus, targets: &[NodeId]) -> S
         next.quiet_since = Some(Time(o.now));
         return Step::Record(next);
     };
+    let quiet = o.quiet.max(quiet_floor(!lost.is_empty(), o.rpc_timeout));
     let elapsed = o.now.duration_since(since).unsigned_abs();
-    if elapsed < o.quiet {
+    if elapsed < quiet {
         if next != *record {
             return Step::Record(next);
         }
@@ -525,12 +529,33 @@ fn prove(o: &Observed<'_>, record: &StorageDrainStatus, targets: &[NodeId]) -> S
             format!(
                 "repairs done and queues empty; quiet for {}s of {}s",
                 elapsed.as_secs(),
-                o.quiet.as_secs()
+                quiet.as_secs()
             ),
         );
     }
     next.completed_at = Some(Time(o.now));
     Step::Record(next)
+}
+
+/// How long Garage waits before it deletes a block no longer referenced on a node, and with
+/// it before a removed source pushes a block that only it holds to the nodes that need it
+/// (`BLOCK_GC_DELAY` plus the 10 s Garage adds).
+pub const GARAGE_BLOCK_GC_DELAY: Duration = Duration::from_secs(610);
+/// Slack on top of Garage's own delays.
+pub const QUIET_MARGIN: Duration = Duration::from_secs(30);
+
+/// The shortest quiet window that proves anything. A node that learns it needs a block checks
+/// for it only after twice the RPC timeout; a live source hands over a block that only it
+/// holds only when Garage garbage-collects it there. The window must contain both moments, so
+/// no configuration can shorten it below them: a shorter window would let the proof complete
+/// before the data has moved.
+pub fn quiet_floor(lost_source: bool, rpc_timeout: Duration) -> Duration {
+    let resync = 2 * rpc_timeout + QUIET_MARGIN;
+    if lost_source {
+        resync
+    } else {
+        resync.max(GARAGE_BLOCK_GC_DELAY + QUIET_MARGIN)
+    }
 }
 
 fn max_worker_id(workers: &[WorkerInfo]) -> i64 {

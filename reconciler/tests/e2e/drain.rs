@@ -12,7 +12,8 @@ use serde_json::json;
 use crate::support::*;
 use crate::{NAME, World, start_reconciler};
 
-pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
+/// 4 -> 3 with 200 random objects written first and a reconciler restart mid-drain.
+pub(crate) async fn scale_down(w: &mut World<'_>) -> anyhow::Result<()> {
     let client = &w.client.clone();
     let sim = w.sim;
     let clusters = w.clusters.clone();
@@ -58,7 +59,7 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
     // anti-entropy pass (10 minutes); the timeouts leave room for one.
     let drained = wait(
         "garage-storage-3 drained and removed",
-        Duration::from_secs(900),
+        Duration::from_secs(1500),
         || {
             let (gns, pods, clusters) = (gns.clone(), pods.clone(), clusters.clone());
             let (seen, early) = (prepared_seen.clone(), pod_gone_early.clone());
@@ -116,6 +117,21 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
         "scale 4 -> 3: drained, proven and removed in {:.1}s; 200 random objects read back identical",
         t.elapsed().as_secs_f64()
     );
+    w.checksummed = checksummed;
+    w.store = Some(store);
+    Ok(())
+}
+
+/// A Manual node: DELETE before the proof is refused; after drain=true and DrainPrepared=True
+/// it is allowed and the node goes; every object reads back.
+pub(crate) async fn manual(w: &mut World<'_>) -> anyhow::Result<()> {
+    let sim = w.sim;
+    let clusters = w.clusters.clone();
+    let gns = w.gns.clone();
+    let pods = w.pods.clone();
+    let s3 = |pod: &str| s3(sim, pod);
+    let store = w.store.as_ref().context("no objects were written")?;
+    let checksummed = &w.checksummed;
 
     // 6c. A Manual node: DELETE before the proof is refused; after drain=true and
     //     DrainPrepared=True it is allowed and the node goes.
@@ -136,7 +152,7 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
     .await?;
     wait(
         "manual-b DrainPrepared=True",
-        Duration::from_secs(900),
+        Duration::from_secs(1500),
         || async {
             let n = gns.get("manual-b").await?;
             Ok(node_condition(&n, "DrainPrepared") == Some("True".into()))
@@ -159,7 +175,7 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
         },
     )
     .await?;
-    verify(&store, &s3("garage-storage-1-0")?, &checksummed).await?;
+    verify(store, &s3("garage-storage-1-0")?, checksummed).await?;
     wait(
         "StorageDrainReady back to Idle",
         Duration::from_secs(60),
@@ -174,7 +190,5 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
     )
     .await?;
     println!("Manual node: DELETE refused before the proof, allowed after; objects read back");
-    w.checksummed = checksummed;
-    w.store = Some(store);
     Ok(())
 }

@@ -135,4 +135,6 @@ pub mod value {
     /// Value of [`LABEL_STORAGE_GROUP`](super::LABEL_STORAGE_GROUP) for the default
     /// (StatefulSet/PVC) storage group.
     pub const STORAGE_GROUP_DEFAULT: &str = "default";
+    /// Value of [`LABEL_STORAGE_GROUP`](super::LABEL_STORAGE_GROUP) on node-local pool pods.
+    pub const STORAGE_GROUP_NODE_LOCAL: &str = "node-local";
 }

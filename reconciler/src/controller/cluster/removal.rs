@@ -150,6 +150,7 @@ pub fn decide(
         proof: o.proof.as_ref(),
         now: o.now,
         quiet,
+        rpc_timeout: s.rpc_timeout,
         new_transaction_id: transaction_id,
     });
     if contract::phase(record) == Phase::Completed

@@ -85,6 +85,7 @@ impl World {
             proof: Some(&self.proof),
             now: self.now,
             quiet: Duration::from_secs(10),
+            rpc_timeout: Duration::from_secs(5),
             new_transaction_id: "tx-1",
         })
     }
@@ -213,7 +214,14 @@ fn the_proof_launches_adopts_waits_and_completes_after_the_quiet_period() {
     r = recorded(w.step(Some(&r)));
     assert!(r.quiet_since.is_some() && r.completed_at.is_none());
     assert!(matches!(w.step(Some(&r)), Step::Wait { .. }));
+    // The configured ten seconds are not enough: a live source hands over blocks only it
+    // holds when Garage garbage-collects them, so the window covers that moment.
     w.now += Duration::from_secs(11);
+    assert!(
+        matches!(w.step(Some(&r)), Step::Wait { message, .. } if message.contains("of 640s")),
+        "a quiet window shorter than Garage's block GC delay proves nothing"
+    );
+    w.now += Duration::from_secs(630);
     r = recorded(w.step(Some(&r)));
     assert!(r.completed_at.is_some());
     assert_eq!(shared_types::drain::phase(Some(&r)), Phase::Completed);
@@ -376,4 +384,25 @@ fn a_lost_source_recovery_never_removes_a_role_and_cancels_before_the_user_does(
     }
     w.actor_requests = false;
     assert_eq!(w.step(Some(&r)), Step::Clear);
+}
+
+#[test]
+fn no_configuration_shortens_the_quiet_window_below_garages_own_delays() {
+    assert_eq!(
+        quiet_floor(false, Duration::from_secs(5)),
+        Duration::from_secs(640)
+    );
+    assert_eq!(
+        quiet_floor(false, Duration::from_secs(300)),
+        Duration::from_secs(640)
+    );
+    assert_eq!(
+        quiet_floor(false, Duration::from_secs(600)),
+        Duration::from_secs(1230)
+    );
+    // Without a live source nothing waits for garbage collection; the resync delay remains.
+    assert_eq!(
+        quiet_floor(true, Duration::from_secs(5)),
+        Duration::from_secs(40)
+    );
 }

@@ -5,47 +5,7 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
 use super::Problem;
 use super::quantity::milli_value;
-
-/// Parses a Go `time.Duration` string ("1ms", "1m30s", "-1.5h") into
-/// nanoseconds (as f64: only the ≥ 1 ms bound is checked).
-pub fn go_duration_nanos(s: &str) -> Option<f64> {
-    let (neg, mut rest) = match s.strip_prefix('-') {
-        Some(r) => (true, r),
-        None => (false, s.strip_prefix('+').unwrap_or(s)),
-    };
-    if rest == "0" {
-        return Some(0.0);
-    }
-    if rest.is_empty() {
-        return None;
-    }
-    let mut total = 0.0;
-    while !rest.is_empty() {
-        let n = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(rest.len());
-        if n == 0 {
-            return None;
-        }
-        let value: f64 = rest[..n].parse().ok()?;
-        rest = &rest[n..];
-        let u = rest
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(rest.len());
-        let unit = match &rest[..u] {
-            "ns" => 1.0,
-            "us" | "µs" | "μs" => 1e3,
-            "ms" => 1e6,
-            "s" => 1e9,
-            "m" => 60e9,
-            "h" => 3600e9,
-            _ => return None,
-        };
-        total += value * unit;
-        rest = &rest[u..];
-    }
-    Some(if neg { -total } else { total })
-}
+pub use shared_types::duration::go_duration_nanos;
 
 /// The problem with a duration `value` that parsed to `parsed`, if it is
 /// not at least `min`; `minimum` and `grammar` complete the messages.
