@@ -10,7 +10,7 @@ use kube::api::{DeleteParams, ListParams};
 use localcluster::wait_until as wait;
 
 use crate::support::*;
-use crate::{RESYNC, World, start_reconciler};
+use crate::{RESYNC, World};
 
 pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
     let client = &w.client.clone();
@@ -34,8 +34,7 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
         },
     )
     .await?;
-    w.rec.handle.abort();
-    let _ = (&mut w.rec.handle).await;
+    w.stop_reconciler().await;
     let layout_at_abort = match admin_client(client, sim, 0).await {
         Ok(a) => a
             .layout()
@@ -49,7 +48,7 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
         t.elapsed().as_secs_f64()
     );
     tokio::time::sleep(Duration::from_secs(2)).await;
-    w.rec = start_reconciler(client, &w.metrics);
+    w.start_reconciler().await;
     wait_ready(&clusters, Duration::from_secs(180)).await?;
     println!("Ready after {:.1}s", t.elapsed().as_secs_f64());
     let admin = admin_client(client, sim, 0).await?;
@@ -115,5 +114,22 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
     );
     wait_ready(&clusters, Duration::from_secs(120)).await?;
     println!("pod restart kept node IDs");
+    Ok(())
+}
+
+/// A second site: Ready with three roles, and the round trip of 200 objects whose reads later
+/// stages repeat.
+pub(crate) async fn ready(w: &mut World<'_>) -> anyhow::Result<()> {
+    let t = Instant::now();
+    wait_ready(&w.clusters, Duration::from_secs(300)).await?;
+    let admin = admin_client(&w.client, w.sim, 0).await?;
+    ensure!(admin.layout().await?.roles.len() == 3, "expected 3 roles");
+    s3_round_trip(&admin, w.sim).await?;
+    w.ids = node_ids(&w.gns).await?;
+    println!(
+        "site {}: Ready in {:.1}s; 200 objects round-tripped",
+        crate::ns(),
+        t.elapsed().as_secs_f64()
+    );
     Ok(())
 }

@@ -24,7 +24,7 @@ use shared_types::keys::annotation::{
 };
 
 use crate::support::*;
-use crate::{LOST_NODE, NAME, NS, RESYNC, World};
+use crate::{LOST_NODE, NAME, RESYNC, World, ns};
 
 const VICTIM: &str = "manual-a";
 const VICTIM_POD: &str = "manual-a-0";
@@ -50,7 +50,7 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
 
     // 4a. Wipe the metadata volume under the running process, then restart the container:
     //     Garage starts as a new identity.
-    let claim = Api::<PersistentVolumeClaim>::namespaced(client.clone(), NS)
+    let claim = Api::<PersistentVolumeClaim>::namespaced(client.clone(), ns())
         .get(&format!("metadata-{VICTIM}-0"))
         .await?;
     let volume = claim
@@ -73,7 +73,7 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
             std::fs::remove_file(&path)?;
         }
     }
-    sim.kill_container(NS, VICTIM_POD, "garage").await?;
+    sim.kill_container(ns(), VICTIM_POD, "garage").await?;
     wait(
         "manual-a reported as an identity change",
         Duration::from_secs(120),
@@ -137,7 +137,7 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
                 .and_then(|d| d.unavailable_source_node_ids.as_ref())
                 .is_some_and(|ids| ids.contains(&old_id));
             let fenced =
-                Api::<k8s_openapi::api::apps::v1::StatefulSet>::namespaced(client.clone(), NS)
+                Api::<k8s_openapi::api::apps::v1::StatefulSet>::namespaced(client.clone(), ns())
                     .get(VICTIM)
                     .await?
                     .spec
@@ -230,8 +230,9 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
     .await?;
     let layout = admin.layout().await?;
     ensure!(
-        layout.roles.len() == 3,
-        "expected the three Auto roles, got {}",
+        layout.roles.len() == before.roles.len() - 1,
+        "expected {} roles, got {}",
+        before.roles.len() - 1,
         layout.roles.len()
     );
     let store = w.store.as_ref().context("no objects were written")?;

@@ -57,7 +57,11 @@ use serde_json::json;
 use shared_types::garage_cluster::v1beta2::GarageCluster;
 use shared_types::garage_node::GarageNode;
 
-const NS: &str = "e2e";
+/// Site A: bootstrap through a crash, scale-up, the Auto scale-down drain, ReplicationUnsafe.
+const NS_A: &str = "e2e";
+/// Site B, run beside A once A is past its steady-state check: Manual nodes, the lost node,
+/// the Manual drain.
+const NS_B: &str = "e2e-b";
 const WEBHOOK_NS: &str = "garage-operator";
 const NAME: &str = "garage";
 const RESYNC: Duration = Duration::from_secs(3);
@@ -91,12 +95,23 @@ struct Reconciler {
     handle: tokio::task::JoinHandle<()>,
 }
 
+tokio::task_local! {
+    /// The namespace of the site a step runs for.
+    static SITE: &'static str;
+}
+
+/// The namespace of the site the calling step runs for.
+fn ns() -> &'static str {
+    SITE.get()
+}
+
 /// What the steps share.
 struct World<'a> {
     client: Client,
     sim: &'a KubeSim,
     metrics: Arc<Metrics>,
-    rec: Reconciler,
+    /// The one reconciler, shared by both sites; a step may restart it.
+    rec: Arc<tokio::sync::Mutex<Reconciler>>,
     clusters: Api<GarageCluster>,
     gns: Api<GarageNode>,
     pods: Api<Pod>,
@@ -106,6 +121,42 @@ struct World<'a> {
     checksummed: Vec<(String, Vec<u8>)>,
     /// The store that reads them.
     store: Option<garage_fixture::s3::Objects>,
+}
+
+impl<'a> World<'a> {
+    /// A site in namespace `ns` over the shared parts.
+    fn new(
+        client: &Client,
+        sim: &'a KubeSim,
+        metrics: &Arc<Metrics>,
+        rec: &Arc<tokio::sync::Mutex<Reconciler>>,
+        ns: &str,
+    ) -> World<'a> {
+        World {
+            client: client.clone(),
+            sim,
+            metrics: metrics.clone(),
+            rec: rec.clone(),
+            clusters: Api::namespaced(client.clone(), ns),
+            gns: Api::namespaced(client.clone(), ns),
+            pods: Api::namespaced(client.clone(), ns),
+            ids: BTreeMap::new(),
+            checksummed: Vec::new(),
+            store: None,
+        }
+    }
+
+    /// Aborts the in-process reconciler, as a crash would.
+    async fn stop_reconciler(&self) {
+        let mut r = self.rec.lock().await;
+        r.handle.abort();
+        let _ = (&mut r.handle).await;
+    }
+
+    /// Starts a new reconciler in place of the stopped one.
+    async fn start_reconciler(&self) {
+        *self.rec.lock().await = start_reconciler(&self.client, &self.metrics);
+    }
 }
 
 fn start_reconciler(client: &Client, metrics: &Arc<Metrics>) -> Reconciler {
@@ -179,7 +230,7 @@ async fn run() -> anyhow::Result<()> {
 }
 
 async fn scenario(client: &Client, sim: &KubeSim) -> anyhow::Result<()> {
-    for ns in [NS, WEBHOOK_NS] {
+    for ns in [NS_A, NS_B, WEBHOOK_NS] {
         Api::<Namespace>::all(client.clone())
             .create(
                 &PostParams::default(),
@@ -191,36 +242,47 @@ async fn scenario(client: &Client, sim: &KubeSim) -> anyhow::Result<()> {
     let base = format!("https://127.0.0.1:{}", webhook.local_addr().port());
     support::install_registrations(client, &base).await?;
     let metrics = Arc::new(Metrics::default());
-    let rec = start_reconciler(client, &metrics);
-    let mut w = World {
-        client: client.clone(),
-        sim,
-        metrics,
-        rec,
-        clusters: Api::namespaced(client.clone(), NS),
-        gns: Api::namespaced(client.clone(), NS),
-        pods: Api::namespaced(client.clone(), NS),
-        ids: BTreeMap::new(),
-        checksummed: Vec::new(),
-        store: None,
-    };
+    let rec = Arc::new(tokio::sync::Mutex::new(start_reconciler(client, &metrics)));
+    let mut a = World::new(client, sim, &metrics, &rec, NS_A);
+    let mut b = World::new(client, sim, &metrics, &rec, NS_B);
+    let result = async {
+        // A alone first: its steady-state check counts every API write of the reconciler.
+        SITE.scope(NS_A, async {
+            create_cluster(&a).await?;
+            bootstrap::run(&mut a).await
+        })
+        .await?;
+        let site_a = SITE.scope(NS_A, async {
+            membership::scale_up(&mut a).await?;
+            drain::scale_down(&mut a).await?;
+            replication::run(&mut a).await?;
+            teardown::run(&mut a).await
+        });
+        let site_b = SITE.scope(NS_B, async {
+            create_cluster(&b).await?;
+            bootstrap::ready(&mut b).await?;
+            membership::manual_join(&mut b).await?;
+            drain::write_objects(&mut b).await?;
+            lost::run(&mut b).await?;
+            drain::manual(&mut b).await?;
+            teardown::run(&mut b).await
+        });
+        let (ra, rb) = tokio::join!(site_a, site_b);
+        ra.map_err(|e| e.context("site A"))?;
+        rb.map_err(|e| e.context("site B"))
+    }
+    .await;
+    rec.lock().await.handle.abort();
+    webhook.stop().await;
+    result
+}
+
+/// The site's 3-member GarageCluster. A short RPC timeout keeps Garage's delayed block
+/// checks, which the drain proof waits for, short too.
+async fn create_cluster(w: &World<'_>) -> anyhow::Result<()> {
     let mut gc = kubesim::three_node_garage_cluster(NAME);
-    // A short RPC timeout keeps Garage's delayed block checks, which the drain proof waits
-    // for, short too.
     gc["spec"]["network"] = json!({"rpcTimeout": "15s"});
     let gc: GarageCluster = serde_json::from_value(gc)?;
     w.clusters.create(&PostParams::default(), &gc).await?;
-    let result = async {
-        bootstrap::run(&mut w).await?;
-        membership::run(&mut w).await?;
-        drain::scale_down(&mut w).await?;
-        lost::run(&mut w).await?;
-        drain::manual(&mut w).await?;
-        replication::run(&mut w).await?;
-        teardown::run(&mut w).await
-    }
-    .await;
-    w.rec.handle.abort();
-    webhook.stop().await;
-    result
+    Ok(())
 }

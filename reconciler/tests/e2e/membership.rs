@@ -1,5 +1,5 @@
-//! Steps 5-6a: two Manual GarageNodes join beside the Auto group, then 3 -> 4 adds exactly
-//! one role in one layout version.
+//! Membership: two Manual GarageNodes join beside the Auto group (site B); 3 -> 4 adds
+//! exactly one role in one layout version (site A).
 
 use std::time::Duration;
 
@@ -9,7 +9,8 @@ use localcluster::wait_until as wait;
 use crate::World;
 use crate::support::*;
 
-pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
+/// Two Manual GarageNodes join beside the Auto group; the objects of the round trip read back.
+pub(crate) async fn manual_join(w: &mut World<'_>) -> anyhow::Result<()> {
     let client = &w.client.clone();
     let sim = w.sim;
     let clusters = w.clusters.clone();
@@ -47,16 +48,29 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
     }
     read_back(&admin, sim).await?;
     println!("two Manual nodes joined (5 roles); every object reads back");
+    Ok(())
+}
 
-    // 6a. Scale up by one.
+/// 3 -> 4 adds exactly one role in one layout version.
+pub(crate) async fn scale_up(w: &mut World<'_>) -> anyhow::Result<()> {
+    let client = &w.client.clone();
+    let sim = w.sim;
+    let clusters = w.clusters.clone();
+    let before = admin_client(client, sim, 0)
+        .await?
+        .layout()
+        .await?
+        .roles
+        .len();
     let version = admin_client(client, sim, 0).await?.layout().await?.version;
     scale(&clusters, 4).await?;
     wait_ready(&clusters, Duration::from_secs(180)).await?;
     let admin = admin_client(client, sim, 0).await?;
     let layout = admin.layout().await?;
     ensure!(
-        layout.roles.len() == 6,
-        "expected 6 roles (4 Auto, 2 Manual), got {}",
+        layout.roles.len() == before + 1,
+        "expected {} roles, got {}",
+        before + 1,
         layout.roles.len()
     );
     ensure!(

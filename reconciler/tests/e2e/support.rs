@@ -18,13 +18,13 @@ use serde_json::json;
 use shared_types::garage_cluster::v1beta2::GarageCluster;
 use shared_types::garage_node::GarageNode;
 
-use crate::{DEDICATED_TAINT, LOST_NODE, LOST_ZONE, NAME, NS, WEBHOOK_NS};
+use crate::{DEDICATED_TAINT, LOST_NODE, LOST_ZONE, NAME, WEBHOOK_NS, ns};
 
 /// The S3 endpoint of pod `pod`.
 pub(crate) fn s3(sim: &KubeSim, pod: &str) -> anyhow::Result<String> {
     Ok(format!(
         "http://{}:3900",
-        sim.pod_ip(NS, pod).context("no pod ip")?
+        sim.pod_ip(ns(), pod).context("no pod ip")?
     ))
 }
 
@@ -106,7 +106,7 @@ pub(crate) async fn install_registrations(client: &Client, base: &str) -> anyhow
             "replicas": 3, "metadata": {"size": "1Gi"}, "data": {"size": "1Gi"},
         }},
     }))?;
-    let clusters: Api<GarageCluster> = Api::namespaced(client.clone(), NS);
+    let clusters: Api<GarageCluster> = Api::namespaced(client.clone(), ns());
     let dry_run = PostParams {
         dry_run: true,
         field_manager: None,
@@ -127,12 +127,12 @@ pub(crate) async fn admin_client(
     sim: &KubeSim,
     ordinal: u32,
 ) -> anyhow::Result<AdminClient> {
-    let secret = Api::<Secret>::namespaced(client.clone(), NS)
+    let secret = Api::<Secret>::namespaced(client.clone(), ns())
         .get("garage-admin-token")
         .await?;
     let token = String::from_utf8(secret.data.unwrap()["admin-token"].0.clone())?;
     let ip = sim
-        .pod_ip(NS, &format!("garage-storage-{ordinal}-0"))
+        .pod_ip(ns(), &format!("garage-storage-{ordinal}-0"))
         .context("pod has no address")?;
     Ok(AdminClient::new(
         &format!("http://{ip}:3903"),
@@ -205,7 +205,7 @@ pub(crate) async fn snapshot(client: &Client) -> anyhow::Result<BTreeMap<String,
     let lp = ListParams::default();
     macro_rules! add {
         ($k:ty) => {
-            for o in Api::<$k>::namespaced(client.clone(), NS)
+            for o in Api::<$k>::namespaced(client.clone(), ns())
                 .list(&lp)
                 .await?
                 .items
@@ -238,10 +238,10 @@ pub(crate) async fn manual_nodes(client: &Client) -> anyhow::Result<()> {
             "resources": {"requests": {"storage": "1Gi"}},
         },
     }))?;
-    Api::<PersistentVolumeClaim>::namespaced(client.clone(), NS)
+    Api::<PersistentVolumeClaim>::namespaced(client.clone(), ns())
         .create(&PostParams::default(), &claim)
         .await?;
-    let gns: Api<GarageNode> = Api::namespaced(client.clone(), NS);
+    let gns: Api<GarageNode> = Api::namespaced(client.clone(), ns());
     for (name, zone, storage) in [
         (
             "manual-a",
@@ -394,7 +394,7 @@ pub(crate) fn node_condition(n: &GarageNode, type_: &str) -> Option<String> {
 /// Names of the claims in the namespace.
 pub(crate) async fn claim_names(client: &Client) -> anyhow::Result<Vec<String>> {
     use k8s_openapi::api::core::v1::PersistentVolumeClaim;
-    let mut names: Vec<String> = Api::<PersistentVolumeClaim>::namespaced(client.clone(), NS)
+    let mut names: Vec<String> = Api::<PersistentVolumeClaim>::namespaced(client.clone(), ns())
         .list(&ListParams::default())
         .await?
         .items
@@ -408,7 +408,7 @@ pub(crate) async fn claim_names(client: &Client) -> anyhow::Result<Vec<String>> 
 /// Every object of a kind the operator writes that is still in the namespace.
 pub(crate) async fn leftovers(client: &Client) -> anyhow::Result<Vec<String>> {
     let mut left: Vec<String> = snapshot(client).await?.into_keys().collect();
-    for p in Api::<Pod>::namespaced(client.clone(), NS)
+    for p in Api::<Pod>::namespaced(client.clone(), ns())
         .list(&ListParams::default())
         .await?
         .items
@@ -424,7 +424,9 @@ pub(crate) async fn leftovers(client: &Client) -> anyhow::Result<Vec<String>> {
 pub(crate) async fn read_back(admin: &AdminClient, sim: &KubeSim) -> anyhow::Result<()> {
     use garage_fixture::s3::Objects;
     let (key_id, secret) = e2e_key(admin).await?;
-    let ip = sim.pod_ip(NS, "garage-storage-2-0").context("no pod ip")?;
+    let ip = sim
+        .pod_ip(ns(), "garage-storage-2-0")
+        .context("no pod ip")?;
     let objects = Objects::new("e2e", &key_id, &secret)?;
     for (name, body) in e2e_objects() {
         let got = objects.get(&format!("http://{ip}:3900"), &name).await?;
@@ -467,7 +469,7 @@ pub(crate) async fn s3_round_trip(admin: &AdminClient, sim: &KubeSim) -> anyhow:
     let secret = key.secret_access_key.as_deref().context("no secret")?;
     let endpoint = |ordinal: u32| -> anyhow::Result<String> {
         let ip = sim
-            .pod_ip(NS, &format!("garage-storage-{ordinal}-0"))
+            .pod_ip(ns(), &format!("garage-storage-{ordinal}-0"))
             .context("no pod ip")?;
         Ok(format!("http://{ip}:3900"))
     };

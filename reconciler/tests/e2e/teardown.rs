@@ -42,6 +42,5 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
         deleted_after.as_secs_f64(),
         claims_before.len()
     );
-    w.rec.handle.abort();
     Ok(())
 }
