@@ -4,4 +4,5 @@
 //! This version proves the control-plane capability pools rest on ([`probe`]); the pools
 //! themselves are still reported `Unsupported` by the cluster controller.
 
+pub mod membership;
 pub mod probe;
