@@ -240,7 +240,8 @@ async fn scenario(client: &Client, sim: &KubeSim) -> anyhow::Result<()> {
     }
     let webhook = support::start_webhook(client).await?;
     let base = format!("https://127.0.0.1:{}", webhook.local_addr().port());
-    support::install_registrations(client, &base).await?;
+    SITE.scope(NS_A, support::install_registrations(client, &base))
+        .await?;
     let metrics = Arc::new(Metrics::default());
     let rec = Arc::new(tokio::sync::Mutex::new(start_reconciler(client, &metrics)));
     let mut a = World::new(client, sim, &metrics, &rec, NS_A);

@@ -113,15 +113,21 @@ fn a_gate_is_lifted_only_for_the_current_daemonset_on_an_active_free_node() {
         }
     }
     assert_eq!(
-        may_release(&current, &check(key, &selected, &nodes, &[current.clone()])),
+        may_release(
+            &current,
+            &check(key, &selected, &nodes, std::slice::from_ref(&current))
+        ),
         Ok(())
     );
     // A late pod of a retired DaemonSet keeps its gate.
     let old = pod("p0", "ds-1", "n1", true, None);
     assert!(
-        may_release(&old, &check(key, &selected, &nodes, &[old.clone()]))
-            .unwrap_err()
-            .contains("current DaemonSet")
+        may_release(
+            &old,
+            &check(key, &selected, &nodes, std::slice::from_ref(&old))
+        )
+        .unwrap_err()
+        .contains("current DaemonSet")
     );
     // An older pod still running on that Node fences the new one.
     let running = pod("p0", "ds-1", "n1", false, Some("n1"));
@@ -136,9 +142,12 @@ fn a_gate_is_lifted_only_for_the_current_daemonset_on_an_active_free_node() {
     // No activation on the Node, or the Node left the selection: stays gated.
     let on_n2 = pod("p2", "ds-2", "n2", true, None);
     assert!(
-        may_release(&on_n2, &check(key, &selected, &nodes, &[on_n2.clone()]))
-            .unwrap_err()
-            .contains("activation")
+        may_release(
+            &on_n2,
+            &check(key, &selected, &nodes, std::slice::from_ref(&on_n2))
+        )
+        .unwrap_err()
+        .contains("activation")
     );
     let only_current = [current.clone()];
     let narrowed = check(key, &[], &nodes, &only_current);
