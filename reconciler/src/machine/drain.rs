@@ -317,6 +317,17 @@ fn advance(o: &Observed<'_>, record: &StorageDrainStatus) -> Step {
         if let Some(why) = unsafe_to_remove(o, id) {
             return why;
         }
+        // The garbage-collection gate counts from the removal, so an intent recorded a while
+        // ago (the removal waited for health or a restart) is restamped before the removal.
+        let stale = record
+            .started_at
+            .as_ref()
+            .is_none_or(|t| o.now.duration_since(t.0).unsigned_abs() > RESTAMP_AFTER);
+        if stale {
+            let mut next = record.clone();
+            next.started_at = Some(Time(o.now));
+            return Step::Record(next);
+        }
         return Step::RemoveRole {
             id: (*id).clone(),
             version: o.layout.version + 1,
@@ -518,7 +529,7 @@ fn prove(o: &Observed<'_>, record: &StorageDrainStatus, targets: &[NodeId]) -> S
         next.quiet_since = Some(Time(o.now));
         return Step::Record(next);
     };
-    let quiet = o.quiet.max(quiet_floor(!lost.is_empty(), o.rpc_timeout));
+    let quiet = o.quiet.max(quiet_floor(o.rpc_timeout));
     let elapsed = o.now.duration_since(since).unsigned_abs();
     if elapsed < quiet {
         if next != *record {
@@ -533,6 +544,26 @@ fn prove(o: &Observed<'_>, record: &StorageDrainStatus, targets: &[NodeId]) -> S
             ),
         );
     }
+    if lost.is_empty() {
+        let since_removal = record
+            .started_at
+            .as_ref()
+            .map(|t| o.now.duration_since(t.0).unsigned_abs())
+            .unwrap_or_default();
+        if since_removal < GC_GATE {
+            if next != *record {
+                return Step::Record(next);
+            }
+            return wait(
+                reason::REASON_DRAINING,
+                format!(
+                    "repairs done and quiet; waiting for the moment Garage hands over blocks only the source holds ({}s of {}s since the role was removed)",
+                    since_removal.as_secs(),
+                    GC_GATE.as_secs()
+                ),
+            );
+        }
+    }
     next.completed_at = Some(Time(o.now));
     Step::Record(next)
 }
@@ -543,19 +574,18 @@ fn prove(o: &Observed<'_>, record: &StorageDrainStatus, targets: &[NodeId]) -> S
 pub const GARAGE_BLOCK_GC_DELAY: Duration = Duration::from_secs(610);
 /// Slack on top of Garage's own delays.
 pub const QUIET_MARGIN: Duration = Duration::from_secs(30);
+/// With a live source, the proof completes no sooner than this after the role removal: by
+/// then the source has handed over every block only it held.
+pub const GC_GATE: Duration =
+    Duration::from_secs(GARAGE_BLOCK_GC_DELAY.as_secs() + QUIET_MARGIN.as_secs());
+/// An intent older than this is restamped right before the role removal.
+const RESTAMP_AFTER: Duration = Duration::from_secs(30);
 
-/// The shortest quiet window that proves anything. A node that learns it needs a block checks
-/// for it only after twice the RPC timeout; a live source hands over a block that only it
-/// holds only when Garage garbage-collects it there. The window must contain both moments, so
-/// no configuration can shorten it below them: a shorter window would let the proof complete
-/// before the data has moved.
-pub fn quiet_floor(lost_source: bool, rpc_timeout: Duration) -> Duration {
-    let resync = 2 * rpc_timeout + QUIET_MARGIN;
-    if lost_source {
-        resync
-    } else {
-        resync.max(GARAGE_BLOCK_GC_DELAY + QUIET_MARGIN)
-    }
+/// The shortest quiet window that proves anything: a node that learns it needs a block checks
+/// for it only after twice the RPC timeout, so the window must contain that moment. No
+/// configuration shortens it. (A live source's own hand-over is covered by [`GC_GATE`].)
+pub fn quiet_floor(rpc_timeout: Duration) -> Duration {
+    2 * rpc_timeout + QUIET_MARGIN
 }
 
 fn max_worker_id(workers: &[WorkerInfo]) -> i64 {

@@ -214,14 +214,22 @@ fn the_proof_launches_adopts_waits_and_completes_after_the_quiet_period() {
     r = recorded(w.step(Some(&r)));
     assert!(r.quiet_since.is_some() && r.completed_at.is_none());
     assert!(matches!(w.step(Some(&r)), Step::Wait { .. }));
-    // The configured ten seconds are not enough: a live source hands over blocks only it
-    // holds when Garage garbage-collects them, so the window covers that moment.
+    // The configured ten seconds are not enough: a node checks a block it learns of only
+    // after twice the RPC timeout (5 s here), so the window is at least 40 s.
     w.now += Duration::from_secs(11);
     assert!(
-        matches!(w.step(Some(&r)), Step::Wait { message, .. } if message.contains("of 640s")),
-        "a quiet window shorter than Garage's block GC delay proves nothing"
+        matches!(w.step(Some(&r)), Step::Wait { message, .. } if message.contains("of 40s")),
+        "a quiet window shorter than Garage's resync delay proves nothing"
     );
-    w.now += Duration::from_secs(630);
+    // Quiet long enough, but a live source hands over blocks only it holds when Garage
+    // garbage-collects them: nothing completes before that moment has passed.
+    w.now += Duration::from_secs(30);
+    let gate = w.step(Some(&r));
+    assert!(
+        matches!(&gate, Step::Wait { message, .. } if message.contains("since the role was removed")),
+        "{gate:?}"
+    );
+    w.now = r.started_at.as_ref().unwrap().0 + GC_GATE;
     r = recorded(w.step(Some(&r)));
     assert!(r.completed_at.is_some());
     assert_eq!(shared_types::drain::phase(Some(&r)), Phase::Completed);
@@ -388,21 +396,22 @@ fn a_lost_source_recovery_never_removes_a_role_and_cancels_before_the_user_does(
 
 #[test]
 fn no_configuration_shortens_the_quiet_window_below_garages_own_delays() {
+    assert_eq!(quiet_floor(Duration::from_secs(5)), Duration::from_secs(40));
     assert_eq!(
-        quiet_floor(false, Duration::from_secs(5)),
-        Duration::from_secs(640)
+        quiet_floor(Duration::from_secs(300)),
+        Duration::from_secs(630)
     );
-    assert_eq!(
-        quiet_floor(false, Duration::from_secs(300)),
-        Duration::from_secs(640)
-    );
-    assert_eq!(
-        quiet_floor(false, Duration::from_secs(600)),
-        Duration::from_secs(1230)
-    );
-    // Without a live source nothing waits for garbage collection; the resync delay remains.
-    assert_eq!(
-        quiet_floor(true, Duration::from_secs(5)),
-        Duration::from_secs(40)
-    );
+    assert_eq!(GC_GATE, Duration::from_secs(640));
+}
+
+#[test]
+fn an_old_intent_is_restamped_right_before_the_removal() {
+    let mut w = World::new(&[0, 1, 2, 3]);
+    let r = recorded(w.step(None));
+    // The removal waited (health, a restart); the gate must count from the removal.
+    w.now += Duration::from_secs(300);
+    let restamped = recorded(w.step(Some(&r)));
+    assert_eq!(restamped.started_at.as_ref().unwrap().0, w.now);
+    assert_eq!(restamped.transaction_id, r.transaction_id);
+    assert!(matches!(w.step(Some(&restamped)), Step::RemoveRole { .. }));
 }
