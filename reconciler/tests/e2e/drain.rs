@@ -127,6 +127,8 @@ pub(crate) async fn scale_down(w: &mut World<'_>) -> anyhow::Result<()> {
         "scale 4 -> 3: drained, proven and removed in {:.1}s; 200 random objects read back identical",
         t.elapsed().as_secs_f64()
     );
+    // The next spec change is admitted only once the completed record is released.
+    drain_idle(&clusters).await?;
     Ok(())
 }
 
@@ -184,19 +186,7 @@ pub(crate) async fn manual(w: &mut World<'_>) -> anyhow::Result<()> {
     )
     .await?;
     verify(store, &s3("garage-storage-1-0")?, checksummed).await?;
-    wait(
-        "StorageDrainReady back to Idle",
-        Duration::from_secs(60),
-        || async {
-            let c = clusters.get(NAME).await?;
-            Ok(condition(&c, "StorageDrainReady") == Some("True".into())
-                && c.status
-                    .as_ref()
-                    .and_then(|s| s.storage_drain.as_ref())
-                    .is_none())
-        },
-    )
-    .await?;
+    drain_idle(&clusters).await?;
     println!("Manual node: DELETE refused before the proof, allowed after; objects read back");
     Ok(())
 }

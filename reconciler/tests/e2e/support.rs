@@ -479,3 +479,21 @@ pub(crate) async fn s3_round_trip(admin: &AdminClient, sim: &KubeSim) -> anyhow:
         .await?;
     Ok(())
 }
+
+/// Waits until the completed drain record is released: `StorageDrainReady=True` and no
+/// `status.storageDrain`. Admission refuses spec changes while a record exists.
+pub(crate) async fn drain_idle(clusters: &Api<GarageCluster>) -> anyhow::Result<()> {
+    wait(
+        "StorageDrainReady back to Idle",
+        Duration::from_secs(120),
+        || async {
+            let c = clusters.get(NAME).await?;
+            Ok(condition(&c, "StorageDrainReady") == Some("True".into())
+                && c.status
+                    .as_ref()
+                    .and_then(|s| s.storage_drain.as_ref())
+                    .is_none())
+        },
+    )
+    .await
+}
