@@ -404,7 +404,7 @@ async fn drain_step(
 
 /// Replaces (or removes) `status.storageDrain`, only if the cluster is still at the
 /// resourceVersion the decision was made from.
-async fn write_record(
+pub(super) async fn write_record(
     cluster: &GarageCluster,
     record: Option<&StorageDrainStatus>,
     ctx: &Context,

@@ -11,6 +11,7 @@ use kube::{Api, Resource, ResourceExt};
 use serde::de::DeserializeOwned;
 use shared_types::common::ClusterPhase;
 use shared_types::conditions::{common, reason};
+use shared_types::garage_cluster::common::DeletionPolicy;
 use shared_types::garage_cluster::v1beta2::GarageCluster;
 use shared_types::garage_node::GarageNode;
 use shared_types::keys::finalizer::FINALIZER_CLUSTER;
@@ -30,6 +31,35 @@ pub async fn run(cluster: &GarageCluster, ctx: &Context) -> Result<Action, Error
         return Ok(Action::await_change());
     }
     let ns = cluster.namespace().unwrap_or_default();
+    // Destroy discards the whole store, so a drain in progress has nothing left to protect;
+    // its record would otherwise keep admission from letting the other members go.
+    if cluster.effective_deletion_policy() == DeletionPolicy::Destroy
+        && let Some(record) = cluster
+            .status
+            .as_ref()
+            .and_then(|s| s.storage_drain.as_ref())
+    {
+        super::act::write_record(cluster, None, ctx).await?;
+        ctx.metrics.step("teardown", "abandon_drain");
+        let actor = record
+            .actor
+            .as_ref()
+            .and_then(|a| a.name.clone())
+            .unwrap_or_default();
+        ctx.events
+            .publish(
+                cluster,
+                &[Note::warning(
+                    reason::REASON_DELETING,
+                    "Teardown",
+                    format!(
+                        "deletionPolicy Destroy: the drain of {actor} is abandoned, the whole store is being deleted"
+                    ),
+                )],
+            )
+            .await;
+        return Ok(Action::requeue(Duration::from_millis(500)));
+    }
     let observed = observe(cluster, ctx).await?;
     let phase = teardown::step(cluster.effective_deletion_policy(), &observed);
     let client = &ctx.client;
