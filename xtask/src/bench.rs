@@ -7,7 +7,8 @@ use anyhow::{Context as _, Result, bail};
 
 const USAGE: &str = "usage:
   cargo xtask bench webhook [--debug] [--musl] [--binary P] [--seconds N]
-  cargo xtask bench reconciler [--debug] [--no-image-env] [--runs N] [--clusters LIST] [--real N] [--settle S]";
+  cargo xtask bench reconciler [--debug] [--no-image-env] [--runs N] [--clusters LIST] [--real N] [--settle S]
+  cargo xtask bench drain [--debug] [--runs N] [--objects N] [--quiet S] [--only floor|operator]";
 
 /// Runs the benchmark `args` names.
 pub fn run(args: &[&str]) -> Result<()> {
@@ -15,6 +16,7 @@ pub fn run(args: &[&str]) -> Result<()> {
         Some((&"webhook", _)) if cfg!(debug_assertions) => optimised(args),
         Some((&"webhook", rest)) => crate::bench_webhook::run(rest),
         Some((&"reconciler", rest)) => crate::bench_reconciler::run(rest),
+        Some((&"drain", rest)) => crate::bench_drain::run(rest),
         _ => bail!("{USAGE}"),
     }
 }

@@ -10,9 +10,9 @@
 //! uses tests/garage-fixture and the reconciler's own Admin API client. Figures are printed,
 //! never asserted: the machine is shared and every number depends on what else runs.
 
-mod floor;
-mod process;
-mod timeline;
+pub(crate) mod floor;
+pub(crate) mod process;
+pub(crate) mod timeline;
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -46,18 +46,18 @@ const USAGE: &str =
                     more than one 60 s resync)";
 
 /// Where the clusters live.
-const NS: &str = "bench";
+pub(crate) const NS: &str = "bench";
 /// Where the reconciler keeps its Lease, as `POD_NAMESPACE` says.
-const OPERATOR_NS: &str = "garage-operator-system";
+pub(crate) const OPERATOR_NS: &str = "garage-operator-system";
 /// The reconciler's Lease (fixed in the binary).
 const LEASE: &str = "garage-reconciler-leader";
 /// Members of every bench cluster.
 const MEMBERS: usize = 3;
 /// The zone the reconciler gives members when the cluster names none; the floor uses it too.
-const DEFAULT_ZONE: &str = "default";
+pub(crate) const DEFAULT_ZONE: &str = "default";
 /// The data volume of the manifest: the layout capacity of each member.
 const DATA_SIZE: &str = "1Gi";
-const DATA_BYTES: u64 = 1 << 30;
+pub(crate) const DATA_BYTES: u64 = 1 << 30;
 const READY_TIMEOUT: Duration = Duration::from_secs(300);
 
 struct Opts {
@@ -118,7 +118,7 @@ pub fn run(args: &[&str]) -> Result<()> {
         .block_on(bench(opts))
 }
 
-fn build(release: bool) -> Result<PathBuf> {
+pub(crate) fn build(release: bool) -> Result<PathBuf> {
     let began = Instant::now();
     let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     cargo.args(["build", "-p", "reconciler", "--bin", "garage-reconciler"]);
@@ -142,11 +142,11 @@ fn build(release: bool) -> Result<PathBuf> {
         .join("garage-reconciler"))
 }
 
-fn secs(d: Duration) -> f64 {
+pub(crate) fn secs(d: Duration) -> f64 {
     d.as_secs_f64()
 }
 
-fn median(samples: &[Duration]) -> Duration {
+pub(crate) fn median(samples: &[Duration]) -> Duration {
     let mut sorted = samples.to_vec();
     sorted.sort_unstable();
     match sorted.len() {
@@ -156,7 +156,7 @@ fn median(samples: &[Duration]) -> Duration {
     }
 }
 
-fn list(samples: &[Duration]) -> String {
+pub(crate) fn list(samples: &[Duration]) -> String {
     samples
         .iter()
         .map(|d| format!("{:.2}", secs(*d)))
@@ -164,7 +164,7 @@ fn list(samples: &[Duration]) -> String {
         .join(", ")
 }
 
-fn machine() -> String {
+pub(crate) fn machine() -> String {
     let cores = std::thread::available_parallelism().map_or(0, usize::from);
     let total = std::fs::read_to_string("/proc/meminfo")
         .ok()
@@ -184,7 +184,7 @@ const PLACEHOLDER_IMAGE: &str = "bench.invalid/placeholder:1";
 /// The bench's manifest: 3 members, replication factor 3, the default storage group with
 /// layoutPolicy Auto, metadata and data on kubesim's `local-sim` claims. A `placeholder`
 /// cluster names an image kubesim does not run as garage.
-fn manifest(name: &str, placeholder: bool) -> Result<GarageCluster> {
+pub(crate) fn manifest(name: &str, placeholder: bool) -> Result<GarageCluster> {
     let mut cluster = json!({
         "apiVersion": "garage.rajsingh.info/v1beta2", "kind": "GarageCluster",
         "metadata": {"name": name, "namespace": NS},

@@ -5,6 +5,7 @@
 //! fresh machine.
 
 mod bench;
+mod bench_drain;
 mod bench_reconciler;
 mod bench_webhook;
 mod bundle;

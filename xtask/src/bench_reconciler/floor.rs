@@ -48,7 +48,7 @@ pub async fn run_once(zone: &str, capacity: u64) -> Result<FloorRun> {
     })
 }
 
-async fn drive(
+pub(crate) async fn drive(
     fixture: &Fixture,
     zone: &str,
     capacity: u64,
