@@ -27,9 +27,11 @@ use futures::StreamExt;
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret, Service};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use kube::core::PartialObjectMeta;
 use kube::runtime::controller::Action;
 use kube::runtime::reflector::ObjectRef;
-use kube::runtime::{Controller, watcher};
+use kube::runtime::utils::PredicateConfig;
+use kube::runtime::{Controller, WatchStreamExt, predicates, watcher};
 use kube::{Api, Client, ResourceExt};
 use shared_types::garage_cluster::v1beta2::GarageCluster;
 use shared_types::garage_node::GarageNode;
@@ -85,6 +87,8 @@ pub struct Context {
     pub metrics: Arc<Metrics>,
     /// Kubernetes Events.
     pub events: Events,
+    /// Proofs of the scheduling-gate capability node-local pools rest on, per namespace.
+    pub gate_evidence: pool::probe::EvidenceCache,
 }
 
 /// Runs both controllers until `shutdown` completes; in-flight reconciles finish first.
@@ -107,6 +111,7 @@ pub async fn run(
         config,
         metrics,
         events: Events::new(client.clone()),
+        gate_evidence: pool::probe::EvidenceCache::default(),
     });
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let controllers = futures::future::join_all(
@@ -173,14 +178,30 @@ async fn run_scope(
         pod.labels()
             .get(label::LABEL_CLUSTER)
             .map(|c| ObjectRef::<GarageCluster>::new(c).within(ns.as_deref().unwrap_or_default()))
-    })
-    .graceful_shutdown_on(stopped(stop_rx.clone()))
-    .run(
-        |c, x| Box::pin(instrumented(cluster::CONTROLLER, c, x, cluster::reconcile)),
-        |c, e, x| error_policy(cluster::CONTROLLER, c, e, x),
-        ctx.clone(),
-    )
-    .for_each(|_| futures::future::ready(()));
+    });
+    // Pool membership follows Node labels: a label change looks at every cluster again.
+    // Only metadata is watched, and only label changes pass. A namespace-scoped install
+    // cannot watch Nodes; its pools follow label changes at the next resync.
+    let clusters = if ns.is_none() {
+        let labels_changed = watcher(
+            Api::<PartialObjectMeta<k8s_openapi::api::core::v1::Node>>::all(client.clone()),
+            watcher::Config::default(),
+        )
+        .applied_objects()
+        .predicate_filter(predicates::labels, PredicateConfig::default())
+        .filter_map(|r| futures::future::ready(r.ok().map(|_| ())));
+        clusters.reconcile_all_on(labels_changed)
+    } else {
+        clusters
+    };
+    let clusters = clusters
+        .graceful_shutdown_on(stopped(stop_rx.clone()))
+        .run(
+            |c, x| Box::pin(instrumented(cluster::CONTROLLER, c, x, cluster::reconcile)),
+            |c, e, x| error_policy(cluster::CONTROLLER, c, e, x),
+            ctx.clone(),
+        )
+        .for_each(|_| futures::future::ready(()));
     let nodes = Controller::new(
         scoped::<GarageNode>(&client, ns),
         watcher::Config::default(),

@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use kube::{Resource, ResourceExt};
 use shared_types::garage_cluster::common::{ConsistencyMode, LayoutPolicy};
-use shared_types::garage_cluster::v1beta2::GarageCluster;
+use shared_types::garage_cluster::v1beta2::{GarageCluster, NodeLocalPoolSpec};
 
 /// Garage image used when the cluster names none.
 pub const DEFAULT_GARAGE_IMAGE: &str = "dxflrs/garage:v2.5.0";
@@ -96,6 +96,8 @@ pub struct Settings {
     /// checks a block it was told about only after twice this, so the drain proof's quiet
     /// window must cover that.
     pub rpc_timeout: Duration,
+    /// Node-local pools (`spec.storage.nodeLocalPools`), as declared.
+    pub pools: Vec<NodeLocalPoolSpec>,
 }
 
 /// Garage's RPC timeout when the cluster sets none.
@@ -159,12 +161,28 @@ impl Settings {
             .storage
             .as_ref()
             .ok_or(DesiredError::Unsupported("a cluster without spec.storage"))?;
-        if storage
-            .node_local_pools
-            .as_ref()
-            .is_some_and(|p| !p.is_empty())
-        {
-            return Err(DesiredError::Unsupported("spec.storage.nodeLocalPools"));
+        let pools = storage.node_local_pools.clone().unwrap_or_default();
+        for pool in &pools {
+            if pool.data_paths.as_ref().is_some_and(|p| !p.is_empty()) {
+                return Err(DesiredError::Unsupported(
+                    "spec.storage.nodeLocalPools[].dataPaths",
+                ));
+            }
+            if pool
+                .network
+                .as_ref()
+                .is_some_and(|n| n.rpc_public_addr_template.is_some())
+            {
+                return Err(DesiredError::Unsupported(
+                    "spec.storage.nodeLocalPools[].network.rpcPublicAddrTemplate",
+                ));
+            }
+            if pool.data.is_none() {
+                return Err(DesiredError::Invalid {
+                    field: "spec.storage.nodeLocalPools[].data",
+                    message: format!("pool {} needs a data HostPath", pool.name),
+                });
+            }
         }
         let manual = storage.layout_policy.or(spec.layout_policy) == Some(LayoutPolicy::Manual);
         if storage
@@ -265,6 +283,7 @@ impl Settings {
             image,
             capacity,
             rpc_timeout,
+            pools,
         })
     }
 }

@@ -156,6 +156,14 @@ mod tests {
 pub enum NodeShape {
     /// A one-replica StatefulSet with its own volumes.
     Managed,
+    /// The member of a node-local pool on one Kubernetes Node: its pod belongs to the pool's
+    /// DaemonSet and its volumes are that Node's HostPaths.
+    Pool {
+        /// Pool name.
+        pool: String,
+        /// Kubernetes Node name.
+        node: String,
+    },
     /// A Garage process outside Kubernetes: no workload, only its layout role.
     External {
         /// The declared node ID.
@@ -169,7 +177,17 @@ pub enum NodeShape {
 pub fn shape(node: &GarageNode) -> Result<NodeShape, DesiredError> {
     let spec = &node.spec;
     if spec.backing == Some(NodeBacking::NodeLocalPool) {
-        return Err(DesiredError::Unsupported("spec.backing: NodeLocalPool"));
+        let (Some(pool), Some(node)) = (&spec.node_local_pool_name, &spec.kubernetes_node_name)
+        else {
+            return Err(DesiredError::Invalid {
+                field: "spec.nodeLocalPoolName",
+                message: "a NodeLocalPool GarageNode names its pool and its Kubernetes Node".into(),
+            });
+        };
+        return Ok(NodeShape::Pool {
+            pool: pool.clone(),
+            node: node.clone(),
+        });
     }
     if spec.gateway == Some(true) {
         return Err(DesiredError::Unsupported("spec.gateway"));

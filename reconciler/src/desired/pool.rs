@@ -24,7 +24,7 @@ use shared_types::garage_cluster::v1beta2::{
     GarageCluster, HostPathType, HostPathVolume, NodeLocalPoolSpec,
 };
 use shared_types::garage_node::{GarageNode, GarageNodeSpec, NodeBacking};
-use shared_types::keys::generated::{activation_label, node_id_annotation};
+use shared_types::keys::generated::{SUFFIX_NODE_ID, activation_label, node_id_annotation};
 use shared_types::keys::scheduling_gate::SCHEDULING_GATE_NODE_LOCAL_POOL_ACTIVATION;
 use shared_types::keys::{annotation, label};
 
@@ -83,6 +83,17 @@ pub fn node_id_key(s: &Settings, pool: &str) -> String {
         &digest16(&format!("{}/{}", s.namespace, s.name)),
         &digest16(pool),
     )
+}
+
+/// True when `key` is an activation label of any pool of the cluster `namespace/name` with
+/// `uid`, or an identity record of any pool of `namespace/name`: what whole-store teardown
+/// removes from Nodes.
+pub fn is_binding_key(namespace: &str, name: &str, uid: &str, key: &str) -> bool {
+    let activation = activation_label(&digest16(&format!("{namespace}/{name}/{uid}")), "");
+    let record = node_id_annotation(&digest16(&format!("{namespace}/{name}")), "");
+    let record_prefix = record.strip_suffix(SUFFIX_NODE_ID).unwrap_or(&record);
+    (key.starts_with(&activation) && !key.ends_with(SUFFIX_NODE_ID))
+        || (key.starts_with(record_prefix) && key.ends_with(SUFFIX_NODE_ID))
 }
 
 /// Labels of everything that belongs to `pool` (DaemonSet selector, pods, GarageNodes).

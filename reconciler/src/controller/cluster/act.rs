@@ -80,6 +80,9 @@ pub async fn act(
         }
     }
 
+    let pools = std::mem::take(&mut d.pools);
+    super::pool_act::act(o, s, pools, &mut d.conditions, &mut d.notes, ctx).await?;
+
     if let (Some(token), false) = (&o.token, d.rejoin.is_empty()) {
         for (host, peers) in &d.rejoin {
             let host = host.trim_start_matches('[').trim_end_matches(']');

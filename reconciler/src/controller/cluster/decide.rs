@@ -15,8 +15,8 @@ use shared_types::garage_node::GarageNode;
 
 use super::members::{self, MemberView};
 use super::observe::{GarageView, Observed};
-use super::removal;
 use super::status;
+use super::{pools, removal};
 use crate::controller::Config;
 use crate::controller::conditions::Desired;
 use crate::controller::events::Note;
@@ -76,6 +76,8 @@ pub struct Decision {
     /// Generated GarageNodes to hand to the user (Auto -> Manual): controller reference and
     /// `managed-by` label removed, identity and role untouched.
     pub eject: Vec<String>,
+    /// What the node-local pools ask for.
+    pub pools: pools::PoolPlan,
     /// Status to publish (conditions merged by act).
     pub status: GarageClusterStatus,
     /// Conditions this controller owns.
@@ -93,6 +95,7 @@ pub const OWNED: &[&str] = &[
     cc::CONDITION_STORAGE_TOPOLOGY_READY,
     cc::CONDITION_STORAGE_ROLLOUT_READY,
     cc::CONDITION_STORAGE_DRAIN_READY,
+    cc::CONDITION_NODE_LOCAL_POOLS_READY,
 ];
 
 /// The decision for a live cluster with valid settings.
@@ -122,6 +125,13 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         .filter(|(ordinal, _)| **ordinal < s.replicas || s.manual)
         .filter_map(|(_, gn)| members::member(gn, &o.pods, s, !s.manual))
         .collect();
+    // Pool members stand beside the default group; a deleting one has left already.
+    views.extend(
+        o.pool_members
+            .iter()
+            .filter(|gn| gn.metadata.deletion_timestamp.is_none())
+            .filter_map(|gn| members::member(gn, &o.pods, s, true)),
+    );
     let mut unsupported: Vec<String> = Vec::new();
     let mut user: Vec<&GarageNode> = o.user_nodes.iter().collect();
     user.sort_by_key(|n| n.name_any());
@@ -148,6 +158,25 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         .map(|(_, gn)| gn)
         .collect();
     extra_nodes.reverse();
+    // Pool members leave the same way, after the default group's surplus: a started one
+    // always continues, the next starts only once its replacements are in the layout.
+    let pool_in_layout = pool_placement(o, &views);
+    let pools = pools::decide(&pools::PoolFacts {
+        cluster,
+        settings: s,
+        config: &config,
+        rpc_secret: &rpc,
+        admin_token: &admin,
+        nodes: &o.k8s_nodes,
+        daemonsets: &o.daemonsets,
+        pods: &o.pods,
+        members: &o.pool_members,
+        in_layout: &pool_in_layout.0,
+        topology_ready: pool_in_layout.1,
+    })?;
+    extra_nodes.extend(o.pool_members.iter().filter(|gn| {
+        pools.retire.contains(&gn.name_any()) && (pools.retire_now || removal::drain_requested(gn))
+    }));
     let read_now = match &o.garage {
         GarageView::Read(read) => Some(read.as_ref()),
         GarageView::Unavailable(_) => None,
@@ -354,7 +383,7 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
     let healthy = read
         .and_then(|r| r.health.as_ref())
         .is_some_and(|h| h.status == HealthStatus::Healthy);
-    let wanted_members = views.len() + missing.len();
+    let wanted_members = views.len() + missing.len() + pools.pending;
     let (ready, ready_reason, ready_message) = if !unsupported.is_empty() {
         (
             false,
@@ -428,7 +457,13 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         },
     ];
     conditions.extend(removal.conditions.iter().cloned());
-    conditions.push(removal::rollout_condition(&views, &o.pods, &o.statefulsets));
+    conditions.extend(pools.condition.clone());
+    conditions.push(removal::rollout_condition(
+        &views,
+        &o.pods,
+        &o.statefulsets,
+        &o.daemonsets,
+    ));
 
     let status = status::build(status::Inputs {
         current: o.cluster.status.as_ref(),
@@ -440,11 +475,17 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         wanted_members,
     });
 
-    let converged = ready && extra.is_empty() && create.is_empty() && layout_change.is_none();
+    let pools_busy = pools.condition.as_ref().is_some_and(|c| !c.status);
+    let converged =
+        ready && extra.is_empty() && create.is_empty() && layout_change.is_none() && !pools_busy;
     let drain_step = removal.step.clone().filter(|_| drain_acts);
     let requeue = if layout_change.is_some() || !create.is_empty() || drain_acts {
         Duration::from_millis(500)
-    } else if drain_recorded || !removal.annotate.is_empty() || !removal.delete.is_empty() {
+    } else if drain_recorded
+        || !removal.annotate.is_empty()
+        || !removal.delete.is_empty()
+        || pools_busy
+    {
         t.short_requeue
     } else if converged || !extra.is_empty() && ready_members >= wanted_members && topology_ready {
         t.resync
@@ -467,11 +508,52 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         annotate_drain: removal.annotate,
         delete_nodes: removal.delete,
         eject,
+        pools,
         status,
         conditions,
         notes,
         requeue,
     })
+}
+
+/// Which pool members hold their desired role in the committed layout, and whether the
+/// layout is settled with every member placed (the add-before-remove gate for retirements).
+fn pool_placement(o: &Observed, views: &[MemberView]) -> (BTreeMap<String, bool>, bool) {
+    let GarageView::Read(read) = &o.garage else {
+        return (BTreeMap::new(), false);
+    };
+    let placed = |v: &MemberView| {
+        v.member.node_id.as_ref().is_some_and(|id| {
+            read.layout.role(id).is_some_and(|r| {
+                r.zone == v.member.role.zone
+                    && r.capacity == Some(v.member.role.capacity)
+                    && layout::tags::same_multiset(&r.tags, &v.member.role.tags)
+            })
+        })
+    };
+    let map = views
+        .iter()
+        .filter(|v| v.pool.is_some())
+        .map(|v| (v.member.name.clone(), placed(v)))
+        .collect();
+    let members: Vec<layout::Member> = views.iter().map(|v| v.member.clone()).collect();
+    let settled = matches!(
+        layout::plan_layout(&layout::Observed {
+            replication_factor: o
+                .cluster
+                .spec
+                .replication
+                .as_ref()
+                .and_then(|r| r.factor)
+                .and_then(|f| u32::try_from(f).ok())
+                .unwrap_or(3),
+            members: &members,
+            layout: &read.layout,
+            history: &read.history,
+        }),
+        Plan::Converged
+    );
+    (map, settled && views.iter().all(placed))
 }
 
 /// How long after a member's pod starts (when it already holds a role) layout changes wait:

@@ -4,8 +4,10 @@
 use k8s_openapi::api::core::v1::Pod;
 use kube::ResourceExt;
 use shared_types::garage_node::GarageNode;
+use shared_types::keys::tag;
 
 use crate::controller::garage_access::{is_ready, running_ip};
+use crate::controller::pool::membership;
 use crate::desired::{Settings, nodes, quantity};
 use crate::garage::NodeId;
 use crate::layout::{self, DesiredRole, Member};
@@ -26,6 +28,28 @@ pub struct MemberView {
     pub generated: bool,
     /// When its pod started (managed members).
     pub started_at: Option<k8s_openapi::jiff::Timestamp>,
+    /// Its pod, when one runs for it.
+    pub pod_name: Option<String>,
+    /// The node-local pool it belongs to.
+    pub pool: Option<String>,
+}
+
+/// The pod that runs `node`: its StatefulSet's pod, or for a pool member the pool pod
+/// scheduled on its Kubernetes Node (a live one before a terminating one).
+pub fn pod_of<'a>(node: &GarageNode, pods: &'a [Pod]) -> Option<&'a Pod> {
+    match nodes::shape(node) {
+        Ok(nodes::NodeShape::Pool { pool, node: host }) => {
+            let mut on_host: Vec<&Pod> = pods
+                .iter()
+                .filter(|p| membership::runs_on(p, &pool, &host))
+                .collect();
+            on_host.sort_by_key(|p| p.metadata.deletion_timestamp.is_some());
+            on_host.first().copied()
+        }
+        _ => pods
+            .iter()
+            .find(|p| p.name_any() == names::node_pod(&node.name_any())),
+    }
 }
 
 /// The member of `node`, with its pod among `pods`. `None` for a node of a shape this
@@ -39,12 +63,17 @@ pub fn member(
     let shape = nodes::shape(node).ok()?;
     let name = node.name_any();
     let status = node.status.clone().unwrap_or_default();
-    let tags = layout::tags::storage_role_tags(
+    let mut tags = layout::tags::storage_role_tags(
         &s.name,
         &s.namespace,
         &s.uid,
         node.spec.tags.as_deref().unwrap_or_default(),
     );
+    // A pool role names its pool and Node, so cold recovery can find it by tags alone.
+    if let nodes::NodeShape::Pool { pool, node: host } = &shape {
+        tags.push(format!("{}{pool}", tag::TAG_PREFIX_NODE_LOCAL_POOL));
+        tags.push(format!("{}{host}", tag::TAG_PREFIX_KUBERNETES_NODE));
+    }
     let capacity = node
         .spec
         .capacity
@@ -56,21 +85,27 @@ pub fn member(
         capacity,
         tags,
     };
-    match shape {
+    match &shape {
         nodes::NodeShape::External { node_id, address } => Some(MemberView {
             member: Member {
                 name,
-                node_id: Some(node_id),
+                node_id: Some(node_id.clone()),
                 role,
             },
-            rpc_address: Some(address),
+            rpc_address: Some(address.clone()),
             external: true,
             ready: true,
             generated,
             started_at: None,
+            pod_name: None,
+            pool: None,
         }),
-        nodes::NodeShape::Managed => {
-            let pod = pods.iter().find(|p| p.name_any() == names::node_pod(&name));
+        nodes::NodeShape::Managed | nodes::NodeShape::Pool { .. } => {
+            let pool = match &shape {
+                nodes::NodeShape::Pool { pool, .. } => Some(pool.clone()),
+                _ => None,
+            };
+            let pod = pod_of(node, pods);
             // An ID counts only while the pod it was read from is the one running now.
             let proven = pod.is_some_and(|p| {
                 p.metadata.uid.is_some() && p.metadata.uid == status.observed_pod_uid
@@ -102,6 +137,8 @@ pub fn member(
                     .and_then(|p| p.status.as_ref())
                     .and_then(|st| st.start_time.as_ref())
                     .map(|t| t.0),
+                pod_name: pod.map(ResourceExt::name_any),
+                pool,
             })
         }
     }

@@ -8,6 +8,8 @@ pub mod act;
 pub mod decide;
 pub mod members;
 pub mod observe;
+pub mod pool_act;
+pub mod pools;
 pub mod recovery;
 pub mod removal;
 pub mod status;

@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use k8s_openapi::api::apps::v1::StatefulSet;
-use k8s_openapi::api::core::v1::{Pod, Secret};
+use k8s_openapi::api::apps::v1::{DaemonSet, StatefulSet};
+use k8s_openapi::api::core::v1::{Node, Pod, Secret};
 use k8s_openapi::jiff::Timestamp;
 use kube::api::ListParams;
 use kube::{Api, ResourceExt};
@@ -15,7 +15,7 @@ use shared_types::garage_node::GarageNode;
 
 use crate::controller::garage_access::{admin_token, pod_client, running_ip};
 use crate::controller::{Context, Error};
-use crate::desired::{DesiredError, Settings, labels, nodes, secrets};
+use crate::desired::{DesiredError, Settings, is_controlled_by, labels, nodes, secrets};
 use crate::garage::{
     AdminClient, AdminToken, ClusterHealth, ClusterLayout, ClusterStatus, LayoutHistory,
 };
@@ -30,6 +30,12 @@ pub struct Observed {
     pub generated: BTreeMap<u32, GarageNode>,
     /// User-written GarageNodes that reference this cluster.
     pub user_nodes: Vec<GarageNode>,
+    /// Generated members of node-local pools.
+    pub pool_members: Vec<GarageNode>,
+    /// The cluster's pool DaemonSets.
+    pub daemonsets: Vec<DaemonSet>,
+    /// Every Kubernetes Node, read when the cluster has or had node-local pools.
+    pub k8s_nodes: Vec<Node>,
     /// Pods of the cluster (by its `cluster` label).
     pub pods: Vec<Pod>,
     /// What Garage reports.
@@ -81,8 +87,13 @@ pub async fn observe(
     let gn_api: Api<GarageNode> = Api::namespaced(ctx.client.clone(), &ns);
     let mut generated = BTreeMap::new();
     let mut user_nodes = Vec::new();
+    let mut pool_members = Vec::new();
     for gn in gn_api.list(&ListParams::default()).await?.items {
-        if nodes::is_generated_by(&gn, &uid) {
+        if nodes::is_generated_by(&gn, &uid)
+            && matches!(nodes::shape(&gn), Ok(nodes::NodeShape::Pool { .. }))
+        {
+            pool_members.push(gn);
+        } else if nodes::is_generated_by(&gn, &uid) {
             if let Some(ordinal) = nodes::auto_ordinal(&name, &gn.name_any()) {
                 generated.insert(ordinal, gn);
             }
@@ -100,6 +111,22 @@ pub async fn observe(
         .list(&selector)
         .await?
         .items;
+    let daemonsets: Vec<DaemonSet> = Api::<DaemonSet>::namespaced(ctx.client.clone(), &ns)
+        .list(&selector)
+        .await?
+        .items
+        .into_iter()
+        .filter(|d| is_controlled_by(d, &uid))
+        .collect();
+    let wants_pools = settings.as_ref().is_ok_and(|s| !s.pools.is_empty());
+    let k8s_nodes = if wants_pools || !pool_members.is_empty() || !daemonsets.is_empty() {
+        Api::<Node>::all(ctx.client.clone())
+            .list(&ListParams::default())
+            .await?
+            .items
+    } else {
+        Vec::new()
+    };
     let (garage, admin, token) = match settings {
         Ok(s) => read_garage(&cluster, s, &pods, ctx).await?,
         Err(e) => (GarageView::Unavailable(e.to_string()), None, None),
@@ -116,6 +143,9 @@ pub async fn observe(
         cluster,
         generated,
         user_nodes,
+        pool_members,
+        daemonsets,
+        k8s_nodes,
         pods,
         garage,
         admin,

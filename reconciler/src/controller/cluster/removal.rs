@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::apps::v1::{DaemonSet, StatefulSet};
 use k8s_openapi::api::core::v1::Pod;
 use kube::ResourceExt;
 use shared_types::conditions::{cluster as cc, reason};
@@ -13,6 +13,7 @@ use shared_types::drain::{self as contract, Phase};
 use shared_types::garage_cluster::common::{StorageDrainStatus, UnverifiedPeersPolicy};
 use shared_types::garage_node::GarageNode;
 use shared_types::keys::annotation::{ANNOTATION_ACKNOWLEDGE_LOST_SOURCE, ANNOTATION_DRAIN};
+use shared_types::keys::label;
 
 use super::members::MemberView;
 use super::observe::{GarageRead, Observed};
@@ -84,8 +85,12 @@ pub fn decide(
     requested.extend(rest);
     for n in &requested {
         r.excluded.push(n.name_any());
-        if nodes::shape(n).is_ok_and(|sh| sh == nodes::NodeShape::Managed)
-            && n.metadata.deletion_timestamp.is_none()
+        if nodes::shape(n).is_ok_and(|sh| {
+            matches!(
+                sh,
+                nodes::NodeShape::Managed | nodes::NodeShape::Pool { .. }
+            )
+        }) && n.metadata.deletion_timestamp.is_none()
         {
             candidates.push(candidate(n, &o.pods, read));
         }
@@ -211,9 +216,7 @@ pub fn decide(
 
 fn candidate(n: &GarageNode, pods: &[Pod], read: Option<&GarageRead>) -> Candidate {
     let status = n.status.clone().unwrap_or_default();
-    let pod = pods
-        .iter()
-        .find(|p| p.name_any() == names::node_pod(&n.name_any()));
+    let pod = super::members::pod_of(n, pods);
     let proven =
         pod.is_some_and(|p| p.metadata.uid.is_some() && p.metadata.uid == status.observed_pod_uid);
     let recorded_id: Option<NodeId> = status.node_id.as_deref().and_then(|id| id.parse().ok());
@@ -316,8 +319,14 @@ fn drain_condition(record: Option<&StorageDrainStatus>, step: Option<&Step>) -> 
     }
 }
 
-/// `StorageRolloutReady`: every member pod runs its StatefulSet's current revision.
-pub fn rollout_condition(views: &[MemberView], pods: &[Pod], sets: &[StatefulSet]) -> Desired {
+/// `StorageRolloutReady`: every member pod runs its workload's current revision (its
+/// StatefulSet's update revision, or its pool DaemonSet's template generation).
+pub fn rollout_condition(
+    views: &[MemberView],
+    pods: &[Pod],
+    sets: &[StatefulSet],
+    daemonsets: &[DaemonSet],
+) -> Desired {
     let revisions: BTreeMap<String, Option<String>> = sets
         .iter()
         .map(|s| {
@@ -332,6 +341,22 @@ pub fn rollout_condition(views: &[MemberView], pods: &[Pod], sets: &[StatefulSet
         .collect();
     let mut behind = Vec::new();
     for v in views.iter().filter(|v| !v.external) {
+        if let Some(pool) = &v.pool {
+            let generation = daemonsets
+                .iter()
+                .find(|d| d.labels().get(label::LABEL_NODE_LOCAL_POOL) == Some(pool))
+                .and_then(|d| d.metadata.generation)
+                .map(|g| g.to_string());
+            let running = v
+                .pod_name
+                .as_ref()
+                .and_then(|n| pods.iter().find(|p| &p.name_any() == n))
+                .and_then(|p| p.labels().get("pod-template-generation").cloned());
+            if generation.is_none() || running != generation {
+                behind.push(v.member.name.clone());
+            }
+            continue;
+        }
         let pod = pods
             .iter()
             .find(|p| p.name_any() == names::node_pod(&v.member.name));
@@ -354,7 +379,7 @@ pub fn rollout_condition(views: &[MemberView], pods: &[Pod], sets: &[StatefulSet
             status: false,
             reason: reason::REASON_STORAGE_ROLLOUT_WAITING,
             message: format!(
-                "pods of {} do not run their StatefulSet's current revision; this version does not replace pods after a template change (delete such a pod to move it to the new revision; its identity and volumes stay)",
+                "pods of {} do not run their workload's current revision; this version does not replace pods after a template change (delete such a pod to move it to the new revision; its identity and volumes stay)",
                 behind.join(", ")
             ),
         }

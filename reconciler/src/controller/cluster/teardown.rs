@@ -3,9 +3,10 @@
 
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{ConfigMap, Secret, Service};
+use k8s_openapi::api::apps::v1::DaemonSet;
+use k8s_openapi::api::core::v1::{ConfigMap, Node, Pod, Secret, Service};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
-use kube::api::{DeleteParams, ListParams, PropagationPolicy};
+use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PropagationPolicy};
 use kube::runtime::controller::Action;
 use kube::{Api, Resource, ResourceExt};
 use serde::de::DeserializeOwned;
@@ -100,11 +101,11 @@ pub async fn run(cluster: &GarageCluster, ctx: &Context) -> Result<Action, Error
         ),
         Phase::DeleteOwned(children) => {
             for child in children {
-                delete_owned(ctx, &ns, child).await?;
+                delete_owned(ctx, cluster, &ns, child).await?;
             }
             ctx.metrics.step("teardown", "delete_owned");
             (
-                "removing the cluster's Services, ConfigMaps, Secrets and PDB".into(),
+                "removing the cluster's Services, ConfigMaps, Secrets, PDB, pool DaemonSets and Node activation labels and identity records".into(),
                 Vec::new(),
             )
         }
@@ -165,7 +166,45 @@ async fn observe(cluster: &GarageCluster, ctx: &Context) -> Result<teardown::Obs
     owned.extend(
         owned_of::<PodDisruptionBudget>(ctx, &ns, &uid, &selector, "PodDisruptionBudget").await?,
     );
+    let daemonsets = owned_of::<DaemonSet>(ctx, &ns, &uid, &selector, "DaemonSet").await?;
+    let pools_declared = cluster
+        .spec
+        .storage
+        .as_ref()
+        .and_then(|s| s.node_local_pools.as_ref())
+        .is_some_and(|p| !p.is_empty());
+    // Nodes are read only for a cluster with pools: other installs may not read them.
+    if pools_declared || !daemonsets.is_empty() {
+        owned.extend(owned_of::<Pod>(ctx, &ns, &uid, &selector, "Pod").await?);
+        for node in Api::<Node>::all(ctx.client.clone())
+            .list(&ListParams::default())
+            .await?
+            .items
+        {
+            if !binding_keys(cluster, &node).is_empty() {
+                owned.push(Child {
+                    kind: "NodeBinding",
+                    name: node.name_any(),
+                    deleting: false,
+                });
+            }
+        }
+    }
+    owned.extend(daemonsets);
     Ok(teardown::Observed { nodes, owned })
+}
+
+/// The activation labels and identity records of `cluster`'s pools on `node`.
+fn binding_keys(cluster: &GarageCluster, node: &Node) -> Vec<String> {
+    let ns = cluster.namespace().unwrap_or_default();
+    let name = cluster.name_any();
+    let uid = cluster.metadata.uid.clone().unwrap_or_default();
+    node.labels()
+        .keys()
+        .chain(node.annotations().keys())
+        .filter(|k| crate::desired::pool::is_binding_key(&ns, &name, &uid, k))
+        .cloned()
+        .collect()
 }
 
 fn child<K: Resource>(kind: &'static str, object: &K) -> Child {
@@ -201,7 +240,12 @@ where
         .collect())
 }
 
-async fn delete_owned(ctx: &Context, ns: &str, c: &Child) -> Result<(), Error> {
+async fn delete_owned(
+    ctx: &Context,
+    cluster: &GarageCluster,
+    ns: &str,
+    c: &Child,
+) -> Result<(), Error> {
     let client = ctx.client.clone();
     let dp = DeleteParams::background();
     ctx.metrics.wrote();
@@ -218,6 +262,35 @@ async fn delete_owned(ctx: &Context, ns: &str, c: &Child) -> Result<(), Error> {
             .delete(&c.name, &dp)
             .await
             .map(|_| ()),
+        "DaemonSet" => Api::<DaemonSet>::namespaced(client, ns)
+            .delete(&c.name, &dp)
+            .await
+            .map(|_| ()),
+        "Pod" => Api::<Pod>::namespaced(client, ns)
+            .delete(&c.name, &dp)
+            .await
+            .map(|_| ()),
+        "NodeBinding" => {
+            let nodes = Api::<Node>::all(client);
+            match nodes.get_opt(&c.name).await? {
+                Some(node) => {
+                    let cleared: serde_json::Map<String, serde_json::Value> =
+                        binding_keys(cluster, &node)
+                            .into_iter()
+                            .map(|k| (k, serde_json::Value::Null))
+                            .collect();
+                    nodes
+                        .patch(
+                            &c.name,
+                            &PatchParams::default(),
+                            &Patch::Merge(serde_json::json!({"metadata": {"labels": cleared, "annotations": cleared}})),
+                        )
+                        .await
+                        .map(|_| ())
+                }
+                None => Ok(()),
+            }
+        }
         _ => Api::<PodDisruptionBudget>::namespaced(client, ns)
             .delete(&c.name, &dp)
             .await

@@ -1,8 +1,8 @@
 //! Carries a GarageNode [`Decision`] out.
 
 use k8s_openapi::api::apps::v1::StatefulSet;
-use k8s_openapi::api::core::v1::Service;
-use kube::api::DeleteParams;
+use k8s_openapi::api::core::v1::{Node, Service};
+use kube::api::{DeleteParams, Patch, PatchParams};
 use kube::{Api, ResourceExt};
 use serde_json::json;
 use shared_types::garage_node::{GarageNode, GarageNodeStatus};
@@ -62,6 +62,21 @@ pub async fn act(node: &GarageNode, d: Decision, ctx: &Context) -> Result<(), Er
                 .map(|_| ()),
         )?;
         m.step("teardown", "stop_node_workload");
+    }
+    if let Some((host, keys)) = &d.unbind {
+        let cleared: serde_json::Map<String, serde_json::Value> = keys
+            .iter()
+            .map(|k| (k.clone(), serde_json::Value::Null))
+            .collect();
+        m.wrote();
+        Api::<Node>::all(ctx.client.clone())
+            .patch(
+                host,
+                &PatchParams::default(),
+                &Patch::Merge(json!({"metadata": {"labels": cleared, "annotations": cleared}})),
+            )
+            .await?;
+        m.step("pool", "unbind_node");
     }
     ctx.events.publish(node, &d.notes).await;
     if let Some(mut status) = d.status {

@@ -11,7 +11,10 @@ use shared_types::common::ClusterPhase;
 use shared_types::conditions::{common, node as node_conditions, reason};
 use shared_types::garage_cluster::common::DeletionPolicy;
 use shared_types::garage_node::GarageNodeStatus;
-use shared_types::keys::annotation::{ANNOTATION_ACKNOWLEDGE_LOST_SOURCE, ANNOTATION_DRAIN};
+use shared_types::keys::annotation::{
+    ANNOTATION_ACKNOWLEDGE_LOST_SOURCE, ANNOTATION_DRAIN,
+    ANNOTATION_NODE_LOCAL_POOL_RECOVERY_NODE_ID,
+};
 use shared_types::keys::finalizer::FINALIZER_NODE;
 
 use super::observe::Observed;
@@ -43,6 +46,9 @@ pub struct Decision {
     pub statefulset: Option<StatefulSet>,
     /// Delete the StatefulSet and the RPC Service (teardown of a deleting node).
     pub delete_workload: bool,
+    /// A leaving pool member: remove these label and annotation keys (its pool's activation
+    /// and identity record) from this Kubernetes Node, which stops its pool pod.
+    pub unbind: Option<(String, Vec<String>)>,
     /// Status to publish (conditions merged by act); `None` leaves status alone.
     pub status: Option<GarageNodeStatus>,
     /// Conditions this controller owns.
@@ -126,10 +132,15 @@ pub fn decide(o: &Observed, t: &Config) -> Result<Decision, DesiredError> {
         return Ok(d);
     }
 
-    d.service = Some(services::node_rpc(node, s)?);
+    let pool_member = matches!(shape, nodes::NodeShape::Pool { .. });
+    if !pool_member {
+        d.service = Some(services::node_rpc(node, s)?);
+    }
     let fenced = fenced(o);
-    // A template never mounts a config revision that is not published yet.
-    if o.config_published {
+    // A template never mounts a config revision that is not published yet. A pool member's
+    // pod belongs to its pool's DaemonSet, which the cluster keeps.
+    if pool_member {
+    } else if o.config_published {
         let revision = config::revision(cluster, s)?;
         d.statefulset = Some(statefulset(NodeInputs {
             cluster,
@@ -148,10 +159,17 @@ pub fn decide(o: &Observed, t: &Config) -> Result<Decision, DesiredError> {
         .node_id
         .as_deref()
         .and_then(|v| v.parse::<NodeId>().ok());
+    // A pool member created from its Node's identity record must run exactly that identity.
     let pinned = node
         .spec
         .node_id
         .as_deref()
+        .or_else(|| {
+            node.annotations()
+                .get(ANNOTATION_NODE_LOCAL_POOL_RECOVERY_NODE_ID)
+                .map(String::as_str)
+                .filter(|_| pool_member)
+        })
         .map(str::to_ascii_lowercase)
         .and_then(|v| v.parse::<NodeId>().ok());
     if fenced {
@@ -338,6 +356,67 @@ fn drain_prepared(o: &Observed) -> Option<Desired> {
     })
 }
 
+/// A leaving pool member: its Node loses the pool's activation label and identity record,
+/// which makes the DaemonSet stop its pod; the finalizer goes once the pod is gone. Its
+/// HostPath data stays on the Node.
+fn finalize_pool_member(
+    o: &Observed,
+    s: &crate::desired::Settings,
+    pool: &str,
+    host: &str,
+    proven: bool,
+    status: GarageNodeStatus,
+    t: &Config,
+) -> Decision {
+    let keys = [
+        crate::desired::pool::activation_key(s, pool),
+        crate::desired::pool::node_id_key(s, pool),
+    ];
+    let bound: Vec<String> = o
+        .host
+        .as_ref()
+        .map(|n| {
+            keys.iter()
+                .filter(|k| n.labels().contains_key(*k) || n.annotations().contains_key(*k))
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default();
+    if bound.is_empty() && o.pod.is_none() {
+        return Decision {
+            finalizer: Some(false),
+            notes: vec![Note::normal(
+                reason::REASON_DELETING,
+                "StopWorkload",
+                format!(
+                    "pool pod on Node {host} is gone; finalizer released (HostPath data stays)"
+                ),
+            )],
+            ..Decision::default()
+        };
+    }
+    Decision {
+        unbind: (!bound.is_empty()).then(|| (host.to_owned(), bound)),
+        status: Some(status),
+        conditions: vec![Desired {
+            type_: common::CONDITION_READY,
+            status: false,
+            reason: reason::REASON_DELETING,
+            message: if proven {
+                format!(
+                    "drained with a complete block proof; Node {host} loses its pool activation and the pool pod stops"
+                )
+            } else {
+                format!(
+                    "the parent GarageCluster is tearing the store down; Node {host} loses its pool activation and the pool pod stops"
+                )
+            },
+        }],
+        requeue: Some(t.short_requeue.min(Duration::from_secs(2))),
+        ..Decision::default()
+    }
+}
+
 /// A node that only reports why nothing runs for it.
 fn idle(
     status: GarageNodeStatus,
@@ -375,6 +454,12 @@ fn finalize(o: &Observed, t: &Config) -> Decision {
     // A completed drain proof for exactly this incarnation authorises stopping the source
     // without proving again: it is expected to vanish now.
     let proven = drain_proven(o);
+    if (destroying || proven)
+        && let Ok(nodes::NodeShape::Pool { pool, node: host }) = nodes::shape(node)
+        && let Some(Ok(s)) = &o.settings
+    {
+        return finalize_pool_member(o, s, &pool, &host, proven, status, t);
+    }
     if destroying || nothing_ran || proven {
         let workload_left = o.statefulset.is_some() || o.pod.is_some() || o.service_exists;
         if !workload_left {

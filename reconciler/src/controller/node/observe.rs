@@ -4,14 +4,17 @@
 use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::StatefulSet;
-use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret, Service};
+use k8s_openapi::api::core::v1::{ConfigMap, Node, Pod, Secret, Service};
+use kube::api::ListParams;
 use kube::{Api, ResourceExt};
 use shared_types::garage_cluster::v1beta2::GarageCluster;
 use shared_types::garage_node::GarageNode;
+use shared_types::keys::label;
 
 use crate::controller::garage_access::{admin_token, pod_client, running_ip};
+use crate::controller::pool::membership;
 use crate::controller::{Context, Error};
-use crate::desired::{DesiredError, Settings, config, is_controlled_by, secrets};
+use crate::desired::{DesiredError, Settings, config, is_controlled_by, nodes, secrets};
 use crate::garage::NodeId;
 use crate::names;
 
@@ -33,6 +36,8 @@ pub struct Observed {
     pub pod: Option<Pod>,
     /// The identity the pod reports, proven to come from that exact pod incarnation.
     pub discovered: Option<Discovered>,
+    /// A pool member's Kubernetes Node, read while the member is being deleted.
+    pub host: Option<Node>,
 }
 
 /// A Garage identity read from one pod.
@@ -72,7 +77,28 @@ pub async fn observe(node: Arc<GarageNode>, ctx: &Context) -> Result<Observed, E
         service_exists: false,
         pod: None,
         discovered: None,
+        host: None,
     };
+    let pods: Api<Pod> = Api::namespaced(ctx.client.clone(), &ns);
+    if let Ok(nodes::NodeShape::Pool { pool, node: host }) = nodes::shape(&node) {
+        // A pool member's pod is the pool pod the cluster released for exactly this member.
+        let selector = format!("{}={name}", label::LABEL_NODE);
+        let mut candidates: Vec<Pod> = pods
+            .list(&ListParams::default().labels(&selector))
+            .await?
+            .items
+            .into_iter()
+            .filter(|p| membership::runs_on(p, &pool, &host))
+            .collect();
+        candidates.sort_by_key(|p| p.metadata.deletion_timestamp.is_some());
+        observed.pod = candidates.into_iter().next();
+        observed.config_published = true;
+        if node.metadata.deletion_timestamp.is_some() {
+            observed.host = Api::<Node>::all(ctx.client.clone()).get_opt(&host).await?;
+            return Ok(observed);
+        }
+        return discover_identity(observed, &pods, ctx).await;
+    }
     let node_uid = node.metadata.uid.clone().unwrap_or_default();
     observed.statefulset = Api::<StatefulSet>::namespaced(ctx.client.clone(), &ns)
         .get_opt(&name)
@@ -82,7 +108,6 @@ pub async fn observe(node: Arc<GarageNode>, ctx: &Context) -> Result<Observed, E
         .get_opt(&names::node_rpc_service(&name))
         .await?
         .is_some_and(|s| is_controlled_by(&s, &node_uid));
-    let pods: Api<Pod> = Api::namespaced(ctx.client.clone(), &ns);
     if let Some(sts_uid) = observed
         .statefulset
         .as_ref()
@@ -107,12 +132,25 @@ pub async fn observe(node: Arc<GarageNode>, ctx: &Context) -> Result<Observed, E
     if node.metadata.deletion_timestamp.is_some() {
         return Ok(observed);
     }
+    discover_identity(observed, &pods, ctx).await
+}
+
+/// Asks the observed pod for its identity, with the parent's admin token.
+async fn discover_identity(
+    mut observed: Observed,
+    pods: &Api<Pod>,
+    ctx: &Context,
+) -> Result<Observed, Error> {
+    let (Some(cluster), Some(Ok(s))) = (&observed.parent, &observed.settings) else {
+        return Ok(observed);
+    };
+    let ns = observed.node.namespace().unwrap_or_default();
     let source = secrets::admin_token_source(cluster, s);
     let token = admin_token(&Api::<Secret>::namespaced(ctx.client.clone(), &ns), &source).await?;
     if let (Some(pod), Some(token)) = (&observed.pod, token)
         && let Some(ip) = running_ip(pod)
     {
-        observed.discovered = discover(&pods, pod, &ip, s.admin_port, &token, ctx).await;
+        observed.discovered = discover(pods, pod, &ip, s.admin_port, &token, ctx).await;
     }
     Ok(observed)
 }

@@ -27,6 +27,7 @@ fn observed(node: GarageNode, parent: Option<GarageCluster>) -> Observed {
         service_exists: false,
         pod: None,
         discovered: None,
+        host: None,
     }
 }
 

@@ -7,6 +7,7 @@ use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kube::ResourceExt;
 use shared_types::garage_cluster::v1beta2::NodeLocalPoolSpec;
+use shared_types::keys::label;
 use shared_types::keys::scheduling_gate::SCHEDULING_GATE_NODE_LOCAL_POOL_ACTIVATION;
 
 /// True when `labels` satisfy `selector`. An empty or absent selector selects nothing: a pool
@@ -104,6 +105,20 @@ pub fn target_node(pod: &Pod) -> Option<String> {
     let first = names.next()?.values.as_ref()?.first()?.clone();
     // More than one pinning term would let the pod land on either Node: not one target.
     names.next().is_none().then_some(first)
+}
+
+/// True when `pod` is a pool pod of `pool`, controlled by a DaemonSet and scheduled on
+/// Kubernetes Node `host`.
+pub fn runs_on(pod: &Pod, pool: &str, host: &str) -> bool {
+    pod.labels()
+        .get(label::LABEL_NODE_LOCAL_POOL)
+        .map(String::as_str)
+        == Some(pool)
+        && pod.spec.as_ref().and_then(|s| s.node_name.as_deref()) == Some(host)
+        && pod
+            .owner_references()
+            .iter()
+            .any(|o| o.controller == Some(true) && o.kind == "DaemonSet")
 }
 
 /// True while `pod` still carries the activation gate.
