@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context as _, anyhow, ensure};
+use anyhow::{Context as _, ensure};
 use kube::api::{DeleteParams, Patch, PatchParams};
 use localcluster::wait_until as wait;
 use serde_json::json;
@@ -12,20 +12,11 @@ use serde_json::json;
 use crate::support::*;
 use crate::{NAME, World};
 
-/// 200 objects of random content written through `via` and remembered with their store, to
-/// be read back after every later change.
+/// 200 objects of random content written through `garage-storage-0-0` and remembered with
+/// their store, to be read back after every later change.
 pub(crate) async fn write_objects(w: &mut World<'_>) -> anyhow::Result<()> {
     let admin = admin_client(&w.client, w.sim, 0).await?;
-    let checksummed = random_objects(200, 0x5eed);
-    let (key_id, secret) = e2e_key(&admin).await?;
-    let store = garage_fixture::s3::Objects::new("e2e", &key_id, &secret)?;
-    let via = s3(w.sim, "garage-storage-0-0")?;
-    for (name, body) in &checksummed {
-        store.put(&via, name, body.clone()).await?;
-    }
-    w.checksummed = checksummed;
-    w.store = Some(store);
-    Ok(())
+    write_checksummed(w, &admin, "garage-storage-0-0").await
 }
 
 /// 4 -> 3 with 200 random objects written first and a reconciler restart mid-drain: the
@@ -73,23 +64,7 @@ pub(crate) async fn scale_down(w: &mut World<'_>) -> anyhow::Result<()> {
             let (seen, early) = (prepared_seen.clone(), pod_gone_early.clone());
             async move {
                 let node = gns.get_opt("garage-storage-3").await?;
-                // The proof is the completed record naming the node; DrainPrepared mirrors
-                // it, though the node may be deleted before its controller publishes it.
-                let record = clusters
-                    .get(NAME)
-                    .await?
-                    .status
-                    .and_then(|s| s.storage_drain)
-                    .filter(|d| {
-                        d.completed_at.is_some()
-                            && d.actor.as_ref().and_then(|a| a.name.as_deref())
-                                == Some("garage-storage-3")
-                    });
-                if record.is_some()
-                    || node
-                        .as_ref()
-                        .is_some_and(|n| node_condition(n, "DrainPrepared") == Some("True".into()))
-                {
+                if drain_proven(&clusters, "garage-storage-3", node.as_ref()).await? {
                     seen.store(true, Ordering::SeqCst);
                 }
                 let pod = pods.get_opt("garage-storage-3-0").await?;
@@ -100,12 +75,8 @@ pub(crate) async fn scale_down(w: &mut World<'_>) -> anyhow::Result<()> {
             }
         },
     )
-    .await
-    .map_err(|e| anyhow!("{e:#}"));
-    if let Err(e) = drained {
-        dump_drain(&clusters, &admin).await;
-        return Err(e);
-    }
+    .await;
+    or_dump_drain(drained, &clusters, &admin).await?;
     ensure!(
         !pod_gone_early.load(Ordering::SeqCst),
         "the fourth pod went before DrainPrepared=True"

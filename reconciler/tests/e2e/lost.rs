@@ -12,7 +12,7 @@
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context as _, anyhow, ensure};
+use anyhow::{Context as _, ensure};
 use garage_admin::{NodeId, RoleChange};
 use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim};
 use kube::Api;
@@ -204,10 +204,7 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
         },
     )
     .await;
-    if let Err(e) = result {
-        dump_drain(&clusters, &admin).await;
-        return Err(anyhow!("{e:#}"));
-    }
+    or_dump_drain(result, &clusters, &admin).await?;
     let skipped = skipped.load(Ordering::SeqCst);
     if skipped {
         ensure!(

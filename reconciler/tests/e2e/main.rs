@@ -24,6 +24,11 @@
 //!    ReplicationUnsafe and removes nothing; a fourth member joins and the drain resumes;
 //! 7. `teardown`: deleting the GarageCluster (mid-drain) tears everything down through the
 //!    finalizers (no one touches one by hand) and leaves only the retained claims.
+//! 8. `pools` (site C, beside A and B): a pool-only cluster on HostPath directories of the
+//!    Nodes its selector picks runs one member per Node; 200 random objects are written; a
+//!    selector typo drains no one; a replacement Node joins before the Node that leaves is
+//!    drained (its pod running until the proof), its HostPath data is kept and every object
+//!    reads back; Destroy leaves no operator key on any Node.
 //!
 //! The drain proof's quiet window cannot be shortened below Garage's own block delays (about
 //! eleven minutes with a live source), so each completed live drain takes that long here too.
@@ -37,6 +42,7 @@ mod bootstrap;
 mod drain;
 mod lost;
 mod membership;
+mod pools;
 mod replication;
 mod support;
 mod teardown;
@@ -62,6 +68,8 @@ const NS_A: &str = "e2e";
 /// Site B, run beside A once A is past its steady-state check: Manual nodes, the lost node,
 /// the Manual drain.
 const NS_B: &str = "e2e-b";
+/// Site C, run beside A and B: a node-local pool on n1..n4.
+const NS_C: &str = "e2e-c";
 const WEBHOOK_NS: &str = "garage-operator";
 const NAME: &str = "garage";
 const RESYNC: Duration = Duration::from_secs(3);
@@ -230,7 +238,7 @@ async fn run() -> anyhow::Result<()> {
 }
 
 async fn scenario(client: &Client, sim: &KubeSim) -> anyhow::Result<()> {
-    for ns in [NS_A, NS_B, WEBHOOK_NS] {
+    for ns in [NS_A, NS_B, NS_C, WEBHOOK_NS] {
         Api::<Namespace>::all(client.clone())
             .create(
                 &PostParams::default(),
@@ -246,6 +254,7 @@ async fn scenario(client: &Client, sim: &KubeSim) -> anyhow::Result<()> {
     let rec = Arc::new(tokio::sync::Mutex::new(start_reconciler(client, &metrics)));
     let mut a = World::new(client, sim, &metrics, &rec, NS_A);
     let mut b = World::new(client, sim, &metrics, &rec, NS_B);
+    let mut c = World::new(client, sim, &metrics, &rec, NS_C);
     let result = async {
         // A alone first: its steady-state check counts every API write of the reconciler.
         SITE.scope(NS_A, async {
@@ -268,9 +277,11 @@ async fn scenario(client: &Client, sim: &KubeSim) -> anyhow::Result<()> {
             drain::manual(&mut b).await?;
             teardown::run(&mut b).await
         });
-        let (ra, rb) = tokio::join!(site_a, site_b);
+        let site_c = SITE.scope(NS_C, pools::run(&mut c));
+        let (ra, rb, rc) = tokio::join!(site_a, site_b, site_c);
         ra.map_err(|e| e.context("site A"))?;
-        rb.map_err(|e| e.context("site B"))
+        rb.map_err(|e| e.context("site B"))?;
+        rc.map_err(|e| e.context("site C"))
     }
     .await;
     rec.lock().await.handle.abort();
@@ -281,9 +292,14 @@ async fn scenario(client: &Client, sim: &KubeSim) -> anyhow::Result<()> {
 /// The site's 3-member GarageCluster. A short RPC timeout keeps Garage's delayed block
 /// checks, which the drain proof waits for, short too.
 async fn create_cluster(w: &World<'_>) -> anyhow::Result<()> {
-    let mut gc = kubesim::three_node_garage_cluster(NAME);
-    gc["spec"]["network"] = json!({"rpcTimeout": "15s"});
-    let gc: GarageCluster = serde_json::from_value(gc)?;
+    let gc: GarageCluster = serde_json::from_value(cluster_manifest())?;
     w.clusters.create(&PostParams::default(), &gc).await?;
     Ok(())
+}
+
+/// The manifest [`create_cluster`] creates, for a site that changes it first.
+fn cluster_manifest() -> serde_json::Value {
+    let mut gc = kubesim::three_node_garage_cluster(NAME);
+    gc["spec"]["network"] = json!({"rpcTimeout": "15s"});
+    gc
 }

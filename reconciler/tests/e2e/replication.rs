@@ -7,7 +7,7 @@
 
 use std::time::{Duration, Instant};
 
-use anyhow::{Context as _, anyhow, ensure};
+use anyhow::{Context as _, ensure};
 use kube::api::PostParams;
 use localcluster::wait_until as wait;
 use serde_json::json;
@@ -105,10 +105,7 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
         },
     )
     .await;
-    if let Err(e) = result {
-        dump_drain(&clusters, &admin).await;
-        return Err(anyhow!("{e:#}"));
-    }
+    or_dump_drain(result, &clusters, &admin).await?;
     ensure!(
         pods.get_opt("garage-storage-2-0").await?.is_some(),
         "the source pod went before its proof"
@@ -133,17 +130,4 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
         t.elapsed().as_secs_f64()
     );
     Ok(())
-}
-
-fn reason_of(
-    c: &shared_types::garage_cluster::v1beta2::GarageCluster,
-    type_: &str,
-) -> Option<String> {
-    c.status
-        .as_ref()?
-        .conditions
-        .as_ref()?
-        .iter()
-        .find(|x| x.type_ == type_)
-        .map(|x| x.reason.clone())
 }

@@ -18,7 +18,7 @@ use serde_json::json;
 use shared_types::garage_cluster::v1beta2::GarageCluster;
 use shared_types::garage_node::GarageNode;
 
-use crate::{DEDICATED_TAINT, LOST_NODE, LOST_ZONE, NAME, WEBHOOK_NS, ns};
+use crate::{DEDICATED_TAINT, LOST_NODE, LOST_ZONE, NAME, WEBHOOK_NS, World, ns};
 
 /// The S3 endpoint of pod `pod`.
 pub(crate) fn s3(sim: &KubeSim, pod: &str) -> anyhow::Result<String> {
@@ -127,13 +127,20 @@ pub(crate) async fn admin_client(
     sim: &KubeSim,
     ordinal: u32,
 ) -> anyhow::Result<AdminClient> {
+    admin_client_at(client, sim, &format!("garage-storage-{ordinal}-0")).await
+}
+
+/// An Admin API client of pod `pod`, with the token of the Secret `garage-admin-token`.
+pub(crate) async fn admin_client_at(
+    client: &Client,
+    sim: &KubeSim,
+    pod: &str,
+) -> anyhow::Result<AdminClient> {
     let secret = Api::<Secret>::namespaced(client.clone(), ns())
         .get("garage-admin-token")
         .await?;
     let token = String::from_utf8(secret.data.unwrap()["admin-token"].0.clone())?;
-    let ip = sim
-        .pod_ip(ns(), &format!("garage-storage-{ordinal}-0"))
-        .context("pod has no address")?;
+    let ip = sim.pod_ip(ns(), pod).context("pod has no address")?;
     Ok(AdminClient::new(
         &format!("http://{ip}:3903"),
         &AdminToken::new(token),
@@ -176,13 +183,41 @@ pub(crate) fn condition_in(
         .map(|x| x.status.clone())
 }
 
+/// The reason of condition `type_`.
+pub(crate) fn reason_of(c: &GarageCluster, type_: &str) -> Option<String> {
+    c.status
+        .as_ref()?
+        .conditions
+        .as_ref()?
+        .iter()
+        .find(|x| x.type_ == type_)
+        .map(|x| x.reason.clone())
+}
+
 pub(crate) async fn wait_ready(
     clusters: &Api<GarageCluster>,
     timeout: Duration,
 ) -> anyhow::Result<()> {
-    let result = wait("GarageCluster Ready=True", timeout, || async {
+    wait_condition(clusters, "Ready", "True", None, timeout).await
+}
+
+/// Waits until condition `type_` has `status` (and `reason`, when given) with the status
+/// observed at the current generation; on timeout the error carries the status.
+pub(crate) async fn wait_condition(
+    clusters: &Api<GarageCluster>,
+    type_: &str,
+    status: &str,
+    reason: Option<&str>,
+    timeout: Duration,
+) -> anyhow::Result<()> {
+    let what = match reason {
+        Some(r) => format!("GarageCluster {type_}={status}/{r}"),
+        None => format!("GarageCluster {type_}={status}"),
+    };
+    let result = wait(&what, timeout, || async {
         let c = clusters.get(NAME).await?;
-        Ok(condition(&c, "Ready") == Some("True".into())
+        Ok(condition(&c, type_).as_deref() == Some(status)
+            && reason.is_none_or(|r| reason_of(&c, type_).as_deref() == Some(r))
             && c.status.as_ref().and_then(|s| s.observed_generation) == c.metadata.generation)
     })
     .await;
@@ -285,6 +320,20 @@ pub(crate) async fn manual_nodes(client: &Client) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `result`, the wait for a drain; when it failed, what the drain was waiting for is printed
+/// first.
+pub(crate) async fn or_dump_drain(
+    result: anyhow::Result<()>,
+    clusters: &Api<GarageCluster>,
+    admin: &AdminClient,
+) -> anyhow::Result<()> {
+    if let Err(e) = result {
+        dump_drain(clusters, admin).await;
+        return Err(anyhow!("{e:#}"));
+    }
+    Ok(())
+}
+
 /// What a drain that did not finish was waiting for.
 pub(crate) async fn dump_drain(clusters: &Api<GarageCluster>, admin: &AdminClient) {
     if let Ok(c) = clusters.get(NAME).await
@@ -341,6 +390,46 @@ pub(crate) fn random_objects(n: usize, seed: u64) -> Vec<(String, Vec<u8>)> {
             (format!("random-{i}"), body)
         })
         .collect()
+}
+
+/// 200 objects of random content written through pod `via` with the e2e key, remembered with
+/// their store in `w`, to be read back after every later change.
+pub(crate) async fn write_checksummed(
+    w: &mut World<'_>,
+    admin: &AdminClient,
+    via: &str,
+) -> anyhow::Result<()> {
+    let checksummed = random_objects(200, 0x5eed);
+    let (key_id, secret) = e2e_key(admin).await?;
+    let store = garage_fixture::s3::Objects::new("e2e", &key_id, &secret)?;
+    let via = s3(w.sim, via)?;
+    for (name, body) in &checksummed {
+        store.put(&via, name, body.clone()).await?;
+    }
+    w.checksummed = checksummed;
+    w.store = Some(store);
+    Ok(())
+}
+
+/// Whether the drain of GarageNode `name` is proven: the proof is the cluster's completed
+/// drain record naming it; `DrainPrepared=True` on `node` (its current state) mirrors it,
+/// though the node may be deleted before its controller publishes it.
+pub(crate) async fn drain_proven(
+    clusters: &Api<GarageCluster>,
+    name: &str,
+    node: Option<&GarageNode>,
+) -> anyhow::Result<bool> {
+    let record = clusters
+        .get(NAME)
+        .await?
+        .status
+        .and_then(|s| s.storage_drain)
+        .filter(|d| {
+            d.completed_at.is_some()
+                && d.actor.as_ref().and_then(|a| a.name.as_deref()) == Some(name)
+        });
+    Ok(record.is_some()
+        || node.is_some_and(|n| node_condition(n, "DrainPrepared") == Some("True".into())))
 }
 
 /// Reads every object through `endpoint` and compares its SHA-256 with what was written.
@@ -443,6 +532,23 @@ pub(crate) fn e2e_objects() -> Vec<(String, Vec<u8>)> {
 
 pub(crate) async fn s3_round_trip(admin: &AdminClient, sim: &KubeSim) -> anyhow::Result<()> {
     use garage_fixture::s3::Objects;
+    let (key_id, secret) = create_e2e_bucket(admin).await?;
+    let endpoint = |ordinal: u32| -> anyhow::Result<String> {
+        let ip = sim
+            .pod_ip(ns(), &format!("garage-storage-{ordinal}-0"))
+            .context("no pod ip")?;
+        Ok(format!("http://{ip}:3900"))
+    };
+    let objects = e2e_objects();
+    Objects::new("e2e", &key_id, &secret)?
+        .round_trip(&endpoint(0)?, &endpoint(1)?, &objects)
+        .await?;
+    Ok(())
+}
+
+/// The key `e2e` with read and write on the bucket `e2e`, both new; returns the key's ID and
+/// secret.
+pub(crate) async fn create_e2e_bucket(admin: &AdminClient) -> anyhow::Result<(String, String)> {
     let key = admin
         .create_key(&KeySpec {
             name: Some("e2e".into()),
@@ -466,18 +572,8 @@ pub(crate) async fn s3_round_trip(admin: &AdminClient, sim: &KubeSim) -> anyhow:
             },
         )
         .await?;
-    let secret = key.secret_access_key.as_deref().context("no secret")?;
-    let endpoint = |ordinal: u32| -> anyhow::Result<String> {
-        let ip = sim
-            .pod_ip(ns(), &format!("garage-storage-{ordinal}-0"))
-            .context("no pod ip")?;
-        Ok(format!("http://{ip}:3900"))
-    };
-    let objects = e2e_objects();
-    Objects::new("e2e", &key.access_key_id, secret)?
-        .round_trip(&endpoint(0)?, &endpoint(1)?, &objects)
-        .await?;
-    Ok(())
+    let secret = key.secret_access_key.context("no secret")?;
+    Ok((key.access_key_id, secret))
 }
 
 /// Waits until the completed drain record is released: `StorageDrainReady=True` and no
