@@ -23,7 +23,7 @@ pub fn storage_pdb(
         .storage
         .as_ref()
         .and_then(|st| st.pod_disruption_budget.as_ref());
-    if cfg.and_then(|p| p.enabled) == Some(false) || s.replicas == 0 {
+    if cfg.and_then(|p| p.enabled) == Some(false) || s.replicas == 0 && s.pools.is_empty() {
         return Ok(None);
     }
     let (min_available, max_unavailable) = match (
@@ -33,7 +33,8 @@ pub fn storage_pdb(
         (Some(min), _) => (Some(min), None),
         (None, Some(max)) => (None, Some(max)),
         // One voluntary disruption at a time keeps a quorum of every partition up.
-        (None, None) if s.replicas <= 1 => (None, Some(IntOrString::Int(1))),
+        // Pool members count beside the default group, whose size alone says nothing then.
+        (None, None) if s.replicas <= 1 || !s.pools.is_empty() => (None, Some(IntOrString::Int(1))),
         (None, None) => (
             Some(IntOrString::Int(
                 i32::try_from(s.replicas - 1).unwrap_or(i32::MAX),

@@ -1,1 +1,373 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use serde_json::json;
+use shared_types::garage_cluster::v1beta2::NodeLocalPoolSpec;
+use shared_types::keys::scheduling_gate::SCHEDULING_GATE_NODE_LOCAL_POOL_ACTIVATION;
+
 use super::*;
+use crate::desired::config;
+use crate::desired::secrets::{admin_token_source, rpc_secret_source};
+use crate::desired::test_support::cluster;
+
+const ID_A: &str = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+const ID_B: &str = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+const DS_UID: &str = "ds-uid";
+
+fn pool(name: &str, value: &str) -> NodeLocalPoolSpec {
+    serde_json::from_value(json!({
+        "name": name, "capacity": "1Gi",
+        "metadata": {"hostPath": format!("/m/{name}")}, "data": {"hostPath": format!("/d/{name}")},
+        "selector": {"matchLabels": {"pool": value}},
+    }))
+    .unwrap()
+}
+
+/// Everything the decision reads, editable per test.
+struct World {
+    c: GarageCluster,
+    nodes: Vec<Node>,
+    daemonsets: Vec<DaemonSet>,
+    pods: Vec<Pod>,
+    members: Vec<GarageNode>,
+    in_layout: BTreeMap<String, bool>,
+    topology_ready: bool,
+}
+
+impl World {
+    /// Pool `local` selecting `pool=local`; Nodes with the given `pool` label values.
+    fn new(nodes: &[(&str, Option<&str>)]) -> Self {
+        let mut c = cluster(0);
+        c.spec.storage.as_mut().unwrap().node_local_pools = Some(vec![pool("local", "local")]);
+        let nodes = nodes
+            .iter()
+            .map(|(n, v)| {
+                let labels = v.map_or(json!({}), |v| json!({"pool": v}));
+                serde_json::from_value(json!({"metadata": {"name": n, "labels": labels}})).unwrap()
+            })
+            .collect();
+        Self {
+            c,
+            nodes,
+            daemonsets: vec![],
+            pods: vec![],
+            members: vec![],
+            in_layout: BTreeMap::new(),
+            topology_ready: false,
+        }
+    }
+
+    fn s(&self) -> Settings {
+        Settings::from_cluster(&self.c).unwrap()
+    }
+
+    fn plan(&self) -> PoolPlan {
+        let s = self.s();
+        let rev = config::revision(&self.c, &s).unwrap();
+        decide(&PoolFacts {
+            cluster: &self.c,
+            settings: &s,
+            config: &rev,
+            rpc_secret: &rpc_secret_source(&self.c, &s),
+            admin_token: &admin_token_source(&self.c, &s),
+            nodes: &self.nodes,
+            daemonsets: &self.daemonsets,
+            pods: &self.pods,
+            members: &self.members,
+            in_layout: &self.in_layout,
+            topology_ready: self.topology_ready,
+        })
+        .unwrap()
+    }
+
+    fn node_mut(&mut self, name: &str) -> &mut Node {
+        self.nodes
+            .iter_mut()
+            .find(|n| n.name_any() == name)
+            .unwrap()
+    }
+
+    /// Marks `node` active for `pool`.
+    fn activate(&mut self, node: &str, pool: &str) {
+        let key = desired_pool::activation_key(&self.s(), pool);
+        self.node_mut(node)
+            .metadata
+            .labels
+            .get_or_insert_default()
+            .insert(key, ACTIVE.into());
+    }
+
+    /// The pool's DaemonSet exists with [`DS_UID`].
+    fn with_daemonset(&mut self) {
+        let mut ds: DaemonSet = serde_json::from_value(json!({"metadata": {
+            "name": "garage-storage-local", "uid": DS_UID,
+            "labels": {label::LABEL_NODE_LOCAL_POOL: "local"},
+        }}))
+        .unwrap();
+        ds.metadata.generation = Some(1);
+        self.daemonsets.push(ds);
+    }
+
+    /// A pool pod of DaemonSet `ds` pinned to `node`, gated or bound there.
+    fn pod(&mut self, name: &str, ds: &str, node: &str, gated: bool) {
+        let mut v = json!({
+            "metadata": {"name": name, "uid": format!("uid-{name}"), "resourceVersion": "1",
+                "labels": {label::LABEL_NODE_LOCAL_POOL: "local", label::LABEL_CLUSTER: "garage"},
+                "ownerReferences": [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "ds", "uid": ds, "controller": true}]},
+            "spec": {
+                "containers": [{"name": "garage", "image": "x"}],
+                "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}]
+                }}},
+            },
+        });
+        if gated {
+            v["spec"]["schedulingGates"] =
+                json!([{"name": SCHEDULING_GATE_NODE_LOCAL_POOL_ACTIVATION}]);
+        } else {
+            v["spec"]["nodeName"] = json!(node);
+        }
+        self.pods.push(serde_json::from_value(v).unwrap());
+    }
+
+    /// A member of `local` on `node` reporting `id`, placed in the layout or not.
+    fn member(&mut self, node: &str, id: Option<&str>, placed: bool) {
+        let s = self.s();
+        let p = pool("local", "local");
+        let mut gn = desired_pool::member_node(&self.c, &s, &p, node, None).unwrap();
+        gn.status = Some(shared_types::garage_node::GarageNodeStatus {
+            node_id: id.map(str::to_owned),
+            ..Default::default()
+        });
+        self.in_layout.insert(gn.name_any(), placed);
+        self.members.push(gn);
+    }
+}
+
+fn reason_of(plan: &PoolPlan) -> (bool, &'static str) {
+    let c = plan.condition.as_ref().unwrap();
+    (c.status, c.reason)
+}
+
+#[test]
+fn a_new_pool_gets_its_daemonset_and_activations_behind_the_probe() {
+    let w = World::new(&[("n1", Some("local")), ("n2", Some("local")), ("n3", None)]);
+    let plan = w.plan();
+    assert_eq!(plan.daemonsets.len(), 1);
+    assert!(plan.needs_probe);
+    let key = desired_pool::activation_key(&w.s(), "local");
+    assert_eq!(
+        plan.activate,
+        vec![("n1".to_owned(), key.clone()), ("n2".to_owned(), key)]
+    );
+    assert!(plan.release.is_empty() && plan.create_members.is_empty());
+    assert_eq!(plan.pending, 2);
+    assert_eq!(
+        reason_of(&plan),
+        (false, reason::REASON_WAITING_FOR_MEMBERS)
+    );
+}
+
+#[test]
+fn a_gated_pod_of_the_current_daemonset_on_an_active_node_is_released() {
+    let mut w = World::new(&[("n1", Some("local"))]);
+    w.with_daemonset();
+    w.activate("n1", "local");
+    w.pod("p1", DS_UID, "n1", true);
+    let plan = w.plan();
+    assert_eq!(
+        plan.release,
+        vec![Release {
+            pod: "p1".into(),
+            node: "n1".into(),
+            member: "garage-node-local-local-n1".into()
+        }]
+    );
+    assert!(plan.activate.is_empty());
+}
+
+#[test]
+fn a_pod_of_a_retired_daemonset_stays_gated_and_fences_the_recreation() {
+    let mut w = World::new(&[("n1", Some("local"))]);
+    w.activate("n1", "local");
+    // The DaemonSet was deleted out of band; its pod still exists.
+    w.pod("old", "gone-uid", "n1", false);
+    let plan = w.plan();
+    assert!(
+        plan.daemonsets.is_empty(),
+        "no DaemonSet while an old pod lives"
+    );
+    assert!(plan.release.is_empty());
+    assert_eq!(
+        reason_of(&plan),
+        (
+            false,
+            reason::REASON_WAITING_FOR_PREVIOUS_NODE_LOCAL_POOL_POD
+        )
+    );
+    // A current DaemonSet's gated pod beside a live older pod on the same Node stays gated.
+    w.with_daemonset();
+    w.pod("new", DS_UID, "n1", true);
+    assert!(w.plan().release.is_empty());
+}
+
+#[test]
+fn a_scheduled_pod_becomes_a_member_bound_to_the_nodes_identity_record() {
+    let mut w = World::new(&[("n1", Some("local"))]);
+    w.with_daemonset();
+    w.activate("n1", "local");
+    w.pod("p1", DS_UID, "n1", false);
+    let record = desired_pool::node_id_key(&w.s(), "local");
+    w.node_mut("n1")
+        .metadata
+        .annotations
+        .get_or_insert_default()
+        .insert(record, ID_A.into());
+    let plan = w.plan();
+    assert_eq!(plan.create_members.len(), 1);
+    let gn = &plan.create_members[0];
+    assert_eq!(gn.name_any(), "garage-node-local-local-n1");
+    assert_eq!(
+        gn.annotations()
+            .get(shared_types::keys::annotation::ANNOTATION_NODE_LOCAL_POOL_RECOVERY_NODE_ID)
+            .map(String::as_str),
+        Some(ID_A)
+    );
+}
+
+#[test]
+fn a_placed_member_has_its_identity_recorded_on_its_node() {
+    let mut w = World::new(&[("n1", Some("local"))]);
+    w.with_daemonset();
+    w.activate("n1", "local");
+    w.pod("p1", DS_UID, "n1", false);
+    w.member("n1", Some(ID_A), false);
+    assert!(
+        w.plan().record_ids.is_empty(),
+        "not before the role is committed"
+    );
+    w.in_layout
+        .insert("garage-node-local-local-n1".into(), true);
+    let plan = w.plan();
+    assert_eq!(
+        plan.record_ids,
+        vec![(
+            "n1".to_owned(),
+            desired_pool::node_id_key(&w.s(), "local"),
+            ID_A.to_owned()
+        )]
+    );
+    assert_eq!(reason_of(&plan), (true, reason::REASON_CONVERGED));
+}
+
+#[test]
+fn a_selector_that_matches_nothing_keeps_every_member() {
+    let mut w = World::new(&[("n1", Some("typo")), ("n2", Some("typo"))]);
+    w.with_daemonset();
+    w.member("n1", Some(ID_A), true);
+    w.member("n2", Some(ID_B), true);
+    w.topology_ready = true;
+    let plan = w.plan();
+    assert!(plan.retire.is_empty());
+    assert!(plan.deactivate.is_empty());
+    assert_eq!(
+        reason_of(&plan),
+        (false, reason::REASON_WAITING_FOR_MEMBERS)
+    );
+}
+
+#[test]
+fn a_deselected_member_retires_only_after_its_replacement_is_in_the_layout() {
+    let mut w = World::new(&[("n1", None), ("n2", Some("local"))]);
+    w.with_daemonset();
+    w.activate("n1", "local");
+    w.activate("n2", "local");
+    w.member("n1", Some(ID_A), true);
+    w.pod("p2", DS_UID, "n2", false);
+    w.member("n2", Some(ID_B), false);
+    let plan = w.plan();
+    assert_eq!(plan.retire, vec!["garage-node-local-local-n1".to_owned()]);
+    assert!(!plan.retire_now, "the replacement is not in the layout yet");
+    assert!(
+        plan.deactivate.is_empty(),
+        "a member's own finalizer takes its label"
+    );
+    assert_eq!(
+        reason_of(&plan),
+        (false, reason::REASON_WAITING_FOR_REPLACEMENT)
+    );
+    w.in_layout
+        .insert("garage-node-local-local-n2".into(), true);
+    w.topology_ready = true;
+    let plan = w.plan();
+    assert!(plan.retire_now);
+    assert_eq!(reason_of(&plan), (false, reason::REASON_DRAINING));
+}
+
+#[test]
+fn a_node_moved_straight_to_another_pool_is_blocked() {
+    let mut w = World::new(&[("n1", Some("b"))]);
+    w.c.spec.storage.as_mut().unwrap().node_local_pools =
+        Some(vec![pool("a", "a"), pool("b", "b")]);
+    w.activate("n1", "a");
+    let plan = w.plan();
+    let key_b = desired_pool::activation_key(&w.s(), "b");
+    assert!(!plan.activate.iter().any(|(_, k)| *k == key_b));
+    assert_eq!(
+        reason_of(&plan),
+        (false, reason::REASON_DIRECT_NODE_LOCAL_POOL_MOVE_BLOCKED)
+    );
+}
+
+#[test]
+fn two_members_with_one_identity_stop_membership_changes() {
+    let mut w = World::new(&[
+        ("n1", Some("local")),
+        ("n2", Some("local")),
+        ("n3", Some("local")),
+    ]);
+    w.with_daemonset();
+    w.member("n1", Some(ID_A), true);
+    w.member("n2", Some(ID_A), true);
+    let plan = w.plan();
+    assert!(plan.activate.is_empty(), "n3 is not activated");
+    assert!(!plan.retire_now);
+    let c = plan.condition.unwrap();
+    assert_eq!(c.reason, reason::REASON_IDENTITY_COLLISION);
+    assert!(
+        c.message
+            .contains("garage-node-local-local-n1, garage-node-local-local-n2")
+    );
+}
+
+#[test]
+fn a_removed_pool_retires_its_members_then_its_daemonset_and_labels_go() {
+    let mut w = World::new(&[("n1", Some("local"))]);
+    w.with_daemonset();
+    w.activate("n1", "local");
+    w.member("n1", Some(ID_A), true);
+    w.c.spec.storage.as_mut().unwrap().node_local_pools = Some(vec![]);
+    w.topology_ready = true;
+    let plan = w.plan();
+    assert_eq!(plan.retire, vec!["garage-node-local-local-n1".to_owned()]);
+    assert!(
+        plan.delete_daemonsets.is_empty(),
+        "not while a member remains"
+    );
+    w.members.clear();
+    let plan = w.plan();
+    assert_eq!(
+        plan.delete_daemonsets,
+        vec!["garage-storage-local".to_owned()]
+    );
+    assert_eq!(plan.deactivate.len(), 1, "the orphan activation label goes");
+}
+
+#[test]
+fn messages_list_five_sorted_examples_and_a_count() {
+    let items: Vec<String> = (0..8).rev().map(|i| format!("n{i}")).collect();
+    assert_eq!(
+        examples(&items),
+        "n0, n1, n2, n3, n4 (and 3 more, 8 in all)"
+    );
+    assert!(cap("x".repeat(5000)).len() <= MAX_MESSAGE);
+}
