@@ -24,7 +24,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::apps::v1::{DaemonSet, StatefulSet};
 use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret, Service};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use kube::core::PartialObjectMeta;
@@ -173,6 +173,7 @@ async fn run_scope(
     .owns(scoped::<ConfigMap>(&client, ns), managed.clone())
     .owns(scoped::<Secret>(&client, ns), managed.clone())
     .owns(scoped::<PodDisruptionBudget>(&client, ns), managed.clone())
+    .owns(scoped::<DaemonSet>(&client, ns), managed.clone())
     .watches(scoped::<Pod>(&client, ns), managed.clone(), |pod: Pod| {
         let ns = pod.namespace();
         pod.labels()

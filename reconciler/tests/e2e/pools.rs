@@ -27,7 +27,9 @@ use kube::{Api, ResourceExt};
 use localcluster::wait_until as wait;
 use serde_json::json;
 use shared_types::conditions::cluster::CONDITION_NODE_LOCAL_POOLS_READY;
-use shared_types::conditions::reason::REASON_WAITING_FOR_MEMBERS;
+use shared_types::conditions::reason::{
+    REASON_WAITING_FOR_MEMBERS, REASON_WAITING_FOR_PREVIOUS_NODE_LOCAL_POOL_POD,
+};
 use shared_types::garage_cluster::v1beta2::GarageCluster;
 use shared_types::garage_node::{GarageNode, NodeBacking};
 use shared_types::keys::annotation::ANNOTATION_DRAIN;
@@ -141,6 +143,8 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
         t.elapsed().as_secs_f64()
     );
 
+    cold_restart(w).await?;
+
     // h. Destroy: the user's token Secret stays, nothing of the operator's on any Node.
     let kept = format!("Secret/{ADMIN_SECRET}");
     crate::teardown::destroy(w, &[kept.as_str()]).await?;
@@ -246,7 +250,12 @@ async fn selector_typo(w: &World<'_>) -> anyhow::Result<()> {
 async fn replace(w: &World<'_>, nodes: &Api<Node>) -> anyhow::Result<()> {
     let (clusters, gns, pods) = (w.clusters.clone(), w.gns.clone(), w.pods.clone());
     let t = Instant::now();
+    // n4's data disk is "not mounted": its marker is missing, so its pod must not start.
+    let marker = w.sim.host_path("n4", DATA_DIR).join(MARKER);
+    std::fs::remove_file(&marker).context("removing n4's data marker")?;
     label_node(nodes, "n4", Some(POOL)).await?;
+    unmounted_disk_stops_the_pod(w).await?;
+    std::fs::File::create(&marker).context("restoring n4's data marker")?;
     let joining = member("n4");
     wait(
         &format!("{joining} with a node ID"),
@@ -334,6 +343,117 @@ async fn replace(w: &World<'_>, nodes: &Api<Node>) -> anyhow::Result<()> {
         "n1's metadata HostPath lost node_key: HostPath data is never deleted"
     );
     read_back_via(w, "n2").await
+}
+
+/// With n4's data marker missing, its pool pod is scheduled but never starts: no Garage
+/// process, nothing written to the unmounted path, no role in the layout.
+async fn unmounted_disk_stops_the_pod(w: &World<'_>) -> anyhow::Result<()> {
+    let t = Instant::now();
+    wait(
+        "a pool pod scheduled on n4",
+        Duration::from_secs(180),
+        || async { Ok(pool_pod(&w.pods, "n4").await?.is_some()) },
+    )
+    .await?;
+    // Long enough for a started process to have written its node_key many times over.
+    tokio::time::sleep(Duration::from_secs(20)).await;
+    let pod = pool_pod(&w.pods, "n4")
+        .await?
+        .context("n4's pool pod went")?;
+    ensure!(
+        phase(&pod) != Some("Running"),
+        "n4's pool pod runs without its data disk's marker"
+    );
+    ensure!(
+        !node_key_kept(w, "n4"),
+        "Garage wrote node_key on n4 although its data disk is not mounted"
+    );
+    let id = w
+        .gns
+        .get_opt(&member("n4"))
+        .await?
+        .and_then(|n| n.status?.node_id);
+    ensure!(
+        id.is_none(),
+        "n4's member has a node ID ({id:?}) without a running pod"
+    );
+    let admin = admin_client_at(&w.client, w.sim, &pool_pod_name(&w.pods, "n2").await?).await?;
+    let roles = admin.layout().await?.roles.len();
+    ensure!(
+        roles == 3,
+        "{roles} roles in the layout while n4's disk is missing, expected 3"
+    );
+    println!(
+        "pools: n4 without its data marker: pod scheduled, never started, no node_key, no role ({:.1}s)",
+        t.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// The DaemonSet deleted out of band (its pods orphaned) is not recreated while those pods
+/// live; then every pool pod is killed at once and the pool comes back cold with the same
+/// identities, and every object reads back.
+async fn cold_restart(w: &World<'_>) -> anyhow::Result<()> {
+    let t = Instant::now();
+    let sets: Api<DaemonSet> = Api::namespaced(w.client.clone(), ns());
+    let before = node_ids(&w.gns).await?;
+    let old_uid = sets.get(DAEMONSET).await?.metadata.uid;
+    sets.delete(DAEMONSET, &DeleteParams::orphan()).await?;
+    wait_condition(
+        &w.clusters,
+        CONDITION_NODE_LOCAL_POOLS_READY,
+        "False",
+        Some(REASON_WAITING_FOR_PREVIOUS_NODE_LOCAL_POOL_POD),
+        Duration::from_secs(120),
+    )
+    .await?;
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    ensure!(
+        sets.get_opt(DAEMONSET).await?.is_none(),
+        "{DAEMONSET} was recreated while the old pods still run"
+    );
+    println!(
+        "pools: DaemonSet deleted out of band: not recreated while its pods live ({:.1}s)",
+        t.elapsed().as_secs_f64()
+    );
+    let selector = format!("{LABEL_CLUSTER}={NAME},{LABEL_NODE_LOCAL_POOL}={POOL}");
+    w.pods
+        .delete_collection(
+            &DeleteParams::default(),
+            &ListParams::default().labels(&selector),
+        )
+        .await?;
+    wait(
+        &format!("{DAEMONSET} recreated"),
+        Duration::from_secs(180),
+        || async {
+            Ok(sets
+                .get_opt(DAEMONSET)
+                .await?
+                .is_some_and(|d| d.metadata.uid != old_uid))
+        },
+    )
+    .await?;
+    wait_condition(
+        &w.clusters,
+        CONDITION_NODE_LOCAL_POOLS_READY,
+        "True",
+        None,
+        Duration::from_secs(600),
+    )
+    .await?;
+    wait_ready(&w.clusters, Duration::from_secs(300)).await?;
+    let after = node_ids(&w.gns).await?;
+    ensure!(
+        before == after,
+        "identities changed across the cold restart: {before:?} -> {after:?}"
+    );
+    read_back_via(w, "n3").await?;
+    println!(
+        "pools: every pool pod killed at once: same identities, Ready, every object read back ({:.1}s)",
+        t.elapsed().as_secs_f64()
+    );
+    Ok(())
 }
 
 /// The GarageNode of the pool member on Kubernetes Node `node`.

@@ -68,7 +68,7 @@ pub struct PoolPlan {
     /// Replacements are in the layout: the next retirement may start (one already started
     /// always continues).
     pub retire_now: bool,
-    /// Selected Nodes whose member has not joined yet.
+    /// Selected Nodes that have no member GarageNode yet.
     pub pending: usize,
     /// `NodeLocalPoolsReady`, when the cluster has or had pools.
     pub condition: Option<Desired>,
@@ -137,6 +137,7 @@ pub fn decide(f: &PoolFacts<'_>) -> Result<PoolPlan, DesiredError> {
     let mut waiting_old_pods: Vec<String> = Vec::new();
     let mut empty_pools: Vec<String> = Vec::new();
     let mut joining: Vec<String> = Vec::new();
+    let mut unrepresented = 0usize;
     let mut retiring: Vec<String> = Vec::new();
 
     for pool in &s.pools {
@@ -210,6 +211,7 @@ pub fn decide(f: &PoolFacts<'_>) -> Result<PoolPlan, DesiredError> {
             }
             let Some(ds) = current else {
                 joining.push(host.clone());
+                unrepresented += usize::from(member.is_none());
                 continue;
             };
             let ds_uid = ds.metadata.uid.clone().unwrap_or_default();
@@ -250,8 +252,12 @@ pub fn decide(f: &PoolFacts<'_>) -> Result<PoolPlan, DesiredError> {
                         record.as_deref(),
                     )?);
                     joining.push(host.clone());
+                    unrepresented += 1;
                 }
-                None => joining.push(host.clone()),
+                None => {
+                    joining.push(host.clone());
+                    unrepresented += 1;
+                }
                 Some(m) => {
                     let placed = f.in_layout.get(&m.name_any()) == Some(&true);
                     if !placed {
@@ -318,7 +324,7 @@ pub fn decide(f: &PoolFacts<'_>) -> Result<PoolPlan, DesiredError> {
         }
     }
     retiring.sort();
-    plan.pending = joining.len();
+    plan.pending = unrepresented;
     plan.retire = retiring.clone();
     // Replacements first: retirement starts once every wanted member is in the layout.
     plan.retire_now = !frozen && joining.is_empty() && f.topology_ready;

@@ -60,7 +60,10 @@ pub fn build(i: Inputs<'_>) -> GarageClusterStatus {
             .iter()
             .map(|v| NodeStatus {
                 node_id: v.member.node_id.as_ref().map(ToString::to_string),
-                pod_name: (!v.external).then(|| crate::names::node_pod(&v.member.name)),
+                pod_name: v.pod_name.clone().or_else(|| {
+                    (!v.external && v.pool.is_none())
+                        .then(|| crate::names::node_pod(&v.member.name))
+                }),
                 zone: Some(v.member.role.zone.clone()),
                 capacity: Some(Quantity(v.member.role.capacity.to_string())),
                 connected: i.connected.get(&v.member.name).copied(),

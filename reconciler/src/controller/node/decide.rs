@@ -154,7 +154,11 @@ pub fn decide(o: &Observed, t: &Config) -> Result<Decision, DesiredError> {
     } else {
         d.requeue = Some(t.short_requeue);
     }
-    let pod_name = names::node_pod(&node.name_any());
+    let pod_name = o
+        .pod
+        .as_ref()
+        .map(ResourceExt::name_any)
+        .unwrap_or_else(|| names::node_pod(&node.name_any()));
     let recorded = status
         .node_id
         .as_deref()
