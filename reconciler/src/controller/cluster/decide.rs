@@ -173,6 +173,7 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         members: &o.pool_members,
         in_layout: &pool_in_layout.0,
         topology_ready: pool_in_layout.1,
+        foreign_paths: &o.foreign_paths,
     })?;
     extra_nodes.extend(o.pool_members.iter().filter(|gn| {
         pools.retire.contains(&gn.name_any()) && (pools.retire_now || removal::drain_requested(gn))

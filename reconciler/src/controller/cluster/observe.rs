@@ -36,6 +36,9 @@ pub struct Observed {
     pub daemonsets: Vec<DaemonSet>,
     /// Every Kubernetes Node, read when the cluster has or had node-local pools.
     pub k8s_nodes: Vec<Node>,
+    /// HostPaths that other clusters' pool DaemonSets and pool pods mount, with who mounts
+    /// them (read when this cluster declares pools).
+    pub foreign_paths: Vec<(String, String)>,
     /// Pods of the cluster (by its `cluster` label).
     pub pods: Vec<Pod>,
     /// What Garage reports.
@@ -127,6 +130,11 @@ pub async fn observe(
     } else {
         Vec::new()
     };
+    let foreign_paths = if wants_pools {
+        foreign_host_paths(ctx, &ns, &name, &uid).await?
+    } else {
+        Vec::new()
+    };
     let (garage, admin, token) = match settings {
         Ok(s) => read_garage(&cluster, s, &pods, ctx).await?,
         Err(e) => (GarageView::Unavailable(e.to_string()), None, None),
@@ -146,6 +154,7 @@ pub async fn observe(
         pool_members,
         daemonsets,
         k8s_nodes,
+        foreign_paths,
         pods,
         garage,
         admin,
@@ -155,6 +164,70 @@ pub async fn observe(
         now: Timestamp::now(),
         transaction_id: crate::controller::garage_access::random_hex32()?[..32].to_owned(),
     })
+}
+
+/// `(who, path)` for every HostPath mounted by a pool DaemonSet or pool pod, in any
+/// namespace, that does not belong to the cluster `ns/name` with `uid`.
+async fn foreign_host_paths(
+    ctx: &Context,
+    ns: &str,
+    name: &str,
+    uid: &str,
+) -> Result<Vec<(String, String)>, Error> {
+    let pools = ListParams::default().labels(&format!(
+        "{}={}",
+        shared_types::keys::label::LABEL_STORAGE_GROUP,
+        shared_types::keys::label::value::STORAGE_GROUP_NODE_LOCAL
+    ));
+    let mut out = Vec::new();
+    let paths = |spec: Option<&k8s_openapi::api::core::v1::PodSpec>| -> Vec<String> {
+        spec.and_then(|s| s.volumes.as_ref())
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v.host_path.as_ref().map(|h| h.path.clone()))
+            .collect()
+    };
+    for ds in Api::<DaemonSet>::all(ctx.client.clone())
+        .list(&pools)
+        .await?
+        .items
+    {
+        if is_controlled_by(&ds, uid) {
+            continue;
+        }
+        let who = format!(
+            "DaemonSet {}/{}",
+            ds.namespace().unwrap_or_default(),
+            ds.name_any()
+        );
+        for p in paths(ds.spec.as_ref().and_then(|s| s.template.spec.as_ref())) {
+            out.push((who.clone(), p));
+        }
+    }
+    for pod in Api::<Pod>::all(ctx.client.clone())
+        .list(&pools)
+        .await?
+        .items
+    {
+        let ours = pod.namespace().as_deref() == Some(ns)
+            && pod
+                .labels()
+                .get(shared_types::keys::label::LABEL_CLUSTER)
+                .map(String::as_str)
+                == Some(name);
+        if ours {
+            continue;
+        }
+        let who = format!(
+            "pod {}/{}",
+            pod.namespace().unwrap_or_default(),
+            pod.name_any()
+        );
+        for p in paths(pod.spec.as_ref()) {
+            out.push((who.clone(), p));
+        }
+    }
+    Ok(out)
 }
 
 /// True when `node` names the cluster `name` in namespace `ns` as its parent.

@@ -15,7 +15,7 @@ use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::ResourceExt;
 use shared_types::conditions::{cluster as cc, reason};
-use shared_types::garage_cluster::v1beta2::GarageCluster;
+use shared_types::garage_cluster::v1beta2::{GarageCluster, NodeLocalPoolSpec};
 use shared_types::garage_node::GarageNode;
 use shared_types::keys::label;
 
@@ -100,6 +100,8 @@ pub struct PoolFacts<'a> {
     pub in_layout: &'a BTreeMap<String, bool>,
     /// Every desired member is in the layout and the layout is converged.
     pub topology_ready: bool,
+    /// `(who, path)` HostPaths other clusters' pools mount.
+    pub foreign_paths: &'a [(String, String)],
 }
 
 /// The pools' plan.
@@ -140,8 +142,34 @@ pub fn decide(f: &PoolFacts<'_>) -> Result<PoolPlan, DesiredError> {
     let mut unrepresented = 0usize;
     let mut retiring: Vec<String> = Vec::new();
 
+    let mut path_conflicts: Vec<String> = Vec::new();
     for pool in &s.pools {
         let name = pool.name.as_str();
+        // A disk two Garage processes could mount: nothing is created or started for it.
+        let clash = host_paths(pool).into_iter().find_map(|mine| {
+            let other_pool = s
+                .pools
+                .iter()
+                .filter(|p| p.name != pool.name)
+                .find_map(|p| {
+                    host_paths(p)
+                        .into_iter()
+                        .find(|theirs| overlap(&mine, theirs))
+                        .map(|theirs| format!("pool {}'s {theirs}", p.name))
+                });
+            other_pool
+                .or_else(|| {
+                    f.foreign_paths
+                        .iter()
+                        .find(|(_, theirs)| overlap(&mine, theirs))
+                        .map(|(who, theirs)| format!("{theirs} of {who}"))
+                })
+                .map(|with| format!("pool {name}: {mine} overlaps {with}"))
+        });
+        if let Some(clash) = clash {
+            path_conflicts.push(clash);
+            continue;
+        }
         let key = desired_pool::activation_key(s, name);
         let selected = wanted.members.get(name).cloned().unwrap_or_default();
         let ds_name = desired_pool::daemonset_name(&s.name, name);
@@ -205,7 +233,10 @@ pub fn decide(f: &PoolFacts<'_>) -> Result<PoolPlan, DesiredError> {
             if frozen {
                 continue;
             }
-            if node.labels().get(&key).map(String::as_str) != Some(ACTIVE) {
+            // A draining member keeps what it has; one acknowledged lost must not come back.
+            let draining =
+                member.is_some_and(|m| crate::controller::cluster::removal::drain_requested(m));
+            if node.labels().get(&key).map(String::as_str) != Some(ACTIVE) && !draining {
                 plan.activate.push((host.clone(), key.clone()));
                 plan.needs_probe = true;
             }
@@ -329,7 +360,16 @@ pub fn decide(f: &PoolFacts<'_>) -> Result<PoolPlan, DesiredError> {
     // Replacements first: retirement starts once every wanted member is in the layout.
     plan.retire_now = !frozen && joining.is_empty() && f.topology_ready;
 
-    let (status, why, message) = if !collisions.is_empty() {
+    let (status, why, message) = if !path_conflicts.is_empty() {
+        (
+            false,
+            reason::REASON_HOST_PATH_CONFLICT,
+            format!(
+                "{}. Two Garage processes must never share a HostPath; nothing is created or started for such a pool until the paths are disjoint",
+                examples(&path_conflicts)
+            ),
+        )
+    } else if !collisions.is_empty() {
         (
             false,
             reason::REASON_IDENTITY_COLLISION,
@@ -419,6 +459,27 @@ pub fn decide(f: &PoolFacts<'_>) -> Result<PoolPlan, DesiredError> {
         message: cap(message),
     });
     Ok(plan)
+}
+
+/// The HostPaths a pool mounts.
+fn host_paths(pool: &NodeLocalPoolSpec) -> Vec<String> {
+    std::iter::once(&pool.metadata)
+        .chain(pool.data.as_ref())
+        .map(|v| v.host_path.clone())
+        .collect()
+}
+
+/// True when one path is the other or lies inside it (compared by path components).
+fn overlap(a: &str, b: &str) -> bool {
+    let parts = |p: &str| -> Vec<String> {
+        p.split('/')
+            .filter(|c| !c.is_empty() && *c != ".")
+            .map(str::to_owned)
+            .collect()
+    };
+    let (a, b) = (parts(a), parts(b));
+    let n = a.len().min(b.len());
+    a[..n] == b[..n]
 }
 
 /// The pool of a generated member.

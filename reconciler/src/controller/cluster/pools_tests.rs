@@ -31,6 +31,7 @@ struct World {
     members: Vec<GarageNode>,
     in_layout: BTreeMap<String, bool>,
     topology_ready: bool,
+    foreign_paths: Vec<(String, String)>,
 }
 
 impl World {
@@ -53,6 +54,7 @@ impl World {
             members: vec![],
             in_layout: BTreeMap::new(),
             topology_ready: false,
+            foreign_paths: vec![],
         }
     }
 
@@ -75,6 +77,7 @@ impl World {
             members: &self.members,
             in_layout: &self.in_layout,
             topology_ready: self.topology_ready,
+            foreign_paths: &self.foreign_paths,
         })
         .unwrap()
     }
@@ -370,4 +373,23 @@ fn messages_list_five_sorted_examples_and_a_count() {
         "n0, n1, n2, n3, n4 (and 3 more, 8 in all)"
     );
     assert!(cap("x".repeat(5000)).len() <= MAX_MESSAGE);
+}
+
+#[test]
+fn a_host_path_another_clusters_pool_mounts_stops_the_pool() {
+    let mut w = World::new(&[("n1", Some("local"))]);
+    w.foreign_paths = vec![("DaemonSet other/garage-storage-x".into(), "/d".into())];
+    let plan = w.plan();
+    assert!(plan.daemonsets.is_empty() && plan.activate.is_empty());
+    let c = plan.condition.unwrap();
+    assert_eq!(c.reason, reason::REASON_HOST_PATH_CONFLICT);
+    assert!(
+        c.message
+            .contains("/d/local overlaps /d of DaemonSet other/garage-storage-x"),
+        "{}",
+        c.message
+    );
+    // A sibling path with a common prefix only is not an overlap.
+    assert!(!overlap("/data/a", "/data/ab"));
+    assert!(overlap("/data/a/", "/data/a/b"));
 }

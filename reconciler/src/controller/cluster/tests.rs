@@ -63,6 +63,7 @@ fn observed(
         pool_members: vec![],
         daemonsets: vec![],
         k8s_nodes: vec![],
+        foreign_paths: vec![],
         pods,
         garage,
         admin: None,

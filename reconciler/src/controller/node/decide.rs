@@ -177,7 +177,17 @@ pub fn decide(o: &Observed, t: &Config) -> Result<Decision, DesiredError> {
         .map(str::to_ascii_lowercase)
         .and_then(|v| v.parse::<NodeId>().ok());
     if fenced {
-        // Acknowledged lost and recorded: nothing may run this identity again.
+        // Acknowledged lost and recorded: nothing may run this identity again. A pool
+        // member's Node loses the activation that would let the pool run it there.
+        if let nodes::NodeShape::Pool { pool, node: host } = &shape {
+            let key = crate::desired::pool::activation_key(s, pool);
+            if o.host
+                .as_ref()
+                .is_some_and(|n| n.labels().contains_key(&key))
+            {
+                d.unbind = Some((host.clone(), vec![key]));
+            }
+        }
         status.observed_pod_uid = None;
         status.phase = Some(ClusterPhase::Deleting);
         d.conditions.push(Desired {

@@ -93,8 +93,14 @@ pub async fn observe(node: Arc<GarageNode>, ctx: &Context) -> Result<Observed, E
         candidates.sort_by_key(|p| p.metadata.deletion_timestamp.is_some());
         observed.pod = candidates.into_iter().next();
         observed.config_published = true;
-        if node.metadata.deletion_timestamp.is_some() {
+        // Its Node matters when the member leaves or is acknowledged lost (fenced).
+        let acknowledged = node
+            .annotations()
+            .contains_key(shared_types::keys::annotation::ANNOTATION_ACKNOWLEDGE_LOST_SOURCE);
+        if node.metadata.deletion_timestamp.is_some() || acknowledged {
             observed.host = Api::<Node>::all(ctx.client.clone()).get_opt(&host).await?;
+        }
+        if node.metadata.deletion_timestamp.is_some() {
             return Ok(observed);
         }
         return discover_identity(observed, &pods, ctx).await;
