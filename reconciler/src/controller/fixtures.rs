@@ -98,7 +98,11 @@ pub fn pod(node: &str, ip: u8, owner_uid: &str) -> Pod {
             name: Some(names::node_pod(node)),
             namespace: Some("ns".into()),
             uid: Some(format!("pod-{node}")),
-            labels: Some(labels::storage_pod_labels("garage", node)),
+            labels: Some({
+                let mut l = labels::storage_pod_labels("garage", node);
+                l.insert("controller-revision-hash".into(), "rev-1".into());
+                l
+            }),
             owner_references: Some(vec![OwnerReference {
                 api_version: "apps/v1".into(),
                 kind: "StatefulSet".into(),

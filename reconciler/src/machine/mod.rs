@@ -2,4 +2,5 @@
 //! controllers carry each step out.
 
 pub mod drain;
+pub mod rollout;
 pub mod teardown;

@@ -1,9 +1,9 @@
 //! Carries a GarageCluster [`Decision`] out: owned objects, generated GarageNodes, peer
 //! reconnects, the one layout apply, Events and status. Every write is counted.
 
-use k8s_openapi::api::core::v1::{ConfigMap, Secret, Service};
+use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret, Service};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
-use kube::api::{DeleteParams, Patch, PatchParams};
+use kube::api::{DeleteParams, Patch, PatchParams, Preconditions};
 use kube::{Api, Client, ResourceExt};
 use serde_json::json;
 use shared_types::conditions::reason;
@@ -24,6 +24,7 @@ use crate::desired::{Settings, secrets};
 use crate::garage::{AdminClient, NodeTarget, RepairType, RoleChange};
 use crate::layout;
 use crate::machine::drain::Step;
+use crate::machine::rollout::Step as RolloutStep;
 
 /// Writes what `d` asks for. Returns false when the cluster turned out to be stale (deleted
 /// or replaced) and nothing was created for it.
@@ -144,6 +145,9 @@ pub async fn act(
     if let Some(step) = d.drain.take() {
         drain_step(o, step, &mut d.notes, ctx).await?;
     }
+    if let Some(step) = d.rollout.take() {
+        rollout_step(o, step, &mut d.notes, ctx).await?;
+    }
     for name in &d.delete_nodes {
         m.wrote();
         match gn_api.delete(name, &DeleteParams::background()).await {
@@ -211,8 +215,9 @@ pub async fn publish(
     wanted: &[Desired],
 ) -> Result<(), Error> {
     let current = cluster.status.clone().unwrap_or_default();
-    // The drain record is written only by `write_record`, with a precondition.
+    // Transaction records are written only by `write_transaction`, with a precondition.
     status.storage_drain = current.storage_drain.clone();
+    status.storage_rollout = current.storage_rollout.clone();
     status.observed_generation = cluster.metadata.generation;
     status.conditions = Some(conditions::merge(
         current.conditions.as_deref(),
@@ -228,6 +233,7 @@ pub async fn publish(
     let mut value = serde_json::to_value(&status).unwrap_or_default();
     if let Some(map) = value.as_object_mut() {
         map.remove("storageDrain");
+        map.remove("storageRollout");
     }
     // Fields that disappeared must be cleared explicitly in a merge patch.
     if status.conditions.as_ref().is_some_and(Vec::is_empty) {
@@ -412,6 +418,18 @@ pub(super) async fn write_record(
     record: Option<&StorageDrainStatus>,
     ctx: &Context,
 ) -> Result<(), Error> {
+    let value = record.map(|r| serde_json::to_value(r).unwrap_or_default());
+    write_transaction(cluster, "storageDrain", value, ctx).await
+}
+
+/// Replaces (or removes) the transaction record `status.<field>`, only if the cluster is
+/// still at the resourceVersion the decision was made from.
+pub(super) async fn write_transaction(
+    cluster: &GarageCluster,
+    field: &str,
+    record: Option<serde_json::Value>,
+    ctx: &Context,
+) -> Result<(), Error> {
     let api: Api<GarageCluster> =
         Api::namespaced(ctx.client.clone(), &cluster.namespace().unwrap_or_default());
     let mut ops = vec![json!({
@@ -420,12 +438,13 @@ pub(super) async fn write_record(
     if cluster.status.is_none() {
         ops.push(json!({"op": "add", "path": "/status", "value": {}}));
     }
+    let path = format!("/status/{field}");
     match record {
-        Some(r) => ops.push(json!({"op": "add", "path": "/status/storageDrain", "value": r})),
-        None => ops.push(json!({"op": "remove", "path": "/status/storageDrain"})),
+        Some(r) => ops.push(json!({"op": "add", "path": path, "value": r})),
+        None => ops.push(json!({"op": "remove", "path": path})),
     }
     let patch: json_patch::Patch = serde_json::from_value(serde_json::Value::Array(ops))
-        .map_err(|e| Error::Unsafe(format!("building the drain record patch: {e}")))?;
+        .map_err(|e| Error::Unsafe(format!("building the {field} record patch: {e}")))?;
     ctx.metrics.wrote();
     match api
         .patch_status(
@@ -451,4 +470,83 @@ pub(super) async fn write_record(
         }
         Err(e) => Err(e.into()),
     }
+}
+
+/// Carries out one step of the storage rollout; the record is written before the pod it
+/// names is deleted, and the delete names that exact pod UID.
+async fn rollout_step(
+    o: &Observed,
+    step: RolloutStep,
+    notes: &mut Vec<Note>,
+    ctx: &Context,
+) -> Result<(), Error> {
+    let m = &ctx.metrics;
+    let record = o
+        .cluster
+        .status
+        .as_ref()
+        .and_then(|s| s.storage_rollout.as_ref());
+    match step {
+        RolloutStep::Record(r) => {
+            let value = serde_json::to_value(&*r)
+                .map_err(|e| Error::Unsafe(format!("serialising the rollout record: {e}")))?;
+            write_transaction(&o.cluster, "storageRollout", Some(value), ctx).await?;
+            m.step("rollout", "record");
+            notes.push(Note::normal(
+                reason::REASON_STORAGE_ROLLING_OUT,
+                "RecordRollout",
+                format!(
+                    "pod of {} recorded for replacement before it is deleted",
+                    r.garage_node_name.clone().unwrap_or_default()
+                ),
+            ));
+        }
+        RolloutStep::DeletePod { name, uid } => {
+            let pods: Api<Pod> = Api::namespaced(
+                ctx.client.clone(),
+                &o.cluster.namespace().unwrap_or_default(),
+            );
+            let dp = DeleteParams {
+                preconditions: Some(Preconditions {
+                    uid: Some(uid.clone()),
+                    resource_version: None,
+                }),
+                ..DeleteParams::background()
+            };
+            m.wrote();
+            match pods.delete(&name, &dp).await {
+                Ok(_) => {}
+                // Gone already, or another incarnation now: the next pass sees which.
+                Err(kube::Error::Api(e)) if e.code == 404 || e.code == 409 => {}
+                Err(e) => return Err(e.into()),
+            }
+            m.step("rollout", "delete_pod");
+            notes.push(Note::normal(
+                reason::REASON_STORAGE_ROLLING_OUT,
+                "ReplacePod",
+                format!(
+                    "pod {name} of {} deleted; its workload starts the replacement on the current revision",
+                    record
+                        .and_then(|r| r.garage_node_name.clone())
+                        .unwrap_or_default()
+                ),
+            ));
+        }
+        RolloutStep::Clear => {
+            write_transaction(&o.cluster, "storageRollout", None, ctx).await?;
+            m.step("rollout", "clear");
+            notes.push(Note::normal(
+                reason::REASON_STORAGE_ROLLING_OUT,
+                "ProveReplacement",
+                format!(
+                    "the replacement of {} is Ready, runs the same Garage identity in its role, and the cluster is healthy",
+                    record
+                        .and_then(|r| r.garage_node_name.clone())
+                        .unwrap_or_default()
+                ),
+            ));
+        }
+        RolloutStep::Converged | RolloutStep::Wait { .. } => {}
+    }
+    Ok(())
 }

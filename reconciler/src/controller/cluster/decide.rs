@@ -25,6 +25,7 @@ use crate::desired::{DesiredError, Settings, config, nodes, pdb, secrets, servic
 use crate::garage::{HealthStatus, RoleChange};
 use crate::layout::{self, HoldReason, Plan};
 use crate::machine::drain::Step;
+use crate::machine::rollout as machine_rollout;
 
 /// A layout version to stage and apply.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,6 +79,8 @@ pub struct Decision {
     pub eject: Vec<String>,
     /// What the node-local pools ask for.
     pub pools: pools::PoolPlan,
+    /// The storage rollout's step, when it acts this pass.
+    pub rollout: Option<machine_rollout::Step>,
     /// Status to publish (conditions merged by act).
     pub status: GarageClusterStatus,
     /// Conditions this controller owns.
@@ -309,6 +312,19 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
             ),
         });
     }
+    // A pod replacement in flight finishes before a new drain starts.
+    if o.cluster
+        .status
+        .as_ref()
+        .is_some_and(|st| st.storage_rollout.is_some() && st.storage_drain.is_none())
+        && let Some(Step::Record(_)) = removal.step
+    {
+        removal.step = Some(Step::Wait {
+            reason: reason::REASON_WAITING_FOR_STORAGE_ROLLOUT,
+            message: "a pod is being replaced by the storage rollout; the drain starts after it"
+                .into(),
+        });
+    }
     let drain_acts = matches!(
         removal.step,
         Some(Step::Record(_) | Step::RemoveRole { .. } | Step::LaunchRepairs { .. } | Step::Clear)
@@ -323,9 +339,15 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
             ),
         });
     }
+    let rollout_recorded = o
+        .cluster
+        .status
+        .as_ref()
+        .is_some_and(|st| st.storage_rollout.is_some());
     let layout_change = match &plan {
-        // A recorded drain holds every other layout writer (one transaction at a time).
-        _ if drain_recorded || drain_acts => None,
+        // A recorded drain or rollout holds every other layout writer (one transaction at a
+        // time).
+        _ if drain_recorded || drain_acts || rollout_recorded => None,
         Some(Plan::Apply {
             stage,
             intended,
@@ -459,12 +481,21 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
     ];
     conditions.extend(removal.conditions.iter().cloned());
     conditions.extend(pools.condition.clone());
-    conditions.push(removal::rollout_condition(
-        &views,
-        &o.pods,
-        &o.statefulsets,
-        &o.daemonsets,
+    let membership_settled = pools.condition.as_ref().is_none_or(|c| c.status);
+    let rollout_step = super::rollout::step(o, &views, read, membership_settled);
+    conditions.push(machine_rollout::condition(
+        &rollout_step,
+        o.cluster
+            .status
+            .as_ref()
+            .and_then(|st| st.storage_rollout.as_ref()),
     ));
+    let rollout_acts = matches!(
+        rollout_step,
+        machine_rollout::Step::Record(_)
+            | machine_rollout::Step::DeletePod { .. }
+            | machine_rollout::Step::Clear
+    );
 
     let status = status::build(status::Inputs {
         current: o.cluster.status.as_ref(),
@@ -477,15 +508,20 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
     });
 
     let pools_busy = pools.condition.as_ref().is_some_and(|c| !c.status);
-    let converged =
-        ready && extra.is_empty() && create.is_empty() && layout_change.is_none() && !pools_busy;
+    let converged = ready
+        && rollout_step == machine_rollout::Step::Converged
+        && extra.is_empty()
+        && create.is_empty()
+        && layout_change.is_none()
+        && !pools_busy;
     let drain_step = removal.step.clone().filter(|_| drain_acts);
-    let requeue = if layout_change.is_some() || !create.is_empty() || drain_acts {
+    let requeue = if layout_change.is_some() || !create.is_empty() || drain_acts || rollout_acts {
         Duration::from_millis(500)
     } else if drain_recorded
         || !removal.annotate.is_empty()
         || !removal.delete.is_empty()
         || pools_busy
+        || rollout_recorded
     {
         t.short_requeue
     } else if converged || !extra.is_empty() && ready_members >= wanted_members && topology_ready {
@@ -510,6 +546,7 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         delete_nodes: removal.delete,
         eject,
         pools,
+        rollout: Some(rollout_step).filter(|_| rollout_acts),
         status,
         conditions,
         notes,

@@ -12,6 +12,7 @@ pub mod pool_act;
 pub mod pools;
 pub mod recovery;
 pub mod removal;
+pub mod rollout;
 pub mod status;
 pub mod teardown;
 

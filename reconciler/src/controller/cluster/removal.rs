@@ -3,9 +3,6 @@
 //! conditions that report it, and `StorageRolloutReady`, which admission reads before it lets
 //! any storage identity go.
 
-use std::collections::BTreeMap;
-
-use k8s_openapi::api::apps::v1::{DaemonSet, StatefulSet};
 use k8s_openapi::api::core::v1::Pod;
 use kube::ResourceExt;
 use shared_types::conditions::{cluster as cc, reason};
@@ -13,7 +10,6 @@ use shared_types::drain::{self as contract, Phase};
 use shared_types::garage_cluster::common::{StorageDrainStatus, UnverifiedPeersPolicy};
 use shared_types::garage_node::GarageNode;
 use shared_types::keys::annotation::{ANNOTATION_ACKNOWLEDGE_LOST_SOURCE, ANNOTATION_DRAIN};
-use shared_types::keys::label;
 
 use super::members::MemberView;
 use super::observe::{GarageRead, Observed};
@@ -21,7 +17,6 @@ use crate::controller::conditions::Desired;
 use crate::desired::{Settings, nodes};
 use crate::garage::NodeId;
 use crate::machine::drain::{self, Candidate, LostFacts, Step};
-use crate::names;
 
 /// What the cluster does about removals this pass.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -60,7 +55,12 @@ pub fn decide(
         .status
         .as_ref()
         .and_then(|st| st.storage_drain.as_ref());
-    let all_nodes: Vec<&GarageNode> = o.generated.values().chain(o.user_nodes.iter()).collect();
+    let all_nodes: Vec<&GarageNode> = o
+        .generated
+        .values()
+        .chain(o.user_nodes.iter())
+        .chain(o.pool_members.iter())
+        .collect();
 
     // Auto scale-down: one extra slot at a time asks to drain; a proven one is deleted.
     if let Some(highest) = extra.first()
@@ -316,72 +316,5 @@ fn drain_condition(record: Option<&StorageDrainStatus>, step: Option<&Step>) -> 
         status,
         reason: rs,
         message,
-    }
-}
-
-/// `StorageRolloutReady`: every member pod runs its workload's current revision (its
-/// StatefulSet's update revision, or its pool DaemonSet's template generation).
-pub fn rollout_condition(
-    views: &[MemberView],
-    pods: &[Pod],
-    sets: &[StatefulSet],
-    daemonsets: &[DaemonSet],
-) -> Desired {
-    let revisions: BTreeMap<String, Option<String>> = sets
-        .iter()
-        .map(|s| {
-            (
-                s.name_any(),
-                s.status
-                    .as_ref()
-                    .filter(|st| st.observed_generation == s.metadata.generation)
-                    .and_then(|st| st.update_revision.clone()),
-            )
-        })
-        .collect();
-    let mut behind = Vec::new();
-    for v in views.iter().filter(|v| !v.external) {
-        if let Some(pool) = &v.pool {
-            let generation = daemonsets
-                .iter()
-                .find(|d| d.labels().get(label::LABEL_NODE_LOCAL_POOL) == Some(pool))
-                .and_then(|d| d.metadata.generation)
-                .map(|g| g.to_string());
-            let running = v
-                .pod_name
-                .as_ref()
-                .and_then(|n| pods.iter().find(|p| &p.name_any() == n))
-                .and_then(|p| p.labels().get("pod-template-generation").cloned());
-            if generation.is_none() || running != generation {
-                behind.push(v.member.name.clone());
-            }
-            continue;
-        }
-        let pod = pods
-            .iter()
-            .find(|p| p.name_any() == names::node_pod(&v.member.name));
-        let current = revisions.get(&v.member.name).cloned().flatten();
-        let running = pod.and_then(|p| p.labels().get("controller-revision-hash").cloned());
-        if current.is_none() || running != current {
-            behind.push(v.member.name.clone());
-        }
-    }
-    if behind.is_empty() {
-        Desired {
-            type_: cc::CONDITION_STORAGE_ROLLOUT_READY,
-            status: true,
-            reason: reason::REASON_CONVERGED,
-            message: String::new(),
-        }
-    } else {
-        Desired {
-            type_: cc::CONDITION_STORAGE_ROLLOUT_READY,
-            status: false,
-            reason: reason::REASON_STORAGE_ROLLOUT_WAITING,
-            message: format!(
-                "pods of {} do not run their workload's current revision; this version does not replace pods after a template change (delete such a pod to move it to the new revision; its identity and volumes stay)",
-                behind.join(", ")
-            ),
-        }
     }
 }

@@ -56,6 +56,18 @@ fn observed(
     pods: Vec<k8s_openapi::api::core::v1::Pod>,
     garage: GarageView,
 ) -> Observed {
+    // Every member's StatefulSet has observed its template; its revision is the pods'.
+    let statefulsets = generated
+        .values()
+        .chain(user_nodes.iter())
+        .map(|gn| {
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"name": gn.name_any(), "uid": format!("sts-{}", gn.name_any()), "generation": 1},
+                "status": {"replicas": 1, "observedGeneration": 1, "updateRevision": "rev-1"},
+            }))
+            .unwrap()
+        })
+        .collect();
     Observed {
         cluster: Arc::new(c),
         generated,
@@ -68,7 +80,7 @@ fn observed(
         garage,
         admin: None,
         token: None,
-        statefulsets: vec![],
+        statefulsets,
         proof: None,
         now: k8s_openapi::jiff::Timestamp::UNIX_EPOCH,
         transaction_id: "tx".into(),

@@ -1,0 +1,148 @@
+//! The cluster's view of the storage rollout: the identity-bearing members as
+//! [`machine::rollout`](crate::machine::rollout) sees them, read from what the pass observed.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::Pod;
+use kube::ResourceExt;
+use shared_types::garage_node::GarageNode;
+use shared_types::keys::label;
+
+use super::members::MemberView;
+use super::observe::{GarageRead, Observed};
+use crate::controller::garage_access::is_ready;
+use crate::garage::NodeId;
+use crate::machine::drain::fully_healthy;
+use crate::machine::rollout::{self, Member, PodState};
+
+/// Label the StatefulSet controller puts on its pods: the revision they run.
+const STS_REVISION: &str = "controller-revision-hash";
+/// Label the DaemonSet controller puts on its pods: the template generation they run.
+const DS_GENERATION: &str = "pod-template-generation";
+
+/// The rollout's step this pass. `views` are the planned members (those leaving are not in
+/// it); `membership_settled` is false while pool membership is still changing.
+pub fn step(
+    o: &Observed,
+    views: &[MemberView],
+    read: Option<&GarageRead>,
+    membership_settled: bool,
+) -> rollout::Step {
+    let nodes: BTreeMap<String, &GarageNode> = o
+        .generated
+        .values()
+        .chain(o.user_nodes.iter())
+        .chain(o.pool_members.iter())
+        .map(|gn| (gn.name_any(), gn))
+        .collect();
+    let members: Vec<Member> = views
+        .iter()
+        .filter(|v| !v.external)
+        .filter_map(|v| member(o, v, nodes.get(&v.member.name)?, read))
+        .collect();
+    let record = o
+        .cluster
+        .status
+        .as_ref()
+        .and_then(|s| s.storage_rollout.as_ref());
+    let drain_active = o
+        .cluster
+        .status
+        .as_ref()
+        .is_some_and(|s| s.storage_drain.is_some());
+    rollout::step(&rollout::Observed {
+        record,
+        members: &members,
+        healthy: fully_healthy(read.and_then(|r| r.health.as_ref())),
+        settled: read.is_some_and(|r| r.history.is_settled()),
+        garage_read: read.is_some(),
+        drain_active: drain_active || !membership_settled && record.is_none(),
+        generation: o.cluster.metadata.generation,
+    })
+}
+
+fn member(
+    o: &Observed,
+    v: &MemberView,
+    gn: &GarageNode,
+    read: Option<&GarageRead>,
+) -> Option<Member> {
+    let status = gn.status.clone().unwrap_or_default();
+    let node_id: Option<NodeId> = status.node_id.as_deref().and_then(|i| i.parse().ok());
+    let pod: Option<&Pod> = v
+        .pod_name
+        .as_ref()
+        .and_then(|n| o.pods.iter().find(|p| &p.name_any() == n));
+    let (workload_uid, desired, revision_label) = match &v.pool {
+        Some(pool) => {
+            let ds = o
+                .daemonsets
+                .iter()
+                .find(|d| d.labels().get(label::LABEL_NODE_LOCAL_POOL) == Some(pool));
+            let desired = ds
+                .filter(|d| {
+                    d.status.as_ref().and_then(|s| s.observed_generation) == d.metadata.generation
+                })
+                .and_then(|d| d.metadata.generation)
+                .map(|g| g.to_string());
+            (
+                ds.and_then(|d| d.metadata.uid.clone()),
+                desired,
+                DS_GENERATION,
+            )
+        }
+        None => {
+            let sts = o
+                .statefulsets
+                .iter()
+                .find(|s| s.name_any() == v.member.name);
+            let desired = sts
+                .and_then(|s| {
+                    s.status
+                        .as_ref()
+                        .filter(|st| st.observed_generation == s.metadata.generation)
+                })
+                .and_then(|st| st.update_revision.clone());
+            (
+                sts.and_then(|s| s.metadata.uid.clone()),
+                desired,
+                STS_REVISION,
+            )
+        }
+    };
+    let pool = match (&v.pool, &gn.spec.kubernetes_node_name) {
+        (Some(p), Some(n)) => Some((p.clone(), n.clone())),
+        _ => None,
+    };
+    let up = read.is_some_and(|r| {
+        node_id
+            .as_ref()
+            .is_some_and(|id| r.status.nodes.iter().any(|n| &n.id == id && n.is_up))
+    });
+    let in_layout = read.is_some_and(|r| {
+        node_id.as_ref().is_some_and(|id| {
+            r.layout
+                .role(id)
+                .is_some_and(|role| role.capacity.is_some())
+        })
+    });
+    Some(Member {
+        name: v.member.name.clone(),
+        uid: gn.metadata.uid.clone()?,
+        generation: gn.metadata.generation,
+        pool,
+        node_id,
+        workload_uid,
+        desired_revision: desired,
+        pod: pod.map(|p| PodState {
+            name: p.name_any(),
+            uid: p.metadata.uid.clone().unwrap_or_default(),
+            revision: p.labels().get(revision_label).cloned(),
+            ready: is_ready(p),
+            terminating: p.metadata.deletion_timestamp.is_some(),
+            identity_proven: p.metadata.uid.is_some() && p.metadata.uid == status.observed_pod_uid,
+        }),
+        up,
+        in_layout,
+    })
+}

@@ -1,0 +1,355 @@
+//! The storage rollout: identity-bearing pods (StatefulSet and pool DaemonSet alike run
+//! `OnDelete`) are replaced by the cluster, one at a time across the whole GarageCluster,
+//! recorded in `status.storageRollout` before the pod is deleted:
+//!
+//! 1. every member runs a Ready pod whose identity its GarageNode proved from that exact pod,
+//!    Garage sees every member up with its committed role, every storage node and partition
+//!    is healthy and the layout history has no migration in progress: the first outdated
+//!    member (pools first, then GarageNodes, each by name) is recorded as the actor, with the
+//!    UID of the pod to replace and the node ID it must come back with;
+//! 2. that exact pod is deleted (UID precondition); its workload creates the replacement;
+//! 3. the record clears only when the replacement (another UID, current revision) is Ready,
+//!    its identity is rediscovered from it and equals the recorded one, Garage sees it up in
+//!    its role, and the cluster is healthy and settled again. Then the next member may go.
+//!
+//! A pod that is missing, terminating or not Ready while no record exists (someone deleted it
+//! by hand) counts as the one replacement in flight: nothing else is deleted until it is back.
+//! [`step`] is pure; the cluster controller observes, calls it and carries the step out.
+
+use shared_types::conditions::{cluster as cc, reason};
+use shared_types::garage_cluster::common::StorageRolloutStatus;
+
+use crate::controller::conditions::Desired;
+use crate::garage::NodeId;
+
+/// One identity-bearing member of the cluster and the pod that runs it now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Member {
+    /// GarageNode name.
+    pub name: String,
+    /// GarageNode UID.
+    pub uid: String,
+    /// GarageNode generation.
+    pub generation: Option<i64>,
+    /// Pool and Kubernetes Node, for a pool member.
+    pub pool: Option<(String, String)>,
+    /// The identity its GarageNode recorded.
+    pub node_id: Option<NodeId>,
+    /// UID of the workload (StatefulSet or pool DaemonSet) that owns its pods.
+    pub workload_uid: Option<String>,
+    /// The revision its workload wants pods to run; `None` while the workload controller has
+    /// not observed its latest spec (the revision is not known yet).
+    pub desired_revision: Option<String>,
+    /// Its pod, when one exists.
+    pub pod: Option<PodState>,
+    /// Garage sees its identity up.
+    pub up: bool,
+    /// Its identity holds a committed role in the layout.
+    pub in_layout: bool,
+}
+
+/// A member's pod.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PodState {
+    /// Name.
+    pub name: String,
+    /// UID.
+    pub uid: String,
+    /// The revision it runs.
+    pub revision: Option<String>,
+    /// Ready condition True.
+    pub ready: bool,
+    /// Being deleted.
+    pub terminating: bool,
+    /// The member's GarageNode proved its identity from this exact pod UID.
+    pub identity_proven: bool,
+}
+
+/// Everything [`step`] decides from.
+#[derive(Debug, Clone)]
+pub struct Observed<'a> {
+    /// The recorded transaction.
+    pub record: Option<&'a StorageRolloutStatus>,
+    /// Every identity-bearing member.
+    pub members: &'a [Member],
+    /// Every storage node and partition healthy.
+    pub healthy: bool,
+    /// The layout history has no version still migrating data.
+    pub settled: bool,
+    /// Garage could be read this pass.
+    pub garage_read: bool,
+    /// A drain transaction is recorded: it owns every pod until it ends.
+    pub drain_active: bool,
+    /// The cluster's generation.
+    pub generation: Option<i64>,
+}
+
+/// What the rollout does this pass.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    /// Every member's pod runs its workload's current revision.
+    Converged,
+    /// Nothing to do yet; the condition says why.
+    Wait {
+        /// `StorageRolloutReady` reason.
+        reason: &'static str,
+        /// Sentence for the condition.
+        message: String,
+    },
+    /// Write the record (before anything is deleted).
+    Record(Box<StorageRolloutStatus>),
+    /// Delete exactly this pod (the recorded actor's old pod).
+    DeletePod {
+        /// Pod name.
+        name: String,
+        /// Its UID, the delete's precondition.
+        uid: String,
+    },
+    /// The replacement is proven: remove the record.
+    Clear,
+}
+
+/// The next step.
+pub fn step(o: &Observed<'_>) -> Step {
+    match o.record {
+        Some(record) => advance(o, record),
+        None => start(o),
+    }
+}
+
+fn start(o: &Observed<'_>) -> Step {
+    let outdated: Vec<&Member> = o.members.iter().filter(|m| outdated(m)).collect();
+    let unknown: Vec<&str> = o
+        .members
+        .iter()
+        .filter(|m| m.desired_revision.is_none())
+        .map(|m| m.name.as_str())
+        .collect();
+    if outdated.is_empty() && unknown.is_empty() {
+        return Step::Converged;
+    }
+    if !unknown.is_empty() {
+        return wait(
+            reason::REASON_STORAGE_ROLLOUT_WAITING,
+            format!(
+                "the workloads of {} have not observed their latest template yet",
+                list(&unknown)
+            ),
+        );
+    }
+    let names: Vec<&str> = outdated.iter().map(|m| m.name.as_str()).collect();
+    let behind = format!("{} run an older revision", list(&names));
+    if o.drain_active {
+        return wait(
+            reason::REASON_STORAGE_ROLLOUT_WAITING,
+            format!("{behind}; a drain is in progress and is finished first"),
+        );
+    }
+    if let Some(why) = blocked(o, None) {
+        return wait(
+            reason::REASON_STORAGE_ROLLOUT_WAITING,
+            format!("{behind}; the next pod is replaced once {why}"),
+        );
+    }
+    let mut order: Vec<&Member> = outdated;
+    order.sort_by_key(|m| (m.pool.is_none(), m.name.clone()));
+    let Some(actor) = order.first() else {
+        return Step::Converged;
+    };
+    let Some(pod) = &actor.pod else {
+        return Step::Converged;
+    };
+    Step::Record(Box::new(StorageRolloutStatus {
+        cluster_generation: o.generation,
+        desired_pod_spec_hash: actor.desired_revision.clone(),
+        garage_node_generation: actor.generation,
+        garage_node_id: actor.node_id.as_ref().map(ToString::to_string),
+        garage_node_name: Some(actor.name.clone()),
+        garage_node_uid: Some(actor.uid.clone()),
+        kubernetes_node_name: actor.pool.as_ref().map(|(_, n)| n.clone()),
+        node_local_pool_name: actor.pool.as_ref().map(|(p, _)| p.clone()),
+        previous_pod_uid: Some(pod.uid.clone()),
+        workload_uid: actor.workload_uid.clone(),
+        ..Default::default()
+    }))
+}
+
+fn advance(o: &Observed<'_>, record: &StorageRolloutStatus) -> Step {
+    let Some(actor) = o
+        .members
+        .iter()
+        .find(|m| Some(&m.uid) == record.garage_node_uid.as_ref())
+    else {
+        // The actor left (drained and deleted, or replaced by another object): nothing of
+        // this transaction remains to finish.
+        return Step::Clear;
+    };
+    let previous = record.previous_pod_uid.as_deref();
+    let label = format!(
+        "replacing pod {} of {}",
+        actor.pod.as_ref().map_or("", |p| p.name.as_str()),
+        actor.name
+    );
+    match &actor.pod {
+        Some(pod) if Some(pod.uid.as_str()) == previous && !pod.terminating => {
+            return Step::DeletePod {
+                name: pod.name.clone(),
+                uid: pod.uid.clone(),
+            };
+        }
+        Some(pod) if Some(pod.uid.as_str()) == previous => {
+            return rolling(format!("{label}: the old pod is terminating"));
+        }
+        None => {
+            return rolling(format!(
+                "{label}: waiting for its workload to create the replacement"
+            ));
+        }
+        Some(_) => {}
+    }
+    let recorded: Option<NodeId> = record
+        .garage_node_id
+        .as_deref()
+        .and_then(|i| i.parse().ok());
+    if let (Some(want), Some(have)) = (&recorded, &actor.node_id)
+        && want != have
+    {
+        // A different identity is never accepted as the replacement; stop here.
+        return rolling(format!(
+            "{label}: the replacement reports Garage node {} instead of {}; the rollout stops and the GarageNode reports the identity change",
+            have.short(),
+            want.short()
+        ));
+    }
+    match blocked(o, Some(actor)) {
+        Some(why) => rolling(format!("{label}: waiting until {why}")),
+        None => Step::Clear,
+    }
+}
+
+/// Why the five gates do not hold across the cluster (for `actor`, the replacement must also
+/// run the current revision), or `None` when they do.
+fn blocked(o: &Observed<'_>, actor: Option<&Member>) -> Option<String> {
+    let mut not_ready = Vec::new();
+    let mut unproven = Vec::new();
+    let mut down = Vec::new();
+    for m in o.members {
+        match &m.pod {
+            Some(p) if p.ready && !p.terminating => {
+                if !p.identity_proven || m.node_id.is_none() {
+                    unproven.push(m.name.as_str());
+                } else if !m.up || !m.in_layout {
+                    down.push(m.name.as_str());
+                }
+            }
+            _ => not_ready.push(m.name.as_str()),
+        }
+    }
+    if let Some(a) = actor
+        && a.pod.as_ref().and_then(|p| p.revision.as_ref()) != a.desired_revision.as_ref()
+    {
+        return Some(format!(
+            "the replacement of {} runs the current revision",
+            a.name
+        ));
+    }
+    if !not_ready.is_empty() {
+        return Some(format!("the pods of {} are Ready", list(&not_ready)));
+    }
+    if !unproven.is_empty() {
+        return Some(format!(
+            "the identities of {} are rediscovered from their current pods",
+            list(&unproven)
+        ));
+    }
+    if !o.garage_read {
+        return Some("the Garage Admin API answers".into());
+    }
+    if !down.is_empty() {
+        return Some(format!(
+            "Garage sees {} up with their committed roles",
+            list(&down)
+        ));
+    }
+    if !o.healthy {
+        return Some("every storage node and partition is healthy".into());
+    }
+    if !o.settled {
+        return Some("the layout history has no data migration in progress".into());
+    }
+    None
+}
+
+fn outdated(m: &Member) -> bool {
+    match (
+        &m.desired_revision,
+        m.pod.as_ref().and_then(|p| p.revision.as_ref()),
+    ) {
+        (Some(want), Some(have)) => want != have,
+        (Some(_), None) => m.pod.is_some(),
+        (None, _) => false,
+    }
+}
+
+fn list(names: &[&str]) -> String {
+    let mut v: Vec<&str> = names.to_vec();
+    v.sort_unstable();
+    if v.len() > 5 {
+        format!("{} and {} more", v[..5].join(", "), v.len() - 5)
+    } else {
+        v.join(", ")
+    }
+}
+
+fn rolling(message: String) -> Step {
+    wait(reason::REASON_STORAGE_ROLLING_OUT, message)
+}
+
+fn wait(reason: &'static str, message: String) -> Step {
+    Step::Wait { reason, message }
+}
+
+/// `StorageRolloutReady` for `step`.
+pub fn condition(step: &Step, record: Option<&StorageRolloutStatus>) -> Desired {
+    let (status, why, message) = match step {
+        Step::Converged => (true, reason::REASON_CONVERGED, String::new()),
+        Step::Wait { reason, message } => (false, *reason, message.clone()),
+        Step::Record(r) => (
+            false,
+            reason::REASON_STORAGE_ROLLING_OUT,
+            format!(
+                "replacing the pod of {}",
+                r.garage_node_name.clone().unwrap_or_default()
+            ),
+        ),
+        Step::DeletePod { name, .. } => (
+            false,
+            reason::REASON_STORAGE_ROLLING_OUT,
+            format!(
+                "replacing pod {name} of {}",
+                record
+                    .and_then(|r| r.garage_node_name.clone())
+                    .unwrap_or_default()
+            ),
+        ),
+        Step::Clear => (
+            false,
+            reason::REASON_STORAGE_ROLLING_OUT,
+            format!(
+                "the replacement of {} is proven; looking for the next pod",
+                record
+                    .and_then(|r| r.garage_node_name.clone())
+                    .unwrap_or_default()
+            ),
+        ),
+    };
+    Desired {
+        type_: cc::CONDITION_STORAGE_ROLLOUT_READY,
+        status,
+        reason: why,
+        message,
+    }
+}
+
+#[cfg(test)]
+mod tests;

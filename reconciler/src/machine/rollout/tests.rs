@@ -1,0 +1,226 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use super::*;
+
+fn id(c: char) -> NodeId {
+    c.to_string().repeat(64).parse().unwrap()
+}
+
+/// A member on revision `running` of a workload wanting `wanted`, Ready, proven, up, placed.
+fn member(name: &str, c: char, running: &str, wanted: &str) -> Member {
+    Member {
+        name: name.into(),
+        uid: format!("uid-{name}"),
+        generation: Some(1),
+        pool: None,
+        node_id: Some(id(c)),
+        workload_uid: Some(format!("sts-{name}")),
+        desired_revision: Some(wanted.into()),
+        pod: Some(PodState {
+            name: format!("{name}-0"),
+            uid: format!("pod-{name}-{running}"),
+            revision: Some(running.into()),
+            ready: true,
+            terminating: false,
+            identity_proven: true,
+        }),
+        up: true,
+        in_layout: true,
+    }
+}
+
+fn observed<'a>(members: &'a [Member], record: Option<&'a StorageRolloutStatus>) -> Observed<'a> {
+    Observed {
+        record,
+        members,
+        healthy: true,
+        settled: true,
+        garage_read: true,
+        drain_active: false,
+        generation: Some(2),
+    }
+}
+
+fn record_of(step: Step) -> StorageRolloutStatus {
+    match step {
+        Step::Record(r) => *r,
+        other => panic!("expected a record, got {other:?}"),
+    }
+}
+
+fn waits(step: &Step, reason_: &str, needle: &str) {
+    match step {
+        Step::Wait { reason, message } => {
+            assert_eq!(*reason, reason_, "{message}");
+            assert!(message.contains(needle), "{message:?} lacks {needle:?}");
+        }
+        other => panic!("expected a wait, got {other:?}"),
+    }
+}
+
+#[test]
+fn every_pod_on_its_current_revision_is_converged() {
+    let m = [member("a", 'a', "r2", "r2"), member("b", 'b', "r2", "r2")];
+    assert_eq!(step(&observed(&m, None)), Step::Converged);
+    let c = condition(&Step::Converged, None);
+    assert!(c.status);
+}
+
+#[test]
+fn the_first_outdated_member_is_recorded_before_anything_is_deleted() {
+    let m = [
+        member("b", 'b', "r1", "r2"),
+        member("a", 'a', "r1", "r2"),
+        member("c", 'c', "r2", "r2"),
+    ];
+    let r = record_of(step(&observed(&m, None)));
+    assert_eq!(r.garage_node_name.as_deref(), Some("a"));
+    assert_eq!(r.previous_pod_uid.as_deref(), Some("pod-a-r1"));
+    assert_eq!(r.garage_node_id, Some(id('a').to_string()));
+    assert_eq!(r.workload_uid.as_deref(), Some("sts-a"));
+    assert_eq!(r.cluster_generation, Some(2));
+}
+
+#[test]
+fn pool_members_go_first() {
+    let mut pool = member("z-pool", 'f', "1", "2");
+    pool.pool = Some(("local".into(), "n1".into()));
+    let m = [member("a", 'a', "r1", "r2"), pool];
+    let r = record_of(step(&observed(&m, None)));
+    assert_eq!(r.node_local_pool_name.as_deref(), Some("local"));
+    assert_eq!(r.kubernetes_node_name.as_deref(), Some("n1"));
+}
+
+#[test]
+fn each_gate_holds_the_next_replacement() {
+    let base = [member("a", 'a', "r1", "r2"), member("b", 'b', "r2", "r2")];
+    type Edit = fn(&mut Member);
+    let cases: [(Edit, &str); 6] = [
+        (|m| m.pod.as_mut().unwrap().ready = false, "are Ready"),
+        (|m| m.pod = None, "are Ready"),
+        (|m| m.pod.as_mut().unwrap().terminating = true, "are Ready"),
+        (
+            |m| m.pod.as_mut().unwrap().identity_proven = false,
+            "rediscovered",
+        ),
+        (|m| m.up = false, "up with their committed roles"),
+        (|m| m.in_layout = false, "up with their committed roles"),
+    ];
+    for (edit, needle) in cases {
+        let mut m = base.to_vec();
+        edit(&mut m[1]);
+        waits(
+            &step(&observed(&m, None)),
+            reason::REASON_STORAGE_ROLLOUT_WAITING,
+            needle,
+        );
+    }
+    let mut o = observed(&base, None);
+    o.healthy = false;
+    waits(&step(&o), reason::REASON_STORAGE_ROLLOUT_WAITING, "healthy");
+    let mut o = observed(&base, None);
+    o.settled = false;
+    waits(
+        &step(&o),
+        reason::REASON_STORAGE_ROLLOUT_WAITING,
+        "migration",
+    );
+    let mut o = observed(&base, None);
+    o.drain_active = true;
+    waits(&step(&o), reason::REASON_STORAGE_ROLLOUT_WAITING, "drain");
+    let mut m = base.to_vec();
+    m[1].desired_revision = None;
+    waits(
+        &step(&observed(&m, None)),
+        reason::REASON_STORAGE_ROLLOUT_WAITING,
+        "not observed",
+    );
+}
+
+#[test]
+fn a_recorded_actor_has_its_exact_old_pod_deleted_then_waits_for_the_replacement() {
+    let mut m = vec![member("a", 'a', "r1", "r2"), member("b", 'b', "r2", "r2")];
+    let r = record_of(step(&observed(&m, None)));
+    assert_eq!(
+        step(&observed(&m, Some(&r))),
+        Step::DeletePod {
+            name: "a-0".into(),
+            uid: "pod-a-r1".into()
+        }
+    );
+    m[0].pod.as_mut().unwrap().terminating = true;
+    waits(
+        &step(&observed(&m, Some(&r))),
+        reason::REASON_STORAGE_ROLLING_OUT,
+        "terminating",
+    );
+    m[0].pod = None;
+    waits(
+        &step(&observed(&m, Some(&r))),
+        reason::REASON_STORAGE_ROLLING_OUT,
+        "replacement",
+    );
+    // The replacement exists, current, but not Ready yet; nothing else is touched.
+    m[0] = member("a", 'a', "r2", "r2");
+    m[0].pod.as_mut().unwrap().ready = false;
+    waits(
+        &step(&observed(&m, Some(&r))),
+        reason::REASON_STORAGE_ROLLING_OUT,
+        "Ready",
+    );
+    m[0].pod.as_mut().unwrap().ready = true;
+    m[0].pod.as_mut().unwrap().identity_proven = false;
+    waits(
+        &step(&observed(&m, Some(&r))),
+        reason::REASON_STORAGE_ROLLING_OUT,
+        "rediscovered",
+    );
+    m[0].pod.as_mut().unwrap().identity_proven = true;
+    let mut o = observed(&m, Some(&r));
+    o.healthy = false;
+    waits(&step(&o), reason::REASON_STORAGE_ROLLING_OUT, "healthy");
+    assert_eq!(step(&observed(&m, Some(&r))), Step::Clear);
+}
+
+#[test]
+fn a_replacement_with_another_identity_never_completes() {
+    let mut m = vec![member("a", 'a', "r1", "r2")];
+    let r = record_of(step(&observed(&m, None)));
+    m[0] = member("a", 'c', "r2", "r2");
+    waits(
+        &step(&observed(&m, Some(&r))),
+        reason::REASON_STORAGE_ROLLING_OUT,
+        "instead of",
+    );
+}
+
+#[test]
+fn a_replacement_on_an_old_revision_does_not_complete() {
+    let mut m = vec![member("a", 'a', "r1", "r2")];
+    let r = record_of(step(&observed(&m, None)));
+    m[0] = member("a", 'a', "r1", "r2");
+    m[0].pod.as_mut().unwrap().uid = "another".into();
+    waits(
+        &step(&observed(&m, Some(&r))),
+        reason::REASON_STORAGE_ROLLING_OUT,
+        "current revision",
+    );
+}
+
+#[test]
+fn a_pod_deleted_by_hand_counts_as_the_one_in_flight() {
+    let mut m = vec![member("a", 'a', "r1", "r2"), member("b", 'b', "r1", "r2")];
+    m[1].pod = None;
+    waits(
+        &step(&observed(&m, None)),
+        reason::REASON_STORAGE_ROLLOUT_WAITING,
+        "b are Ready",
+    );
+}
+
+#[test]
+fn an_actor_that_left_clears_the_record() {
+    let m = vec![member("a", 'a', "r1", "r2")];
+    let r = record_of(step(&observed(&m, None)));
+    assert_eq!(step(&observed(&[], Some(&r))), Step::Clear);
+}
