@@ -29,7 +29,9 @@ pub(crate) async fn scale_down(w: &mut World<'_>) -> anyhow::Result<()> {
     let gns = w.gns.clone();
     let pods = w.pods.clone();
     let admin = admin_client(client, sim, 0).await?;
-    write_objects(w).await?;
+    if w.store.is_none() {
+        write_objects(w).await?;
+    }
     let s3 = |pod: &str| s3(sim, pod);
     let before = admin.layout().await?.roles.len();
     let t = Instant::now();

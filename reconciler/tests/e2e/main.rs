@@ -10,7 +10,10 @@
 //!    exactly three roles; 200 objects PUT through one pod read back through another; five
 //!    resyncs make no API write; a deleted storage pod comes back with the same node ID;
 //! 2. `membership`: two Manual GarageNodes (claim templates on the tainted node; emptyDir
-//!    metadata and an existing claim) join beside the Auto group; 3 -> 4 adds one role;
+//!    metadata and an existing claim) join beside the Auto group; 3 -> 4 adds one role; then
+//!    `rollout`: with four members and 200 random objects, a pod-template change and then a
+//!    Garage configuration change (with a reconciler restart mid-way) replace every pod one at
+//!    a time under a continuous S3 reader: never two pods down, same node IDs, no failed GET;
 //! 3. `drain::scale_down`: with 200 random objects written, 4 -> 3 drains the fourth member
 //!    through a reconciler restart (its pod runs until DrainPrepared=True) and every object
 //!    reads back;
@@ -44,6 +47,7 @@ mod lost;
 mod membership;
 mod pools;
 mod replication;
+mod rollout;
 mod support;
 mod teardown;
 
@@ -273,6 +277,7 @@ async fn scenario(client: &Client, sim: &KubeSim) -> anyhow::Result<()> {
                 return Ok(());
             }
             membership::scale_up(&mut a).await?;
+            rollout::run(&mut a).await?;
             drain::scale_down(&mut a).await?;
             replication::run(&mut a).await?;
             teardown::run(&mut a).await

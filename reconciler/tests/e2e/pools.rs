@@ -123,6 +123,18 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
     // e. 200 random objects, written through n1's member and read back through n2's.
     let via = pool_pod_name(&w.pods, "n1").await?;
     let admin = admin_client_at(&w.client, w.sim, &via).await?;
+    // Ready is judged through one member; the one the writes go through must see the others.
+    wait(
+        "n1's Garage connected to every member",
+        Duration::from_secs(120),
+        || async {
+            Ok(admin
+                .cluster_health()
+                .await
+                .is_ok_and(|h| h.connected_nodes >= 3 && h.storage_nodes_up >= 3))
+        },
+    )
+    .await?;
     create_e2e_bucket(&admin).await?;
     write_checksummed(w, &admin, &via).await?;
     read_back_via(w, "n2").await?;

@@ -72,6 +72,7 @@ pub enum S3Error {
 }
 
 /// One bucket seen through the S3 API with one key's credentials, at any node's endpoint.
+#[derive(Clone)]
 pub struct Objects {
     bucket: String,
     credentials: Credentials,

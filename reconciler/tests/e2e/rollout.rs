@@ -1,0 +1,262 @@
+//! Site A, four members: a pod-template change and then a Garage configuration change roll
+//! out one identity-bearing pod at a time. With 200 checksummed objects written first, a
+//! reader keeps fetching them through Ready pods and a sampler counts storage pods that are
+//! not Ready, twice a second. Each change must replace every pod (new pod UIDs), keep every
+//! Garage node ID, end with `StorageRolloutReady=True` at the new generation, never have two
+//! pods down at once, and leave every object byte-identical; the reader must see no failed
+//! GET. The second rollout survives a reconciler restart taken right after its first record.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, ensure};
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{ListParams, Patch, PatchParams};
+use kube::{Api, ResourceExt};
+use localcluster::wait_until as wait;
+use serde_json::json;
+use shared_types::conditions::cluster::CONDITION_STORAGE_ROLLOUT_READY;
+use shared_types::garage_cluster::v1beta2::GarageCluster;
+use shared_types::keys::label::{LABEL_CLUSTER, LABEL_TIER};
+
+use crate::support::*;
+use crate::{NAME, World};
+
+/// Storage members while the rollouts run.
+const MEMBERS: usize = 4;
+
+pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
+    if w.store.is_none() {
+        crate::drain::write_objects(w).await?;
+    }
+    roll(
+        w,
+        "pod template (a storage env var)",
+        json!({"spec": {"storage": {"env": [{"name": "E2E_ROLLOUT", "value": "1"}]}}}),
+        false,
+    )
+    .await?;
+    roll(
+        w,
+        "Garage configuration (blocks.maxConcurrentReads)",
+        json!({"spec": {"blocks": {"maxConcurrentReads": 8}}}),
+        true,
+    )
+    .await
+}
+
+/// Applies `patch` and follows the rollout it causes to the end.
+async fn roll(
+    w: &mut World<'_>,
+    what: &str,
+    patch: serde_json::Value,
+    restart: bool,
+) -> anyhow::Result<()> {
+    let t = Instant::now();
+    let before_pods = storage_pods(&w.pods).await?;
+    let before_ids = node_ids(&w.gns).await?;
+    ensure!(
+        before_pods.len() == MEMBERS,
+        "{} storage pods before the rollout, expected {MEMBERS}",
+        before_pods.len()
+    );
+    let stop = Arc::new(AtomicBool::new(false));
+    let sampler = tokio::spawn(sample_not_ready(w.pods.clone(), stop.clone()));
+    let reader = tokio::spawn(read_continuously(
+        w.pods.clone(),
+        w.store.clone().context("no objects were written")?,
+        w.checksummed.clone(),
+        stop.clone(),
+    ));
+    let generation = admitted(&w.clusters, patch)
+        .await
+        .with_context(|| format!("the {what} change"))?;
+    if restart {
+        wait(
+            "the first rollout record",
+            Duration::from_secs(180),
+            || async {
+                Ok(w.clusters
+                    .get(NAME)
+                    .await?
+                    .status
+                    .and_then(|s| s.storage_rollout)
+                    .is_some())
+            },
+        )
+        .await?;
+        w.stop_reconciler().await;
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        w.start_reconciler().await;
+        println!("rollout: reconciler restarted with a replacement recorded");
+    }
+    let done = wait(
+        &format!("StorageRolloutReady=True at generation {generation}"),
+        Duration::from_secs(900),
+        || async {
+            let c = w.clusters.get(NAME).await?;
+            let ok = c
+                .status
+                .as_ref()
+                .and_then(|s| s.conditions.as_ref())
+                .and_then(|cs| {
+                    cs.iter()
+                        .find(|c| c.type_ == CONDITION_STORAGE_ROLLOUT_READY)
+                })
+                .is_some_and(|c| c.status == "True" && c.observed_generation == Some(generation));
+            Ok(ok && storage_pods(&w.pods).await?.len() == MEMBERS)
+        },
+    )
+    .await;
+    stop.store(true, Ordering::SeqCst);
+    let max_down = sampler.await?;
+    let (reads, failed) = reader.await??;
+    done?;
+    let after_pods = storage_pods(&w.pods).await?;
+    for (name, uid) in &before_pods {
+        ensure!(
+            after_pods.get(name) != Some(uid),
+            "pod {name} was not replaced by the {what} rollout"
+        );
+    }
+    let after_ids = node_ids(&w.gns).await?;
+    ensure!(
+        before_ids == after_ids,
+        "node IDs changed across the rollout: {before_ids:?} -> {after_ids:?}"
+    );
+    ensure!(
+        max_down <= 1,
+        "{max_down} storage pods were not Ready at once during the {what} rollout"
+    );
+    ensure!(
+        failed == 0,
+        "{failed} of {reads} GETs failed during the {what} rollout"
+    );
+    let store = w.store.as_ref().context("no store")?;
+    verify(store, &s3(w.sim, "garage-storage-1-0")?, &w.checksummed).await?;
+    println!(
+        "rollout: {what}: {MEMBERS} pods replaced one at a time (at most {max_down} not Ready), same node IDs, {reads} GETs without a failure, every object read back ({:.1}s)",
+        t.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// Applies `patch` once admission lets it through; returns the new generation.
+async fn admitted(clusters: &Api<GarageCluster>, patch: serde_json::Value) -> anyhow::Result<i64> {
+    wait("the change admitted", Duration::from_secs(180), || {
+        let patch = patch.clone();
+        async move {
+            clusters
+                .patch(NAME, &PatchParams::default(), &Patch::Merge(patch))
+                .await?;
+            Ok(true)
+        }
+    })
+    .await?;
+    clusters
+        .get(NAME)
+        .await?
+        .metadata
+        .generation
+        .context("no generation")
+}
+
+/// Storage pods of the cluster by name, with their UIDs.
+async fn storage_pods(pods: &Api<Pod>) -> anyhow::Result<BTreeMap<String, String>> {
+    Ok(pods
+        .list(
+            &ListParams::default().labels(&format!("{LABEL_CLUSTER}={NAME},{LABEL_TIER}=storage")),
+        )
+        .await?
+        .items
+        .into_iter()
+        .filter(|p| p.metadata.deletion_timestamp.is_none())
+        .map(|p| (p.name_any(), p.metadata.uid.unwrap_or_default()))
+        .collect())
+}
+
+fn ready(p: &Pod) -> bool {
+    p.metadata.deletion_timestamp.is_none()
+        && p.status
+            .as_ref()
+            .and_then(|s| s.conditions.as_ref())
+            .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
+}
+
+/// Twice a second until `stop`: how many of the members had no Ready pod, at most.
+async fn sample_not_ready(pods: Api<Pod>, stop: Arc<AtomicBool>) -> usize {
+    let worst = AtomicUsize::new(0);
+    let selector = format!("{LABEL_CLUSTER}={NAME},{LABEL_TIER}=storage");
+    while !stop.load(Ordering::SeqCst) {
+        if let Ok(list) = pods.list(&ListParams::default().labels(&selector)).await {
+            let up = list.items.iter().filter(|p| ready(p)).count();
+            worst.fetch_max(MEMBERS.saturating_sub(up), Ordering::SeqCst);
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    worst.load(Ordering::SeqCst)
+}
+
+/// GETs the objects in turn through a Ready pod until `stop`. A connection that breaks
+/// because the pod it went to was just deleted is tried again through another Ready pod; an
+/// answer that is an error or different bytes is a failed GET. Returns (GETs, failed).
+async fn read_continuously(
+    pods: Api<Pod>,
+    store: garage_fixture::s3::Objects,
+    objects: Vec<(String, Vec<u8>)>,
+    stop: Arc<AtomicBool>,
+) -> anyhow::Result<(usize, usize)> {
+    use sha2::{Digest, Sha256};
+    let selector = format!("{LABEL_CLUSTER}={NAME},{LABEL_TIER}=storage");
+    let (mut reads, mut failed) = (0usize, 0usize);
+    let mut i = 0usize;
+    while !stop.load(Ordering::SeqCst) {
+        let (name, body) = &objects[i % objects.len()];
+        i += 1;
+        let mut answered = false;
+        for _ in 0..5 {
+            let list = pods.list(&ListParams::default().labels(&selector)).await?;
+            let Some(ip) = list
+                .items
+                .iter()
+                .filter(|p| ready(p))
+                .nth(i % MEMBERS)
+                .or_else(|| list.items.iter().find(|p| ready(p)))
+                .and_then(|p| p.status.as_ref()?.pod_ip.clone())
+            else {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                continue;
+            };
+            match store.get(&format!("http://{ip}:3900"), name).await {
+                Ok(got) => {
+                    reads += 1;
+                    if Sha256::digest(&got) != Sha256::digest(body) {
+                        failed += 1;
+                        println!("rollout reader: {name} read back different through {ip}");
+                    }
+                    answered = true;
+                    break;
+                }
+                Err(garage_fixture::s3::S3Error::Transport { .. }) => {
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                }
+                Err(e) => {
+                    reads += 1;
+                    failed += 1;
+                    println!("rollout reader: GET {name} through {ip} failed: {e:#}");
+                    answered = true;
+                    break;
+                }
+            }
+        }
+        if !answered {
+            reads += 1;
+            failed += 1;
+            println!("rollout reader: no Ready pod answered a GET of {name}");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    Ok((reads, failed))
+}
