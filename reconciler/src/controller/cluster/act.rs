@@ -148,6 +148,16 @@ pub async fn act(
     if let Some(step) = d.rollout.take() {
         rollout_step(o, step, &mut d.notes, ctx).await?;
     }
+    let cm_api: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
+    for name in &d.prune_configs {
+        m.wrote();
+        match cm_api.delete(name, &DeleteParams::background()).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(e)) if e.code == 404 => {}
+            Err(e) => return Err(e.into()),
+        }
+        m.step("rollout", "prune_config");
+    }
     for name in &d.delete_nodes {
         m.wrote();
         match gn_api.delete(name, &DeleteParams::background()).await {

@@ -81,6 +81,8 @@ pub struct Decision {
     pub pools: pools::PoolPlan,
     /// The storage rollout's step, when it acts this pass.
     pub rollout: Option<machine_rollout::Step>,
+    /// Config revisions no pod or workload template mounts any more: delete.
+    pub prune_configs: Vec<String>,
     /// Status to publish (conditions merged by act).
     pub status: GarageClusterStatus,
     /// Conditions this controller owns.
@@ -490,6 +492,12 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
             .as_ref()
             .and_then(|st| st.storage_rollout.as_ref()),
     ));
+    // Old config revisions go once every pod runs the current one and nothing mounts them.
+    let prune_configs = if rollout_step == machine_rollout::Step::Converged {
+        stale_config_revisions(o, &config.name, &s.name)
+    } else {
+        Vec::new()
+    };
     let rollout_acts = matches!(
         rollout_step,
         machine_rollout::Step::Record(_)
@@ -547,11 +555,46 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         eject,
         pools,
         rollout: Some(rollout_step).filter(|_| rollout_acts),
+        prune_configs,
         status,
         conditions,
         notes,
         requeue,
     })
+}
+
+/// Config revisions of the cluster other than `current` that no pod and no StatefulSet or
+/// DaemonSet template mounts.
+fn stale_config_revisions(o: &Observed, current: &str, cluster: &str) -> Vec<String> {
+    use k8s_openapi::api::core::v1::PodSpec;
+    let mounted = |spec: Option<&PodSpec>| -> Vec<String> {
+        spec.and_then(|s| s.volumes.as_ref())
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v.config_map.as_ref().map(|c| c.name.clone()))
+            .collect()
+    };
+    let mut used: Vec<String> = o
+        .pods
+        .iter()
+        .flat_map(|p| mounted(p.spec.as_ref()))
+        .collect();
+    used.extend(
+        o.statefulsets
+            .iter()
+            .flat_map(|s| mounted(s.spec.as_ref().and_then(|s| s.template.spec.as_ref()))),
+    );
+    used.extend(
+        o.daemonsets
+            .iter()
+            .flat_map(|d| mounted(d.spec.as_ref().and_then(|s| s.template.spec.as_ref()))),
+    );
+    let prefix = format!("{}-", crate::names::config_base(cluster));
+    o.config_maps
+        .iter()
+        .map(ResourceExt::name_any)
+        .filter(|n| n != current && n.starts_with(&prefix) && !used.contains(n))
+        .collect()
 }
 
 /// Which pool members hold their desired role in the committed layout, and whether the

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::{DaemonSet, StatefulSet};
-use k8s_openapi::api::core::v1::{Node, Pod, Secret};
+use k8s_openapi::api::core::v1::{ConfigMap, Node, Pod, Secret};
 use k8s_openapi::jiff::Timestamp;
 use kube::api::ListParams;
 use kube::{Api, ResourceExt};
@@ -34,6 +34,8 @@ pub struct Observed {
     pub pool_members: Vec<GarageNode>,
     /// The cluster's pool DaemonSets.
     pub daemonsets: Vec<DaemonSet>,
+    /// Config revisions (ConfigMaps) the cluster controls.
+    pub config_maps: Vec<ConfigMap>,
     /// Every Kubernetes Node, read when the cluster has or had node-local pools.
     pub k8s_nodes: Vec<Node>,
     /// HostPaths that other clusters' pool DaemonSets and pool pods mount, with who mounts
@@ -121,6 +123,13 @@ pub async fn observe(
         .into_iter()
         .filter(|d| is_controlled_by(d, &uid))
         .collect();
+    let config_maps: Vec<ConfigMap> = Api::<ConfigMap>::namespaced(ctx.client.clone(), &ns)
+        .list(&selector)
+        .await?
+        .items
+        .into_iter()
+        .filter(|c| is_controlled_by(c, &uid))
+        .collect();
     let wants_pools = settings.as_ref().is_ok_and(|s| !s.pools.is_empty());
     let k8s_nodes = if wants_pools || !pool_members.is_empty() || !daemonsets.is_empty() {
         Api::<Node>::all(ctx.client.clone())
@@ -153,6 +162,7 @@ pub async fn observe(
         user_nodes,
         pool_members,
         daemonsets,
+        config_maps,
         k8s_nodes,
         foreign_paths,
         pods,

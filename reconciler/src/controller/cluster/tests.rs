@@ -74,6 +74,7 @@ fn observed(
         user_nodes,
         pool_members: vec![],
         daemonsets: vec![],
+        config_maps: vec![],
         k8s_nodes: vec![],
         foreign_paths: vec![],
         pods,
@@ -523,4 +524,81 @@ fn whole_site_retirement_is_reported_unsupported_and_removes_nothing() {
         (drain.status, drain.reason),
         (false, reason::REASON_UNSUPPORTED)
     );
+}
+
+fn with_statefulset_revision(o: &mut Observed, member: &str, revision: &str) {
+    let sts = o
+        .statefulsets
+        .iter_mut()
+        .find(|s| s.name_any() == member)
+        .unwrap();
+    sts.status.as_mut().unwrap().update_revision = Some(revision.into());
+}
+
+#[test]
+fn a_changed_template_rolls_one_pod_recorded_first_and_holds_layout_writers() {
+    let mut o = converged();
+    let s = settings(&o.cluster);
+    with_statefulset_revision(&mut o, "garage-storage-1", "rev-2");
+    with_statefulset_revision(&mut o, "garage-storage-2", "rev-2");
+    let d = decide(&o, &s, &timing()).unwrap();
+    let Some(crate::machine::rollout::Step::Record(r)) = &d.rollout else {
+        panic!("expected a rollout record, got {:?}", d.rollout);
+    };
+    assert_eq!(r.garage_node_name.as_deref(), Some("garage-storage-1"));
+    assert_eq!(r.previous_pod_uid.as_deref(), Some("pod-garage-storage-1"));
+    let rollout = d
+        .conditions
+        .iter()
+        .find(|c| c.type_ == shared_types::conditions::cluster::CONDITION_STORAGE_ROLLOUT_READY)
+        .unwrap();
+    assert_eq!(
+        (rollout.status, rollout.reason),
+        (false, reason::REASON_STORAGE_ROLLING_OUT)
+    );
+    // With the record written, the next pass deletes exactly that pod, and nothing else of
+    // the layout moves meanwhile.
+    let mut c = (*o.cluster).clone();
+    c.status.get_or_insert_default().storage_rollout = Some((**r).clone());
+    o.cluster = Arc::new(c);
+    let d = decide(&o, &s, &timing()).unwrap();
+    assert_eq!(
+        d.rollout,
+        Some(crate::machine::rollout::Step::DeletePod {
+            name: "garage-storage-1-0".into(),
+            uid: "pod-garage-storage-1".into()
+        })
+    );
+    assert!(d.layout.is_none());
+}
+
+#[test]
+fn old_config_revisions_go_only_once_the_rollout_converged_and_nothing_mounts_them() {
+    let mut o = converged();
+    let s = settings(&o.cluster);
+    let cm = |name: &str| -> k8s_openapi::api::core::v1::ConfigMap {
+        serde_json::from_value(serde_json::json!({"metadata": {"name": name}})).unwrap()
+    };
+    let current = crate::desired::config::revision(&o.cluster, &s)
+        .unwrap()
+        .name;
+    o.config_maps = vec![cm(&current), cm("garage-config-000000000000"), cm("other")];
+    let d = decide(&o, &s, &timing()).unwrap();
+    assert_eq!(
+        d.prune_configs,
+        vec!["garage-config-000000000000".to_owned()]
+    );
+    // A template that still mounts it keeps it.
+    let mut kept = o.statefulsets[0].clone();
+    kept.spec = Some(serde_json::from_value(serde_json::json!({
+        "selector": {}, "serviceName": "x",
+        "template": {"spec": {"containers": [], "volumes": [{"name": "config", "configMap": {"name": "garage-config-000000000000"}}]}},
+    })).unwrap());
+    o.statefulsets[0] = kept;
+    assert!(decide(&o, &s, &timing()).unwrap().prune_configs.is_empty());
+    // While pods still run an old revision, nothing is pruned.
+    let mut o = converged();
+    o.config_maps = vec![cm("garage-config-000000000000")];
+    with_statefulset_revision(&mut o, "garage-storage-0", "rev-2");
+    assert!(decide(&o, &s, &timing()).unwrap().prune_configs.is_empty());
 }
