@@ -82,6 +82,8 @@ pub struct Observed<'a> {
     pub drain_active: bool,
     /// The cluster's generation.
     pub generation: Option<i64>,
+    /// Content hash of the Garage configuration revision pods must run.
+    pub config_hash: String,
 }
 
 /// What the rollout does this pass.
@@ -156,20 +158,28 @@ fn start(o: &Observed<'_>) -> Step {
     let Some(actor) = order.first() else {
         return Step::Converged;
     };
-    let Some(pod) = &actor.pod else {
-        return Step::Converged;
+    let (Some(pod), Some(id), Some(workload)) = (&actor.pod, &actor.node_id, &actor.workload_uid)
+    else {
+        return wait(
+            reason::REASON_STORAGE_ROLLOUT_WAITING,
+            format!(
+                "{behind}; the identity and workload of {} are not known yet",
+                actor.name
+            ),
+        );
     };
     Step::Record(Box::new(StorageRolloutStatus {
         cluster_generation: o.generation,
+        desired_config_hash: Some(o.config_hash.clone()),
         desired_pod_spec_hash: actor.desired_revision.clone(),
         garage_node_generation: actor.generation,
-        garage_node_id: actor.node_id.as_ref().map(ToString::to_string),
+        garage_node_id: Some(id.to_string()),
         garage_node_name: Some(actor.name.clone()),
         garage_node_uid: Some(actor.uid.clone()),
         kubernetes_node_name: actor.pool.as_ref().map(|(_, n)| n.clone()),
         node_local_pool_name: actor.pool.as_ref().map(|(p, _)| p.clone()),
         previous_pod_uid: Some(pod.uid.clone()),
-        workload_uid: actor.workload_uid.clone(),
+        workload_uid: Some(workload.clone()),
         ..Default::default()
     }))
 }

@@ -484,7 +484,7 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
     conditions.extend(removal.conditions.iter().cloned());
     conditions.extend(pools.condition.clone());
     let membership_settled = pools.condition.as_ref().is_none_or(|c| c.status);
-    let rollout_step = super::rollout::step(o, &views, read, membership_settled);
+    let rollout_step = super::rollout::step(o, &views, read, membership_settled, &config.revision);
     conditions.push(machine_rollout::condition(
         &rollout_step,
         o.cluster

@@ -27,6 +27,7 @@ pub fn step(
     views: &[MemberView],
     read: Option<&GarageRead>,
     membership_settled: bool,
+    config_hash: &str,
 ) -> rollout::Step {
     let nodes: BTreeMap<String, &GarageNode> = o
         .generated
@@ -58,6 +59,7 @@ pub fn step(
         garage_read: read.is_some(),
         drain_active: drain_active || !membership_settled && record.is_none(),
         generation: o.cluster.metadata.generation,
+        config_hash: config_hash.to_owned(),
     })
 }
 

@@ -38,6 +38,7 @@ fn observed<'a>(members: &'a [Member], record: Option<&'a StorageRolloutStatus>)
         garage_read: true,
         drain_active: false,
         generation: Some(2),
+        config_hash: "cfg".into(),
     }
 }
 
@@ -79,6 +80,8 @@ fn the_first_outdated_member_is_recorded_before_anything_is_deleted() {
     assert_eq!(r.garage_node_id, Some(id('a').to_string()));
     assert_eq!(r.workload_uid.as_deref(), Some("sts-a"));
     assert_eq!(r.cluster_generation, Some(2));
+    assert_eq!(r.desired_config_hash.as_deref(), Some("cfg"));
+    assert_eq!(r.desired_pod_spec_hash.as_deref(), Some("r2"));
 }
 
 #[test]
@@ -223,4 +226,26 @@ fn an_actor_that_left_clears_the_record() {
     let m = vec![member("a", 'a', "r1", "r2")];
     let r = record_of(step(&observed(&m, None)));
     assert_eq!(step(&observed(&[], Some(&r))), Step::Clear);
+}
+
+#[test]
+fn a_record_carries_every_field_the_crd_requires() {
+    use kube::CustomResourceExt;
+    let m = [member("a", 'a', "r1", "r2")];
+    let r = record_of(step(&observed(&m, None)));
+    let written = serde_json::to_value(&r).unwrap();
+    let crd =
+        serde_json::to_value(shared_types::garage_cluster::v1beta2::GarageCluster::crd()).unwrap();
+    let schema = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["status"]["properties"]
+        ["storageRollout"];
+    let required = schema["required"]
+        .as_array()
+        .expect("storageRollout has required fields");
+    for field in required {
+        let field = field.as_str().unwrap();
+        assert!(
+            written.get(field).is_some(),
+            "the rollout record lacks {field}, which the CRD requires: {written}"
+        );
+    }
 }
