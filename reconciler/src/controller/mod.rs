@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::{DaemonSet, StatefulSet};
-use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret, Service};
+use k8s_openapi::api::core::v1::{ConfigMap, PersistentVolumeClaim, Pod, Secret, Service};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use kube::core::PartialObjectMeta;
 use kube::runtime::controller::Action;
@@ -89,6 +89,31 @@ pub struct Context {
     pub events: Events,
     /// Proofs of the scheduling-gate capability node-local pools rest on, per namespace.
     pub gate_evidence: pool::probe::EvidenceCache,
+    /// Claims (`namespace/name`) on which the API server refused a VolumeAttributesClass,
+    /// and when: they are not asked again before [`VOLUME_CLASS_BACKOFF`] has passed.
+    pub volume_class_refusals: std::sync::Mutex<std::collections::BTreeMap<String, Instant>>,
+}
+
+/// How long a claim whose class the API server refused is left alone.
+pub const VOLUME_CLASS_BACKOFF: Duration = Duration::from_secs(600);
+
+impl Context {
+    /// True while the API server's refusal of a class on claim `ns/name` is recent.
+    pub fn volume_class_refused(&self, ns: &str, name: &str) -> bool {
+        self.volume_class_refusals
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&format!("{ns}/{name}"))
+            .is_some_and(|at| at.elapsed() < VOLUME_CLASS_BACKOFF)
+    }
+
+    /// Remembers that the API server refused a class on claim `ns/name` now.
+    pub fn refuse_volume_class(&self, ns: &str, name: &str) {
+        self.volume_class_refusals
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(format!("{ns}/{name}"), Instant::now());
+    }
 }
 
 /// Runs both controllers until `shutdown` completes; in-flight reconciles finish first.
@@ -112,6 +137,7 @@ pub async fn run(
         metrics,
         events: Events::new(client.clone()),
         gate_evidence: pool::probe::EvidenceCache::default(),
+        volume_class_refusals: std::sync::Mutex::default(),
     });
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let controllers = futures::future::join_all(
@@ -214,6 +240,17 @@ async fn run_scope(
             .get(label::LABEL_NODE)
             .map(|n| ObjectRef::<GarageNode>::new(n).within(ns.as_deref().unwrap_or_default()))
     })
+    // A claim's class and modify status change in the claim alone: its node looks again.
+    .watches(
+        scoped::<PersistentVolumeClaim>(&client, ns),
+        watcher::Config::default().labels(label::LABEL_NODE),
+        |pvc: PersistentVolumeClaim| {
+            let ns = pvc.namespace();
+            pvc.labels()
+                .get(label::LABEL_NODE)
+                .map(|n| ObjectRef::<GarageNode>::new(n).within(ns.as_deref().unwrap_or_default()))
+        },
+    )
     .graceful_shutdown_on(stopped(stop_rx))
     .run(
         |n, x| Box::pin(instrumented(node::CONTROLLER, n, x, node::reconcile)),

@@ -66,6 +66,31 @@ pub struct NodeInputs<'a> {
     pub fenced: bool,
 }
 
+/// The claims the StatefulSet of `node` generates from its templates (volumes that are
+/// neither an emptyDir nor an existing claim), by claim name, with the VolumeAttributesClass
+/// each volume asks for.
+pub fn managed_claims(node: &GarageNode) -> Vec<(String, Option<String>)> {
+    let name = node.metadata.name.clone().unwrap_or_default();
+    let storage = node.spec.storage.as_ref();
+    [
+        (
+            "metadata",
+            storage.and_then(|s| s.metadata.clone()).unwrap_or_default(),
+        ),
+        (
+            "data",
+            storage.and_then(|s| s.data.clone()).unwrap_or_default(),
+        ),
+    ]
+    .into_iter()
+    .filter(|(_, v)| {
+        v.type_ != Some(VolumeType::EmptyDir)
+            && v.existing_claim.as_ref().is_none_or(String::is_empty)
+    })
+    .map(|(role, v)| (format!("{role}-{name}-0"), v.volume_attributes_class_name))
+    .collect()
+}
+
 /// The StatefulSet of a storage GarageNode.
 pub fn statefulset(i: NodeInputs<'_>) -> Result<StatefulSet, DesiredError> {
     let s = i.settings;

@@ -1,7 +1,7 @@
 //! Carries a GarageNode [`Decision`] out.
 
 use k8s_openapi::api::apps::v1::StatefulSet;
-use k8s_openapi::api::core::v1::{Node, Service};
+use k8s_openapi::api::core::v1::{Node, PersistentVolumeClaim, Service};
 use kube::api::{DeleteParams, Patch, PatchParams};
 use kube::{Api, ResourceExt};
 use serde_json::json;
@@ -10,6 +10,7 @@ use shared_types::keys::finalizer::FINALIZER_NODE;
 
 use super::decide::{Decision, OWNED};
 use crate::controller::conditions;
+use crate::controller::events::Note;
 use crate::controller::write::{self, ensure};
 use crate::controller::{Context, Error, finalizer};
 use crate::names;
@@ -62,6 +63,38 @@ pub async fn act(node: &GarageNode, d: Decision, ctx: &Context) -> Result<(), Er
                 .map(|_| ()),
         )?;
         m.step("teardown", "stop_node_workload");
+    }
+    if !d.claim_classes.is_empty() {
+        let claims: Api<PersistentVolumeClaim> = Api::namespaced(ctx.client.clone(), &ns);
+        for (claim, class) in &d.claim_classes {
+            m.wrote();
+            let body = json!({"spec": {"volumeAttributesClassName": class}});
+            match claims
+                .patch(claim, &PatchParams::default(), &Patch::Merge(body))
+                .await
+            {
+                Ok(_) => m.step("volumes", "set_class"),
+                // The feature is off (or the server too old): not asked again for a while.
+                Err(kube::Error::Api(e)) if e.code == 403 || e.code == 422 => {
+                    ctx.refuse_volume_class(&ns, claim);
+                    ctx.events
+                        .publish(
+                            node,
+                            &[Note::warning(
+                                shared_types::conditions::reason::REASON_UNSUPPORTED,
+                                "SetVolumeAttributesClass",
+                                format!(
+                                    "the API server refused VolumeAttributesClass {class} on claim {claim}: {}",
+                                    e.message
+                                ),
+                            )],
+                        )
+                        .await;
+                }
+                Err(kube::Error::Api(e)) if e.code == 404 => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
     }
     if let Some((host, keys)) = &d.unbind {
         let cleared: serde_json::Map<String, serde_json::Value> = keys

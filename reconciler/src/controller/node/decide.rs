@@ -33,6 +33,7 @@ pub const OWNED: &[&str] = &[
     common::CONDITION_READY,
     node_conditions::CONDITION_NODE_DISCOVERED,
     node_conditions::CONDITION_DRAIN_PREPARED,
+    node_conditions::CONDITION_VOLUME_ATTRIBUTES_CLASS_APPLIED,
 ];
 
 /// Everything one pass does.
@@ -46,6 +47,8 @@ pub struct Decision {
     pub statefulset: Option<StatefulSet>,
     /// Delete the StatefulSet and the RPC Service (teardown of a deleting node).
     pub delete_workload: bool,
+    /// `(claim, class)`: VolumeAttributesClass patches of bound claims.
+    pub claim_classes: Vec<(String, String)>,
     /// A leaving pool member: remove these label and annotation keys (its pool's activation
     /// and identity record) from this Kubernetes Node, which stops its pool pod.
     pub unbind: Option<(String, Vec<String>)>,
@@ -133,6 +136,16 @@ pub fn decide(o: &Observed, t: &Config) -> Result<Decision, DesiredError> {
     }
 
     let pool_member = matches!(shape, nodes::NodeShape::Pool { .. });
+    let volumes = super::volumes::plan(&o.claims);
+    d.claim_classes = volumes.patches;
+    if let Some(c) = volumes.condition {
+        if c.reason == reason::REASON_MODIFY_IN_PROGRESS
+            || c.reason == reason::REASON_WAITING_FOR_BIND
+        {
+            d.requeue = Some(t.short_requeue);
+        }
+        d.conditions.push(c);
+    }
     if !pool_member {
         d.service = Some(services::node_rpc(node, s)?);
     }

@@ -11,6 +11,7 @@
 pub mod act;
 pub mod decide;
 pub mod observe;
+pub mod volumes;
 
 #[cfg(test)]
 mod tests;

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::StatefulSet;
-use k8s_openapi::api::core::v1::{ConfigMap, Node, Pod, Secret, Service};
+use k8s_openapi::api::core::v1::{ConfigMap, Node, PersistentVolumeClaim, Pod, Secret, Service};
 use kube::api::ListParams;
 use kube::{Api, ResourceExt};
 use shared_types::garage_cluster::v1beta2::GarageCluster;
@@ -38,6 +38,8 @@ pub struct Observed {
     pub discovered: Option<Discovered>,
     /// A pool member's Kubernetes Node, read while the member is being deleted.
     pub host: Option<Node>,
+    /// The claims its StatefulSet generates, with the class each volume asks for.
+    pub claims: Vec<super::volumes::Claim>,
 }
 
 /// A Garage identity read from one pod.
@@ -78,6 +80,7 @@ pub async fn observe(node: Arc<GarageNode>, ctx: &Context) -> Result<Observed, E
         pod: None,
         discovered: None,
         host: None,
+        claims: Vec::new(),
     };
     let pods: Api<Pod> = Api::namespaced(ctx.client.clone(), &ns);
     if let Ok(nodes::NodeShape::Pool { pool, node: host }) = nodes::shape(&node) {
@@ -137,6 +140,17 @@ pub async fn observe(node: Arc<GarageNode>, ctx: &Context) -> Result<Observed, E
         });
     if node.metadata.deletion_timestamp.is_some() {
         return Ok(observed);
+    }
+    let claims: Api<PersistentVolumeClaim> = Api::namespaced(ctx.client.clone(), &ns);
+    for (claim, desired) in crate::desired::statefulset::managed_claims(&node) {
+        let pvc = claims.get_opt(&claim).await?;
+        let refused = ctx.volume_class_refused(&ns, &claim);
+        observed.claims.push(super::volumes::Claim {
+            name: claim,
+            desired,
+            pvc,
+            refused,
+        });
     }
     discover_identity(observed, &pods, ctx).await
 }

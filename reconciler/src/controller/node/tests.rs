@@ -28,6 +28,7 @@ fn observed(node: GarageNode, parent: Option<GarageCluster>) -> Observed {
         pod: None,
         discovered: None,
         host: None,
+        claims: vec![],
     }
 }
 
