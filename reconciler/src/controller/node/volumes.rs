@@ -118,7 +118,7 @@ pub fn plan(claims: &[Claim]) -> VolumePlan {
     if states.is_empty() {
         return out;
     }
-    states.sort_by(|a, b| b.0.cmp(&a.0));
+    states.sort_by_key(|s| std::cmp::Reverse(s.0));
     let (rank, why, _) = states[0].clone();
     let details: Vec<String> = states
         .iter()
