@@ -31,7 +31,12 @@
 //!    Nodes its selector picks runs one member per Node; 200 random objects are written; a
 //!    selector typo drains no one; a replacement Node joins before the Node that leaves is
 //!    drained (its pod running until the proof), its HostPath data is kept and every object
-//!    reads back; Destroy leaves no operator key on any Node.
+//!    reads back; a pod whose disk marker is missing never starts; a DaemonSet deleted out of
+//!    band is recreated only after its pods are gone, and a cold restart of every pool pod
+//!    comes back with the same identities; Destroy leaves no operator key on any Node;
+//! 9. `volumes` (site D, beside the others): VolumeAttributesClass on the claims of a
+//!    3-member cluster: a live data class change reaches every data claim without a restart,
+//!    an infeasible class is reported and recovered, a live unset is refused.
 //!
 //! The drain proof's quiet window cannot be shortened below Garage's own block delays (about
 //! eleven minutes with a live source), so each completed live drain takes that long here too.
@@ -50,6 +55,7 @@ mod replication;
 mod rollout;
 mod support;
 mod teardown;
+mod volumes;
 
 use std::collections::BTreeMap;
 use std::process::ExitCode;
@@ -74,6 +80,8 @@ const NS_A: &str = "e2e";
 const NS_B: &str = "e2e-b";
 /// Site C, run beside A and B: a node-local pool on n1..n4.
 const NS_C: &str = "e2e-c";
+/// Site D, run beside the others: VolumeAttributesClass changes on a 3-member cluster.
+const NS_D: &str = "e2e-d";
 const WEBHOOK_NS: &str = "garage-operator";
 const NAME: &str = "garage";
 const RESYNC: Duration = Duration::from_secs(3);
@@ -242,7 +250,7 @@ async fn run() -> anyhow::Result<()> {
 }
 
 async fn scenario(client: &Client, sim: &KubeSim) -> anyhow::Result<()> {
-    for ns in [NS_A, NS_B, NS_C, WEBHOOK_NS] {
+    for ns in [NS_A, NS_B, NS_C, NS_D, WEBHOOK_NS] {
         Api::<Namespace>::all(client.clone())
             .create(
                 &PostParams::default(),
@@ -259,9 +267,10 @@ async fn scenario(client: &Client, sim: &KubeSim) -> anyhow::Result<()> {
     let mut a = World::new(client, sim, &metrics, &rec, NS_A);
     let mut b = World::new(client, sim, &metrics, &rec, NS_B);
     let mut c = World::new(client, sim, &metrics, &rec, NS_C);
-    // `E2E_SITES=c` (any of a, b, c) runs only those sites, for working on one stage; the
+    let mut d = World::new(client, sim, &metrics, &rec, NS_D);
+    // `E2E_SITES=c` (any of a, b, c, d) runs only those sites, for working on one stage; the
     // default, and CI, runs all three.
-    let sites = std::env::var("E2E_SITES").unwrap_or_else(|_| "abc".into());
+    let sites = std::env::var("E2E_SITES").unwrap_or_else(|_| "abcd".into());
     let run_a = sites.contains('a');
     let result = async {
         // A alone first: its steady-state check counts every API write of the reconciler.
@@ -300,10 +309,17 @@ async fn scenario(client: &Client, sim: &KubeSim) -> anyhow::Result<()> {
             }
             pools::run(&mut c).await
         });
-        let (ra, rb, rc) = tokio::join!(site_a, site_b, site_c);
+        let site_d = SITE.scope(NS_D, async {
+            if !sites.contains('d') {
+                return Ok(());
+            }
+            volumes::run(&mut d).await
+        });
+        let (ra, rb, rc, rd) = tokio::join!(site_a, site_b, site_c, site_d);
         ra.map_err(|e| e.context("site A"))?;
         rb.map_err(|e| e.context("site B"))?;
-        rc.map_err(|e| e.context("site C"))
+        rc.map_err(|e| e.context("site C"))?;
+        rd.map_err(|e| e.context("site D"))
     }
     .await;
     rec.lock().await.handle.abort();
