@@ -112,7 +112,111 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
         "removing the class from a live data volume was admitted"
     );
     println!("volumes: removing a live volume's class is refused by admission");
+
+    v1beta1_view(w).await?;
+    manual_nodes(w).await?;
     crate::teardown::run(w).await
+}
+
+/// The v1beta1 view shows the classes, and a write through it keeps them.
+async fn v1beta1_view(w: &World<'_>) -> anyhow::Result<()> {
+    use kube::api::{ApiResource, DynamicObject, GroupVersionKind};
+    let gvk = GroupVersionKind::gvk("garage.rajsingh.info", "v1beta1", "GarageCluster");
+    let old: Api<DynamicObject> =
+        Api::namespaced_with(w.client.clone(), ns(), &ApiResource::from_gvk(&gvk));
+    let seen = old.get(NAME).await?;
+    let data = &seen.data["spec"]["storage"]["data"]["volumeAttributesClassName"];
+    ensure!(
+        data == "e2e-slow",
+        "the v1beta1 view shows data class {data}, expected e2e-slow"
+    );
+    old.patch(
+        NAME,
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"labels": {"e2e/written-as": "v1beta1"}}})),
+    )
+    .await?;
+    let c = w.clusters.get(NAME).await?;
+    let storage = c.spec.storage.as_ref().context("no storage")?;
+    ensure!(
+        storage
+            .data
+            .as_ref()
+            .and_then(|d| d.volume_attributes_class_name.as_deref())
+            == Some("e2e-slow")
+            && storage
+                .metadata
+                .as_ref()
+                .and_then(|d| d.volume_attributes_class_name.as_deref())
+                == Some("e2e-fast"),
+        "a write through v1beta1 lost the classes"
+    );
+    println!("volumes: the v1beta1 view carries both classes and a write through it keeps them");
+    Ok(())
+}
+
+/// A Manual GarageNode's claims get their classes too; one whose data claim cannot bind
+/// reports `WaitingForBind`.
+async fn manual_nodes(w: &World<'_>) -> anyhow::Result<()> {
+    let t = Instant::now();
+    for (name, data) in [
+        (
+            "manual-vac",
+            json!({"size": "1Gi", "storageClassName": kubesim::STORAGE_CLASS, "volumeAttributesClassName": "e2e-slow"}),
+        ),
+        (
+            "manual-unbound",
+            json!({"size": "1Gi", "storageClassName": kubesim::STORAGE_CLASS, "volumeAttributesClassName": "e2e-slow",
+                   "selector": {"matchLabels": {"e2e/no-such-volume": "true"}}}),
+        ),
+    ] {
+        let gn: shared_types::garage_node::GarageNode = serde_json::from_value(json!({
+            "metadata": {"name": name},
+            "spec": {
+                "clusterRef": {"name": NAME},
+                "zone": "zone-a",
+                "capacity": "1Gi",
+                "storage": {
+                    "metadata": {"size": "100Mi", "storageClassName": kubesim::STORAGE_CLASS, "volumeAttributesClassName": "e2e-fast"},
+                    "data": data,
+                },
+            },
+        }))?;
+        w.gns
+            .create(&PostParams::default(), &gn)
+            .await
+            .with_context(|| format!("creating GarageNode {name}"))?;
+    }
+    let reason_is = |name: &'static str, want: &'static str| {
+        let gns = w.gns.clone();
+        async move {
+            let gn = gns.get(name).await?;
+            let c = gn
+                .status
+                .as_ref()
+                .and_then(|s| s.conditions.as_ref())
+                .and_then(|cs| {
+                    cs.iter()
+                        .find(|c| c.type_ == CONDITION_VOLUME_ATTRIBUTES_CLASS_APPLIED)
+                        .cloned()
+                });
+            Ok::<bool, anyhow::Error>(c.is_some_and(|c| c.reason == want))
+        }
+    };
+    wait(
+        "manual-vac Applied and manual-unbound WaitingForBind",
+        Duration::from_secs(240),
+        || async {
+            Ok(reason_is("manual-vac", "Applied").await?
+                && reason_is("manual-unbound", "WaitingForBind").await?)
+        },
+    )
+    .await?;
+    println!(
+        "volumes: a Manual GarageNode's claims run their classes; one whose claim cannot bind reports WaitingForBind ({:.1}s)",
+        t.elapsed().as_secs_f64()
+    );
+    Ok(())
 }
 
 /// Waits until every metadata claim runs `metadata` and every data claim `data` (spec and
