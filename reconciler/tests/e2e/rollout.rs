@@ -111,6 +111,10 @@ async fn roll(
     )
     .await;
     stop.store(true, Ordering::SeqCst);
+    println!(
+        "rollout: {what}: StorageRolloutReady wait ended ({:.1}s); collecting the sampler and the reader",
+        t.elapsed().as_secs_f64()
+    );
     let max_down = sampler.await?;
     let (reads, failed) = reader.await??;
     done?;
@@ -216,20 +220,28 @@ async fn read_continuously(
         let (name, body) = &objects[i % objects.len()];
         i += 1;
         let mut answered = false;
-        for _ in 0..5 {
+        for attempt in 0..5 {
             let list = pods.list(&ListParams::default().labels(&selector)).await?;
-            let Some(ip) = list
-                .items
-                .iter()
-                .filter(|p| ready(p))
-                .nth(i % MEMBERS)
-                .or_else(|| list.items.iter().find(|p| ready(p)))
+            let live: Vec<&Pod> = list.items.iter().filter(|p| ready(p)).collect();
+            let Some(ip) = (!live.is_empty())
+                .then(|| live[(i + attempt) % live.len()])
                 .and_then(|p| p.status.as_ref()?.pod_ip.clone())
             else {
                 tokio::time::sleep(Duration::from_millis(200)).await;
                 continue;
             };
-            match store.get(&format!("http://{ip}:3900"), name).await {
+            // A connection to a pod that was just deleted can hang instead of failing: such a
+            // GET is given up after a while and tried through another Ready pod.
+            let got = tokio::time::timeout(
+                Duration::from_secs(20),
+                store.get(&format!("http://{ip}:3900"), name),
+            )
+            .await;
+            let Ok(got) = got else {
+                println!("rollout reader: GET {name} through {ip} timed out; trying another pod");
+                continue;
+            };
+            match got {
                 Ok(got) => {
                     reads += 1;
                     if Sha256::digest(&got) != Sha256::digest(body) {

@@ -116,10 +116,16 @@ fn member(
         (Some(p), Some(n)) => Some((p.clone(), n.clone())),
         _ => None,
     };
+    // Up at the address its current pod has: a restarted member that Garage still sees
+    // through the old pod's connection is not connected yet.
     let up = read.is_some_and(|r| {
-        node_id
-            .as_ref()
-            .is_some_and(|id| r.status.nodes.iter().any(|n| &n.id == id && n.is_up))
+        node_id.as_ref().is_some_and(|id| {
+            r.status.nodes.iter().any(|n| {
+                &n.id == id
+                    && n.is_up
+                    && (v.rpc_address.is_none() || n.addr.is_none() || n.addr == v.rpc_address)
+            })
+        })
     });
     let in_layout = read.is_some_and(|r| {
         node_id.as_ref().is_some_and(|id| {
