@@ -83,8 +83,24 @@ pub fn decide(
         .collect();
     rest.sort_by_key(|n| n.name_any());
     requested.extend(rest);
+    // Two GarageNodes that report one node ID are one Garage identity: draining either would
+    // remove the role the other still serves, so neither is drained.
+    let shared_id = |n: &GarageNode| {
+        let id = n.status.as_ref().and_then(|s| s.node_id.as_deref());
+        id.is_some_and(|id| {
+            all_nodes.iter().any(|other| {
+                other.metadata.uid != n.metadata.uid
+                    && other.status.as_ref().and_then(|s| s.node_id.as_deref()) == Some(id)
+            })
+        })
+    };
+    let mut colliding: Vec<String> = Vec::new();
     for n in &requested {
         r.excluded.push(n.name_any());
+        if shared_id(n) {
+            colliding.push(n.name_any());
+            continue;
+        }
         if nodes::shape(n).is_ok_and(|sh| {
             matches!(
                 sh,
@@ -186,6 +202,17 @@ pub fn decide(
             reason: reason::REASON_UNSUPPORTED,
             message: format!(
                 "{ANNOTATION_DRAIN}=true on a GarageCluster retires a whole site of a federated Garage cluster; this version does not run federation, so nothing is retired. Drain storage GarageNodes one at a time instead"
+            ),
+        }
+    } else {
+        step
+    };
+    let step = if step == Step::Idle && !colliding.is_empty() {
+        Step::Wait {
+            reason: reason::REASON_IDENTITY_COLLISION,
+            message: format!(
+                "{} report a Garage node ID another GarageNode also reports; draining either would remove the role the other serves, so nothing is drained. Stop the duplicate process and give it its own metadata directory first",
+                colliding.join(", ")
             ),
         }
     } else {

@@ -602,3 +602,40 @@ fn old_config_revisions_go_only_once_the_rollout_converged_and_nothing_mounts_th
     with_statefulset_revision(&mut o, "garage-storage-0", "rev-2");
     assert!(decide(&o, &s, &timing()).unwrap().prune_configs.is_empty());
 }
+
+#[test]
+fn a_node_that_shares_its_id_with_another_is_never_drained() {
+    // As in the drain test above, but the fourth member reports the third member's ID (a
+    // copied metadata directory): removing that role would take it from the third too.
+    let c = cluster(4);
+    let (mut generated, pods) = auto(&c, &[true, true, true, true]);
+    generated.get_mut(&3).unwrap().metadata.annotations = Some(BTreeMap::from([(
+        shared_types::keys::annotation::ANNOTATION_DRAIN.to_string(),
+        "true".to_string(),
+    )]));
+    let copied = generated[&2].status.clone();
+    generated.get_mut(&3).unwrap().status = copied;
+    let roles: Vec<_> = (0..3u8)
+        .map(|n| auto_role(&format!("garage-storage-{n}"), &id(n)))
+        .collect();
+    let ids = [id(0), id(1), id(2)];
+    let up: Vec<&NodeId> = ids.iter().collect();
+    let o = observed(
+        c,
+        generated,
+        vec![],
+        pods,
+        read(layout(1, &roles, &[]), &up, true),
+    );
+    let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
+    assert!(d.drain.is_none(), "nothing is drained: {:?}", d.drain);
+    let drain = d
+        .conditions
+        .iter()
+        .find(|c| c.type_ == shared_types::conditions::cluster::CONDITION_STORAGE_DRAIN_READY)
+        .unwrap();
+    assert_eq!(
+        (drain.status, drain.reason),
+        (false, reason::REASON_IDENTITY_COLLISION)
+    );
+}
