@@ -28,7 +28,8 @@ use localcluster::wait_until as wait;
 use serde_json::json;
 use shared_types::conditions::cluster::CONDITION_NODE_LOCAL_POOLS_READY;
 use shared_types::conditions::reason::{
-    REASON_WAITING_FOR_MEMBERS, REASON_WAITING_FOR_PREVIOUS_NODE_LOCAL_POOL_POD,
+    REASON_IDENTITY_COLLISION, REASON_WAITING_FOR_MEMBERS,
+    REASON_WAITING_FOR_PREVIOUS_NODE_LOCAL_POOL_POD,
 };
 use shared_types::garage_cluster::v1beta2::GarageCluster;
 use shared_types::garage_node::{GarageNode, NodeBacking};
@@ -156,6 +157,7 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
     );
 
     cold_restart(w).await?;
+    collision(w, &nodes).await?;
 
     // h. Destroy: the user's token Secret stays, nothing of the operator's on any Node.
     let kept = format!("Secret/{ADMIN_SECRET}");
@@ -463,6 +465,67 @@ async fn cold_restart(w: &World<'_>) -> anyhow::Result<()> {
     read_back_via(w, "n3").await?;
     println!(
         "pools: every pool pod killed at once: same identities, Ready, every object read back ({:.1}s)",
+        t.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// n2's node key copied onto n1's metadata disk (n1 left the pool earlier), then n1 selected
+/// again: its member reports n2's node ID. The pool reports `IdentityCollision`, the layout
+/// does not move and neither member is drained.
+async fn collision(w: &World<'_>, nodes: &Api<Node>) -> anyhow::Result<()> {
+    let t = Instant::now();
+    let admin = admin_client_at(&w.client, w.sim, &pool_pod_name(&w.pods, "n2").await?).await?;
+    let before = admin.layout().await?;
+    // The identity is the node key: n1's disk gets n2's key (its own database, so the copy
+    // starts whatever n2 is writing at the time).
+    let from = w.sim.host_path("n2", METADATA_DIR);
+    let to = w.sim.host_path("n1", METADATA_DIR);
+    for entry in std::fs::read_dir(&to)? {
+        let entry = entry?;
+        if entry.file_name() == MARKER {
+            continue;
+        }
+        if entry.file_type()?.is_dir() {
+            std::fs::remove_dir_all(entry.path())?;
+        } else {
+            std::fs::remove_file(entry.path())?;
+        }
+    }
+    for key in ["node_key", "node_key.pub"] {
+        std::fs::copy(from.join(key), to.join(key))
+            .with_context(|| format!("copying n2's {key} onto n1"))?;
+    }
+    label_node(nodes, "n1", Some(POOL)).await?;
+    wait_condition(
+        &w.clusters,
+        CONDITION_NODE_LOCAL_POOLS_READY,
+        "False",
+        Some(REASON_IDENTITY_COLLISION),
+        Duration::from_secs(300),
+    )
+    .await?;
+    tokio::time::sleep(Duration::from_secs(15)).await;
+    let after = admin.layout().await?;
+    ensure!(
+        after.version == before.version && after.roles.len() == before.roles.len(),
+        "the layout moved during an identity collision: version {} -> {}, roles {} -> {}",
+        before.version,
+        after.version,
+        before.roles.len(),
+        after.roles.len()
+    );
+    for node in ["n1", "n2"] {
+        let gn = w.gns.get(&member(node)).await?;
+        ensure!(
+            !gn.annotations().contains_key(ANNOTATION_DRAIN)
+                && gn.metadata.deletion_timestamp.is_none(),
+            "{} is being drained or deleted during an identity collision",
+            member(node)
+        );
+    }
+    println!(
+        "pools: n2's node key copied onto n1: IdentityCollision, no layout write, no member drained ({:.1}s)",
         t.elapsed().as_secs_f64()
     );
     Ok(())
