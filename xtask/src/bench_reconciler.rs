@@ -7,10 +7,14 @@
 //! workspace, so its memory can be read from `/proc/<pid>/status`. Real garage for 50
 //! clusters does not fit the development machine, so the memory step's clusters beyond
 //! `--real` run placeholder pods (docs/performance.md says what that measures). The floor
-//! uses tests/garage-fixture and the reconciler's own Admin API client. Figures are printed,
-//! never asserted: the machine is shared and every number depends on what else runs.
+//! uses tests/garage-fixture and the reconciler's own Admin API client. With `--pools` the
+//! bench runs only its node-local pool case instead ([`pools`]): one pool on a kubesim of 50
+//! Nodes, the time from a selector change to the reconciler's convergence, and its memory.
+//! Figures are printed, never asserted: the machine is shared and every number depends on
+//! what else runs.
 
 pub(crate) mod floor;
+pub(crate) mod pools;
 pub(crate) mod process;
 pub(crate) mod timeline;
 
@@ -35,6 +39,7 @@ use timeline::STEPS;
 
 const USAGE: &str =
     "usage: cargo xtask bench reconciler [--debug] [--no-image-env] [--runs N] [--clusters LIST] [--real N] [--settle S]
+       cargo xtask bench reconciler --pools [--pool-nodes N] [--debug] [--no-image-env] [--settle S]
 
   --debug           run the debug build of garage-reconciler (faster to build, slower to run)
   --no-image-env    run it without the image's Dockerfile ENV (by default it runs as it ships)
@@ -43,7 +48,13 @@ const USAGE: &str =
   --real N          how many of those clusters run real garage pods (default 10); the others
                     run placeholder pods, so they are watched and reconciled but never Ready
   --settle S        seconds of memory sampling once the clusters are Ready (default 70,
-                    more than one 60 s resync)";
+                    more than one 60 s resync)
+  --pools           run only the node-local pool case, on its own control plane, instead of
+                    the steps above: one pool cluster (placeholder pods) whose selector goes
+                    from matching no Node to matching every kubesim Node at once; prints the
+                    time until every selected Node has its activation label, its pool pod's
+                    gate lifted and its member GarageNode, and the memory before and after
+  --pool-nodes N    kubesim Nodes of the pool case (default 50, at most 120)";
 
 /// Where the clusters live.
 pub(crate) const NS: &str = "bench";
@@ -68,6 +79,10 @@ struct Opts {
     settle: Duration,
     /// Run the binary with the image's `ENV` settings, as it ships.
     image_env: bool,
+    /// Run only the node-local pool case.
+    pools: bool,
+    /// kubesim Nodes of the pool case.
+    pool_nodes: usize,
 }
 
 /// Entry point of `cargo xtask bench reconciler`.
@@ -79,6 +94,8 @@ pub fn run(args: &[&str]) -> Result<()> {
         real: 10,
         settle: Duration::from_secs(70),
         image_env: true,
+        pools: false,
+        pool_nodes: 50,
     };
     let mut rest = args.iter();
     while let Some(arg) = rest.next() {
@@ -90,6 +107,12 @@ pub fn run(args: &[&str]) -> Result<()> {
         match *arg {
             "--debug" => opts.release = false,
             "--no-image-env" => opts.image_env = false,
+            "--pools" => opts.pools = true,
+            "--pool-nodes" => {
+                opts.pool_nodes = value("--pool-nodes")?
+                    .parse()
+                    .context("--pool-nodes needs a number")?;
+            }
             "--runs" => opts.runs = value("--runs")?.parse().context("--runs needs a number")?,
             "--real" => opts.real = value("--real")?.parse().context("--real needs a number")?,
             "--settle" => {
@@ -111,6 +134,12 @@ pub fn run(args: &[&str]) -> Result<()> {
     }
     if opts.runs == 0 || opts.levels.windows(2).any(|w| w[0] >= w[1]) {
         bail!("--runs must be at least 1 and --clusters ascending\n\n{USAGE}");
+    }
+    if !(1..=pools::MAX_NODES).contains(&opts.pool_nodes) {
+        bail!(
+            "--pool-nodes must be 1 to {} (kubesim's one /24 holds every Node and pod)\n\n{USAGE}",
+            pools::MAX_NODES
+        );
     }
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -225,9 +254,17 @@ async fn bench(opts: Opts) -> Result<()> {
     let dir = crate::target_dir().join("tmp").join("reconciler-bench");
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
 
-    println!("starting a local control plane and kubesim (3 nodes)…");
+    let (name, nodes) = if opts.pools {
+        ("reconciler-bench-pools", pools::node_specs(opts.pool_nodes))
+    } else {
+        ("reconciler-bench", zone_nodes())
+    };
+    println!(
+        "starting a local control plane and kubesim ({} nodes)…",
+        nodes.len()
+    );
     let cluster = LocalCluster::start(Options {
-        name: "reconciler-bench".into(),
+        name: name.into(),
         ..Options::default()
     })
     .await
@@ -246,8 +283,8 @@ async fn bench(opts: Opts) -> Result<()> {
     let sim_dir = cluster.dir().join("kubesim");
     let mut sim_options =
         kubesim::Options::new(&sim_dir, &garage, cluster.server(), cluster.ca_pem());
-    for (node, zone) in [("n1", "zone-a"), ("n2", "zone-b"), ("n3", "zone-c")] {
-        sim_options = sim_options.node(NodeSpec::new(node).zone(zone));
+    for node in nodes {
+        sim_options = sim_options.node(node);
     }
     let sim = KubeSim::start(client.clone(), sim_options)
         .await
@@ -262,11 +299,23 @@ async fn bench(opts: Opts) -> Result<()> {
         dir,
         opts,
     };
-    let result = bench.phases().await;
+    let result = if bench.opts.pools {
+        bench.pool_case(&sim).await
+    } else {
+        bench.phases().await
+    };
     println!("stopping kubesim and the local control plane…");
     sim.shutdown().await;
     drop(cluster);
     result
+}
+
+/// kubesim's Nodes for the default steps: three, one per zone.
+fn zone_nodes() -> Vec<NodeSpec> {
+    [("n1", "zone-a"), ("n2", "zone-b"), ("n3", "zone-c")]
+        .into_iter()
+        .map(|(node, zone)| NodeSpec::new(node).zone(zone))
+        .collect()
 }
 
 struct Bench {
@@ -288,6 +337,16 @@ struct Level {
     state: String,
     hwm: f64,
     steady: f64,
+}
+
+/// The summary lines of the memory levels.
+fn print_levels(levels: &[Level]) {
+    for l in levels {
+        println!(
+            "  {:<24} peak (VmHWM) {:>6.1} MiB, steady (VmRSS median) {:>6.1} MiB; {}",
+            l.label, l.hwm, l.steady, l.state
+        );
+    }
 }
 
 impl Bench {
@@ -378,12 +437,7 @@ impl Bench {
             list(&ready),
             secs(median(&ready))
         );
-        for l in &levels {
-            println!(
-                "  {:<24} peak (VmHWM) {:>6.1} MiB, steady (VmRSS median) {:>6.1} MiB; {}",
-                l.label, l.hwm, l.steady, l.state
-            );
-        }
+        print_levels(&levels);
         Ok(())
     }
 

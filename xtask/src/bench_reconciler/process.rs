@@ -59,6 +59,94 @@ impl std::fmt::Display for Counters {
     }
 }
 
+/// Pass durations of one controller, from its `reconcile_duration_seconds` histogram.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Passes {
+    /// Passes.
+    pub count: u64,
+    /// Their summed duration, in seconds.
+    pub seconds: f64,
+    /// `(upper bound in seconds, passes at most that long)`, cumulative, in exposition order
+    /// (ascending).
+    pub buckets: Vec<(f64, u64)>,
+}
+
+impl Passes {
+    const NAME: &str = "garage_reconciler_reconcile_duration_seconds";
+
+    /// The histogram of `controller` in the exposition `text`.
+    fn parse(text: &str, controller: &str) -> Passes {
+        let label = format!("controller=\"{controller}\"");
+        let mut passes = Passes::default();
+        for line in text.lines().filter(|l| l.contains(&label)) {
+            let Some(rest) = line.strip_prefix(Self::NAME) else {
+                continue;
+            };
+            let Some(value) = line.rsplit(' ').next() else {
+                continue;
+            };
+            if rest.starts_with("_sum{") {
+                passes.seconds = value.parse().unwrap_or_default();
+            } else if rest.starts_with("_count{") {
+                passes.count = value.parse().unwrap_or_default();
+            } else if rest.starts_with("_bucket{")
+                && let Some(le) = rest.split("le=\"").nth(1).and_then(|r| r.split('"').next())
+                && let (Ok(bound), Ok(n)) = (le.parse::<f64>(), value.parse::<u64>())
+            {
+                passes.buckets.push((bound, n));
+            }
+        }
+        passes
+    }
+
+    /// What happened between `self` (earlier) and `later`.
+    pub fn since(&self, later: &Passes) -> Passes {
+        Passes {
+            count: later.count.saturating_sub(self.count),
+            seconds: (later.seconds - self.seconds).max(0.0),
+            buckets: later
+                .buckets
+                .iter()
+                .map(|&(bound, n)| {
+                    let before = self
+                        .buckets
+                        .iter()
+                        .find(|(b, _)| *b == bound)
+                        .map_or(0, |(_, m)| *m);
+                    (bound, n.saturating_sub(before))
+                })
+                .collect(),
+        }
+    }
+
+    /// The smallest bucket bound every pass fits under: the longest pass took at most this.
+    pub fn longest_at_most(&self) -> Option<f64> {
+        self.buckets
+            .iter()
+            .find(|(_, n)| *n >= self.count)
+            .map(|(bound, _)| *bound)
+    }
+}
+
+impl std::fmt::Display for Passes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.count == 0 {
+            return write!(f, "no passes");
+        }
+        write!(
+            f,
+            "{} passes, {:.1} s in all, mean {:.2} s",
+            self.count,
+            self.seconds,
+            self.seconds / self.count as f64
+        )?;
+        match self.longest_at_most() {
+            Some(bound) if bound.is_finite() => write!(f, ", longest at most {bound:.3} s"),
+            _ => Ok(()),
+        }
+    }
+}
+
 impl Reconciler {
     /// Starts `binary` with `env` added to its environment against the cluster of
     /// `kubeconfig`, its Lease in `namespace`, logging JSON at info level to `log`.
@@ -144,16 +232,26 @@ impl Reconciler {
         }
     }
 
-    /// The counters on `/metrics` now.
-    pub async fn counters(&self) -> Result<Counters> {
-        let text = self
+    /// The text of `/metrics` now.
+    async fn metrics(&self) -> Result<String> {
+        Ok(self
             .http
             .get(format!("{}/metrics", self.base))
             .send()
             .await
             .context("reading the reconciler's /metrics")?
             .text()
-            .await?;
+            .await?)
+    }
+
+    /// The pass durations of `controller` on `/metrics` now.
+    pub async fn passes(&self, controller: &str) -> Result<Passes> {
+        Ok(Passes::parse(&self.metrics().await?, controller))
+    }
+
+    /// The counters on `/metrics` now.
+    pub async fn counters(&self) -> Result<Counters> {
+        let text = self.metrics().await?;
         // A counter with labels has one line per label set; the figure is their sum.
         let value = |name: &str| -> u64 {
             text.lines()
@@ -291,4 +389,37 @@ pub fn log_events(log: &Path, name: &str, namespace: &str, since: SystemTime) ->
         events.lines.push((at, what));
     }
     Ok(events)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passes_are_read_from_the_histogram_of_one_controller() {
+        let text = "\
+# TYPE garage_reconciler_reconcile_duration_seconds histogram
+garage_reconciler_reconcile_duration_seconds_sum{controller=\"garagecluster\"} 21.5
+garage_reconciler_reconcile_duration_seconds_count{controller=\"garagecluster\"} 4
+garage_reconciler_reconcile_duration_seconds_bucket{le=\"0.001\",controller=\"garagecluster\"} 1
+garage_reconciler_reconcile_duration_seconds_bucket{le=\"8.192\",controller=\"garagecluster\"} 3
+garage_reconciler_reconcile_duration_seconds_bucket{le=\"16.384\",controller=\"garagecluster\"} 4
+garage_reconciler_reconcile_duration_seconds_bucket{le=\"+Inf\",controller=\"garagecluster\"} 4
+garage_reconciler_reconcile_duration_seconds_count{controller=\"garagenode\"} 9
+";
+        let p = Passes::parse(text, "garagecluster");
+        assert_eq!(p.count, 4);
+        assert_eq!(p.buckets.len(), 4);
+        assert_eq!(p.longest_at_most(), Some(16.384));
+        let earlier = Passes {
+            count: 1,
+            seconds: 0.5,
+            buckets: vec![(0.001, 1), (8.192, 1)],
+        };
+        let d = earlier.since(&p);
+        assert_eq!((d.count, d.seconds), (3, 21.0));
+        assert_eq!(d.buckets[0], (0.001, 0));
+        assert_eq!(d.longest_at_most(), Some(16.384));
+        assert_eq!(Passes::parse(text, "garagenode").count, 9);
+    }
 }
