@@ -8,6 +8,7 @@ use anyhow::{Context as _, Result, bail};
 const USAGE: &str = "usage:
   cargo xtask bench webhook [--debug] [--musl] [--binary P] [--seconds N]
   cargo xtask bench reconciler [--debug] [--no-image-env] [--runs N] [--clusters LIST] [--real N] [--settle S]
+  cargo xtask bench reconciler --pools [--debug] [--pool-nodes N]
   cargo xtask bench drain [--debug] [--runs N] [--objects N] [--quiet S] [--only floor|operator]";
 
 /// Runs the benchmark `args` names.
