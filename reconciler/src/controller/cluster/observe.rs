@@ -264,13 +264,17 @@ async fn read_garage(
             None,
         ));
     };
-    for ip in pods.iter().filter_map(running_ip) {
-        let Ok(admin) = pod_client(&ip, s.admin_port, &token, ctx.config.admin_timeout) else {
-            continue;
-        };
-        let Ok(status) = admin.cluster_status().await else {
-            continue;
-        };
+    // Every running pod is asked at once and the first to answer is used: pods that do not
+    // answer (yet) cost one timeout in all, not one each.
+    let asks = pods.iter().filter_map(running_ip).filter_map(|ip| {
+        let admin = pod_client(&ip, s.admin_port, &token, ctx.config.admin_timeout).ok()?;
+        Some(Box::pin(async move {
+            let status = admin.cluster_status().await?;
+            Ok::<_, crate::garage::GarageError>((admin, status))
+        }))
+    });
+    let asks: Vec<_> = asks.collect();
+    if let Ok(((admin, status), _)) = futures::future::select_ok(asks).await {
         let (layout, history) = match (admin.layout().await, admin.layout_history().await) {
             (Ok(l), Ok(h)) => (l, h),
             (Err(e), _) | (_, Err(e)) => {
