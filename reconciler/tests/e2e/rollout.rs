@@ -73,6 +73,10 @@ async fn roll(
     let generation = admitted(&w.clusters, patch)
         .await
         .with_context(|| format!("the {what} change"))?;
+    println!(
+        "rollout: {what}: admitted as generation {generation} ({:.1}s)",
+        t.elapsed().as_secs_f64()
+    );
     if restart {
         wait(
             "the first rollout record",
@@ -117,12 +121,16 @@ async fn roll(
     );
     let max_down = sampler.await?;
     let (reads, failed) = reader.await??;
+    println!(
+        "rollout: {what}: reader and sampler done ({:.1}s)",
+        t.elapsed().as_secs_f64()
+    );
     done?;
     let after_pods = storage_pods(&w.pods).await?;
     for (name, uid) in &before_pods {
         ensure!(
             after_pods.get(name) != Some(uid),
-            "pod {name} was not replaced by the {what} rollout"
+            "pod {name} was not replaced by the {what} rollout (UID {uid} before and after; pods before {before_pods:?}, after {after_pods:?})"
         );
     }
     let after_ids = node_ids(&w.gns).await?;
