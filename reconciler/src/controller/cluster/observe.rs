@@ -274,7 +274,13 @@ async fn read_garage(
         }))
     });
     let asks: Vec<_> = asks.collect();
-    if let Ok(((admin, status), _)) = futures::future::select_ok(asks).await {
+    // `select_ok` wants at least one future.
+    let first = if asks.is_empty() {
+        None
+    } else {
+        futures::future::select_ok(asks).await.ok()
+    };
+    if let Some(((admin, status), _)) = first {
         let (layout, history) = match (admin.layout().await, admin.layout_history().await) {
             (Ok(l), Ok(h)) => (l, h),
             (Err(e), _) | (_, Err(e)) => {
