@@ -264,8 +264,9 @@ async fn read_garage(
             None,
         ));
     };
-    // Every running pod is asked at once and the first to answer is used: pods that do not
-    // answer (yet) cost one timeout in all, not one each.
+    // Every running pod is asked at once, and the first in pod order that answered is used
+    // (the same member each pass while it answers): pods that do not answer (yet) cost one
+    // timeout in all, not one each.
     let asks = pods.iter().filter_map(running_ip).filter_map(|ip| {
         let admin = pod_client(&ip, s.admin_port, &token, ctx.config.admin_timeout).ok()?;
         Some(Box::pin(async move {
@@ -273,14 +274,11 @@ async fn read_garage(
             Ok::<_, crate::garage::GarageError>((admin, status))
         }))
     });
-    let asks: Vec<_> = asks.collect();
-    // `select_ok` wants at least one future.
-    let first = if asks.is_empty() {
-        None
-    } else {
-        futures::future::select_ok(asks).await.ok()
-    };
-    if let Some(((admin, status), _)) = first {
+    let first = futures::future::join_all(asks)
+        .await
+        .into_iter()
+        .find_map(Result::ok);
+    if let Some((admin, status)) = first {
         let (layout, history) = match (admin.layout().await, admin.layout_history().await) {
             (Ok(l), Ok(h)) => (l, h),
             (Err(e), _) | (_, Err(e)) => {
