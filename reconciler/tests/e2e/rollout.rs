@@ -44,7 +44,110 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
         json!({"spec": {"blocks": {"maxConcurrentReads": 8}}}),
         true,
     )
-    .await
+    .await?;
+    stuck_replacement(w).await
+}
+
+/// A revision whose pods never become Ready (a second, conflicting RPC secret): the first
+/// replacement stays not Ready, the rollout stops there and says why, and no other pod is
+/// touched. Reverting the change and deleting the failed pod by hand recovers.
+async fn stuck_replacement(w: &mut World<'_>) -> anyhow::Result<()> {
+    let t = Instant::now();
+    let before = storage_pods(&w.pods).await?;
+    let good = json!([{"name": "E2E_ROLLOUT", "value": "1"}]);
+    let bad = json!([
+        {"name": "E2E_ROLLOUT", "value": "1"},
+        {"name": "GARAGE_RPC_SECRET", "value": "0".repeat(64)},
+    ]);
+    admitted(&w.clusters, json!({"spec": {"storage": {"env": bad}}})).await?;
+    let actor = std::sync::Mutex::new(String::new());
+    wait(
+        "the first replacement running but never Ready",
+        Duration::from_secs(300),
+        || async {
+            let c = w.clusters.get(NAME).await?;
+            let Some(record) = c.status.as_ref().and_then(|s| s.storage_rollout.clone()) else {
+                return Ok(false);
+            };
+            let name = record.garage_node_name.clone().unwrap_or_default();
+            let pod = format!("{name}-0");
+            let now = storage_pods(&w.pods).await?;
+            let replaced = now
+                .get(&pod)
+                .is_some_and(|uid| Some(uid) != before.get(&pod));
+            *actor.lock().unwrap() = pod;
+            Ok(replaced)
+        },
+    )
+    .await?;
+    let pod = actor.into_inner().unwrap();
+    // Long enough for a sequencer that did not wait to have taken the next pod.
+    tokio::time::sleep(Duration::from_secs(40)).await;
+    let now = storage_pods(&w.pods).await?;
+    for (name, uid) in &before {
+        if *name != pod {
+            ensure!(
+                now.get(name) == Some(uid),
+                "{name} was replaced while {pod}'s replacement was not Ready"
+            );
+        }
+    }
+    let p = w.pods.get(&pod).await?;
+    ensure!(
+        !ready(&p),
+        "{pod}'s replacement became Ready with a conflicting RPC secret"
+    );
+    let c = w.clusters.get(NAME).await?;
+    let message = c
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .and_then(|cs| {
+            cs.iter()
+                .find(|c| c.type_ == CONDITION_STORAGE_ROLLOUT_READY)
+        })
+        .map(|c| format!("{} {}: {}", c.status, c.reason, c.message))
+        .unwrap_or_default();
+    ensure!(
+        message.starts_with("False RollingOut") && message.contains("Ready"),
+        "StorageRolloutReady does not say the rollout waits for the replacement: {message}"
+    );
+    println!(
+        "rollout: a replacement that never becomes Ready stops the rollout at {pod} ({message}); nothing else touched ({:.1}s)",
+        t.elapsed().as_secs_f64()
+    );
+    // Recovery by hand: the change reverted, the failed pod deleted.
+    let generation = admitted(&w.clusters, json!({"spec": {"storage": {"env": good}}})).await?;
+    w.pods.delete(&pod, &Default::default()).await?;
+    wait(
+        &format!("StorageRolloutReady=True at generation {generation} after the recovery"),
+        Duration::from_secs(300),
+        || async {
+            let c = w.clusters.get(NAME).await?;
+            let ok = c
+                .status
+                .as_ref()
+                .and_then(|s| s.conditions.as_ref())
+                .and_then(|cs| {
+                    cs.iter()
+                        .find(|c| c.type_ == CONDITION_STORAGE_ROLLOUT_READY)
+                })
+                .is_some_and(|c| c.status == "True" && c.observed_generation == Some(generation));
+            Ok(ok
+                && c.status
+                    .as_ref()
+                    .is_some_and(|s| s.storage_rollout.is_none()))
+        },
+    )
+    .await?;
+    wait_ready(&w.clusters, Duration::from_secs(300)).await?;
+    let store = w.store.as_ref().context("no store")?;
+    verify(store, &s3(w.sim, "garage-storage-1-0")?, &w.checksummed).await?;
+    println!(
+        "rollout: reverted and the failed pod deleted by hand: converged, Ready, every object read back ({:.1}s)",
+        t.elapsed().as_secs_f64()
+    );
+    Ok(())
 }
 
 /// Applies `patch` and follows the rollout it causes to the end.
