@@ -406,9 +406,12 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         .filter(|v| v.ready && v.member.node_id.is_some())
         .count();
     let all_in_layout = !views.is_empty() && views.iter().all(|v| placed(&v.member.name));
+    // Healthy as every member sees it: Garage's connections are per node, and a member that
+    // has not reached the others yet fails the requests it serves.
     let healthy = read
         .and_then(|r| r.health.as_ref())
-        .is_some_and(|h| h.status == HealthStatus::Healthy);
+        .is_some_and(|h| h.status == HealthStatus::Healthy)
+        && read.is_some_and(|r| r.every_view_healthy);
     let wanted_members = views.len() + missing.len() + pools.pending;
     let (ready, ready_reason, ready_message) = if !unsupported.is_empty() {
         (

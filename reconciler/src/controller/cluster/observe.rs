@@ -78,6 +78,9 @@ pub struct GarageRead {
     pub history: LayoutHistory,
     /// `GetClusterHealth`, when it answered.
     pub health: Option<ClusterHealth>,
+    /// Every storage pod has a running process that answered, and each reports every storage
+    /// node connected and every partition fully replicated from where it stands.
+    pub every_view_healthy: bool,
 }
 
 /// Reads everything [`super::decide::decide`] needs.
@@ -267,18 +270,36 @@ async fn read_garage(
     // Every running pod is asked at once, and the first in pod order that answered is used
     // (the same member each pass while it answers): pods that do not answer (yet) cost one
     // timeout in all, not one each.
-    let asks = pods.iter().filter_map(running_ip).filter_map(|ip| {
-        let admin = pod_client(&ip, s.admin_port, &token, ctx.config.admin_timeout).ok()?;
-        Some(Box::pin(async move {
-            let status = admin.cluster_status().await?;
-            Ok::<_, crate::garage::GarageError>((admin, status))
-        }))
-    });
-    let first = futures::future::join_all(asks)
-        .await
-        .into_iter()
-        .find_map(Result::ok);
-    if let Some((admin, status)) = first {
+    // Each also reports its own health: Garage's view of who is connected is per node.
+    let storage_pods: Vec<&Pod> = pods
+        .iter()
+        .filter(|p| {
+            p.labels()
+                .get(shared_types::keys::label::LABEL_TIER)
+                .map(String::as_str)
+                == Some(shared_types::keys::label::value::TIER_STORAGE)
+        })
+        .collect();
+    let asks = storage_pods
+        .iter()
+        .filter_map(|p| running_ip(p))
+        .filter_map(|ip| {
+            let admin = pod_client(&ip, s.admin_port, &token, ctx.config.admin_timeout).ok()?;
+            Some(Box::pin(async move {
+                let status = admin.cluster_status().await?;
+                let health = admin.cluster_health().await.ok();
+                Ok::<_, crate::garage::GarageError>((admin, status, health))
+            }))
+        });
+    let answers: Vec<_> = futures::future::join_all(asks).await;
+    let every_view_healthy = !answers.is_empty()
+        && answers.len() == storage_pods.len()
+        && answers.iter().all(|a| {
+            a.as_ref()
+                .is_ok_and(|(_, _, h)| crate::machine::drain::fully_healthy(h.as_ref()))
+        });
+    let first = answers.into_iter().find_map(Result::ok);
+    if let Some((admin, status, _)) = first {
         let (layout, history) = match (admin.layout().await, admin.layout_history().await) {
             (Ok(l), Ok(h)) => (l, h),
             (Err(e), _) | (_, Err(e)) => {
@@ -291,6 +312,7 @@ async fn read_garage(
             layout,
             history,
             health,
+            every_view_healthy,
         };
         return Ok((GarageView::Read(Box::new(read)), Some(admin), Some(token)));
     }

@@ -54,7 +54,10 @@ pub fn step(
     rollout::step(&rollout::Observed {
         record,
         members: &members,
-        healthy: fully_healthy(read.and_then(|r| r.health.as_ref())),
+        // Every member's own view: a member that has not reconnected to a restarted peer
+        // serves requests that miss their quorum.
+        healthy: fully_healthy(read.and_then(|r| r.health.as_ref()))
+            && read.is_some_and(|r| r.every_view_healthy),
         settled: read.is_some_and(|r| r.history.is_settled()),
         garage_read: read.is_some(),
         drain_active: drain_active || !membership_settled && record.is_none(),

@@ -95,6 +95,7 @@ fn read(layout: crate::garage::ClusterLayout, up: &[&NodeId], health: bool) -> G
         history: settled(version),
         layout,
         health: health.then(|| healthy(3)),
+        every_view_healthy: health,
     }))
 }
 
