@@ -457,11 +457,13 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         (
             false,
             reason::REASON_LAYOUT_NOT_READY,
-            format!(
-                "Garage reports {:?}",
-                read.and_then(|r| r.health.as_ref())
-                    .map(|h| h.status.clone())
-            ),
+            match read.and_then(|r| r.health.as_ref()) {
+                Some(h) if h.status == HealthStatus::Healthy => {
+                    "not every member reaches every other yet (each member's own health is read)"
+                        .into()
+                }
+                h => format!("Garage reports {:?}", h.map(|h| h.status.clone())),
+            },
         )
     } else {
         (true, reason::REASON_CLUSTER_READY, String::new())
