@@ -23,7 +23,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures::StreamExt;
+use futures::{FutureExt as _, StreamExt};
 use k8s_openapi::api::apps::v1::{DaemonSet, StatefulSet};
 use k8s_openapi::api::core::v1::{ConfigMap, PersistentVolumeClaim, Pod, Secret, Service};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
@@ -288,7 +288,19 @@ where
         name = %object.name_any(),
     );
     let start = Instant::now();
-    let result = reconcile(object, ctx.clone()).instrument(span).await;
+    // A panic in one pass is that pass's failure, retried with back-off like any other; it
+    // must not end the controller (and with it every other object's reconciliation).
+    let result = std::panic::AssertUnwindSafe(reconcile(object, ctx.clone()).instrument(span))
+        .catch_unwind()
+        .await
+        .unwrap_or_else(|panic| {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            Err(Error::Unsafe(format!("the pass panicked: {what}")))
+        });
     ctx.metrics.reconciled(controller, start.elapsed());
     result
 }
@@ -314,4 +326,39 @@ fn error_policy<K: ResourceExt>(
         "reconcile failed; retrying"
     );
     Action::requeue(ctx.config.error_requeue)
+}
+
+#[cfg(test)]
+mod panic_tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+
+    #[tokio::test]
+    async fn a_panicking_pass_is_a_failed_pass() {
+        let client =
+            Client::try_from(kube::Config::new("http://127.0.0.1:9".parse().unwrap())).unwrap();
+        let ctx = Arc::new(Context {
+            client: client.clone(),
+            config: Config::default(),
+            metrics: Arc::new(Metrics::default()),
+            events: Events::new(client),
+            gate_evidence: pool::probe::EvidenceCache::default(),
+            volume_class_refusals: std::sync::Mutex::default(),
+        });
+        let cm: ConfigMap = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "x", "namespace": "ns"}
+        }))
+        .unwrap();
+        let result = instrumented("test", Arc::new(cm), ctx, |_, _| async {
+            panic!("boom");
+            #[allow(unreachable_code)]
+            Ok(Action::await_change())
+        })
+        .await;
+        match result {
+            Err(Error::Unsafe(m)) => assert!(m.contains("boom"), "{m}"),
+            other => panic!("expected the panic as an error, got {other:?}"),
+        }
+    }
 }
