@@ -491,7 +491,19 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
     conditions.extend(pools.condition.clone());
     conditions.extend(volume_attributes(o));
     let membership_settled = pools.condition.as_ref().is_none_or(|c| c.status);
-    let rollout_step = super::rollout::step(o, &views, read, membership_settled, &config.revision);
+    let rendered = super::rollout::Rendered {
+        config_hash: &config.revision,
+        nodes: update_nodes
+            .iter()
+            .filter_map(|gn| Some((gn.name_any(), super::rollout::rendered_hash_of(gn)?)))
+            .collect(),
+        daemonsets: pools
+            .daemonsets
+            .iter()
+            .filter_map(|d| Some((d.name_any(), super::rollout::rendered_hash_of(d)?)))
+            .collect(),
+    };
+    let rollout_step = super::rollout::step(o, &views, read, membership_settled, &rendered);
     conditions.push(machine_rollout::condition(
         &rollout_step,
         o.cluster

@@ -20,6 +20,27 @@ const STS_REVISION: &str = "controller-revision-hash";
 /// Label the DaemonSet controller puts on its pods: the template generation they run.
 const DS_GENERATION: &str = "pod-template-generation";
 
+/// What this pass wants every workload to have been rendered from; a workload that does not
+/// show it yet has no known target revision (its controller has not caught up), so the
+/// rollout waits instead of calling the old revision current.
+pub struct Rendered<'a> {
+    /// Content hash of the current Garage configuration revision.
+    pub config_hash: &'a str,
+    /// Generated GarageNode name to the rendered-hash annotation this pass wants it to carry.
+    pub nodes: BTreeMap<String, String>,
+    /// Pool DaemonSet name to the rendered-hash annotation this pass wants it to carry.
+    pub daemonsets: BTreeMap<String, String>,
+}
+
+/// The rendered-hash annotation of an object.
+pub fn rendered_hash_of<K: kube::Resource>(k: &K) -> Option<String> {
+    k.meta()
+        .annotations
+        .as_ref()?
+        .get(shared_types::keys::annotation::ANNOTATION_RENDERED_HASH)
+        .cloned()
+}
+
 /// The rollout's step this pass. `views` are the planned members (those leaving are not in
 /// it); `membership_settled` is false while pool membership is still changing.
 pub fn step(
@@ -27,7 +48,7 @@ pub fn step(
     views: &[MemberView],
     read: Option<&GarageRead>,
     membership_settled: bool,
-    config_hash: &str,
+    rendered: &Rendered<'_>,
 ) -> rollout::Step {
     let nodes: BTreeMap<String, &GarageNode> = o
         .generated
@@ -39,7 +60,7 @@ pub fn step(
     let members: Vec<Member> = views
         .iter()
         .filter(|v| !v.external)
-        .filter_map(|v| member(o, v, nodes.get(&v.member.name)?, read))
+        .filter_map(|v| member(o, v, nodes.get(&v.member.name)?, read, rendered))
         .collect();
     let record = o
         .cluster
@@ -62,7 +83,7 @@ pub fn step(
         garage_read: read.is_some(),
         drain_active: drain_active || !membership_settled && record.is_none(),
         generation: o.cluster.metadata.generation,
-        config_hash: config_hash.to_owned(),
+        config_hash: rendered.config_hash.to_owned(),
     })
 }
 
@@ -71,6 +92,7 @@ fn member(
     v: &MemberView,
     gn: &GarageNode,
     read: Option<&GarageRead>,
+    rendered: &Rendered<'_>,
 ) -> Option<Member> {
     let status = gn.status.clone().unwrap_or_default();
     let node_id: Option<NodeId> = status.node_id.as_deref().and_then(|i| i.parse().ok());
@@ -87,6 +109,7 @@ fn member(
             let desired = ds
                 .filter(|d| {
                     d.status.as_ref().and_then(|s| s.observed_generation) == d.metadata.generation
+                        && rendered.daemonsets.get(&d.name_any()) == rendered_hash_of(*d).as_ref()
                 })
                 .and_then(|d| d.metadata.generation)
                 .map(|g| g.to_string());
@@ -101,7 +124,23 @@ fn member(
                 .statefulsets
                 .iter()
                 .find(|s| s.name_any() == v.member.name);
+            // Rendered from the current generations: the cluster's latest spec reached the
+            // GarageNode, the node controller rendered its StatefulSet from that node
+            // generation and the current configuration, and the StatefulSet controller has
+            // observed it.
+            let node_current = rendered
+                .nodes
+                .get(&gn.name_any())
+                .is_none_or(|want| rendered_hash_of(gn).as_ref() == Some(want))
+                && gn.status.as_ref().and_then(|s| s.observed_generation) == gn.metadata.generation;
+            let config_current = sts
+                .and_then(|s| s.spec.as_ref())
+                .and_then(|s| s.template.metadata.as_ref())
+                .and_then(|m| m.annotations.as_ref())
+                .and_then(|a| a.get(shared_types::keys::annotation::ANNOTATION_CONFIG_HASH))
+                .is_some_and(|h| rendered.config_hash.starts_with(h.as_str()));
             let desired = sts
+                .filter(|_| node_current && config_current)
                 .and_then(|s| {
                     s.status
                         .as_ref()

@@ -56,13 +56,22 @@ fn observed(
     pods: Vec<k8s_openapi::api::core::v1::Pod>,
     garage: GarageView,
 ) -> Observed {
-    // Every member's StatefulSet has observed its template; its revision is the pods'.
+    // Every member's StatefulSet was rendered from the current configuration and has
+    // observed its template; its revision is the pods'.
+    let config_hash = crate::desired::Settings::from_cluster(&c)
+        .ok()
+        .and_then(|s| crate::desired::config::revision(&c, &s).ok())
+        .map(|r| r.revision[..16].to_owned())
+        .unwrap_or_default();
     let statefulsets = generated
         .values()
         .chain(user_nodes.iter())
         .map(|gn| {
             serde_json::from_value(serde_json::json!({
                 "metadata": {"name": gn.name_any(), "uid": format!("sts-{}", gn.name_any()), "generation": 1},
+                "spec": {"selector": {}, "serviceName": "x", "template": {"metadata": {"annotations": {
+                    shared_types::keys::annotation::ANNOTATION_CONFIG_HASH: config_hash,
+                }}}},
                 "status": {"replicas": 1, "observedGeneration": 1, "updateRevision": "rev-1"},
             }))
             .unwrap()
@@ -580,9 +589,9 @@ fn old_config_revisions_go_only_once_the_rollout_converged_and_nothing_mounts_th
     let cm = |name: &str| -> k8s_openapi::api::core::v1::ConfigMap {
         serde_json::from_value(serde_json::json!({"metadata": {"name": name}})).unwrap()
     };
-    let current = crate::desired::config::revision(&o.cluster, &s)
-        .unwrap()
-        .name;
+    let revision = crate::desired::config::revision(&o.cluster, &s).unwrap();
+    let current = revision.name;
+    let hash16 = revision.revision[..16].to_owned();
     o.config_maps = vec![cm(&current), cm("garage-config-000000000000"), cm("other")];
     let d = decide(&o, &s, &timing()).unwrap();
     assert_eq!(
@@ -593,7 +602,10 @@ fn old_config_revisions_go_only_once_the_rollout_converged_and_nothing_mounts_th
     let mut kept = o.statefulsets[0].clone();
     kept.spec = Some(serde_json::from_value(serde_json::json!({
         "selector": {}, "serviceName": "x",
-        "template": {"spec": {"containers": [], "volumes": [{"name": "config", "configMap": {"name": "garage-config-000000000000"}}]}},
+        "template": {
+            "metadata": {"annotations": {shared_types::keys::annotation::ANNOTATION_CONFIG_HASH: &hash16}},
+            "spec": {"containers": [], "volumes": [{"name": "config", "configMap": {"name": "garage-config-000000000000"}}]},
+        },
     })).unwrap());
     o.statefulsets[0] = kept;
     assert!(decide(&o, &s, &timing()).unwrap().prune_configs.is_empty());
@@ -638,5 +650,39 @@ fn a_node_that_shares_its_id_with_another_is_never_drained() {
     assert_eq!(
         (drain.status, drain.reason),
         (false, reason::REASON_IDENTITY_COLLISION)
+    );
+}
+
+#[test]
+fn a_spec_change_not_yet_rendered_into_every_workload_is_not_converged() {
+    // The cluster's new spec has not reached garage-storage-1 yet (its rendered hash is the
+    // old one): its StatefulSet still shows the old revision, which must not count as current.
+    let mut o = converged();
+    let s = settings(&o.cluster);
+    o.generated
+        .get_mut(&1)
+        .unwrap()
+        .metadata
+        .annotations
+        .get_or_insert_default()
+        .insert(
+            shared_types::keys::annotation::ANNOTATION_RENDERED_HASH.into(),
+            "from-an-older-spec".into(),
+        );
+    let d = decide(&o, &s, &timing()).unwrap();
+    let rollout = d
+        .conditions
+        .iter()
+        .find(|c| c.type_ == shared_types::conditions::cluster::CONDITION_STORAGE_ROLLOUT_READY)
+        .unwrap();
+    assert!(!rollout.status, "{}", rollout.message);
+    assert!(
+        rollout.message.contains("garage-storage-1"),
+        "{}",
+        rollout.message
+    );
+    assert!(
+        d.rollout.is_none(),
+        "nothing is replaced before the workload is rendered"
     );
 }
