@@ -166,8 +166,8 @@ async fn manual_nodes(w: &World<'_>) -> anyhow::Result<()> {
         ),
         (
             "manual-unbound",
-            json!({"size": "1Gi", "storageClassName": kubesim::STORAGE_CLASS, "volumeAttributesClassName": "e2e-slow",
-                   "selector": {"matchLabels": {"e2e/no-such-volume": "true"}}}),
+            // No provisioner serves this class, so the claim stays Pending.
+            json!({"size": "1Gi", "storageClassName": "e2e-no-such-class", "volumeAttributesClassName": "e2e-slow"}),
         ),
     ] {
         let gn: shared_types::garage_node::GarageNode = serde_json::from_value(json!({
