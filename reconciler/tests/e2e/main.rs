@@ -316,6 +316,12 @@ async fn scenario(client: &Client, sim: &KubeSim) -> anyhow::Result<()> {
             volumes::run(&mut d).await
         });
         let (ra, rb, rc, rd) = tokio::join!(site_a, site_b, site_c, site_d);
+        // Every site's failure is shown, not only the first.
+        for (site, r) in [("A", &ra), ("B", &rb), ("C", &rc), ("D", &rd)] {
+            if let Err(e) = r {
+                println!("site {site} FAILED: {e:#}");
+            }
+        }
         ra.map_err(|e| e.context("site A"))?;
         rb.map_err(|e| e.context("site B"))?;
         rc.map_err(|e| e.context("site C"))?;
