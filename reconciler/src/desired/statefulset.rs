@@ -12,12 +12,13 @@ use k8s_openapi::api::apps::v1::{
 };
 use k8s_openapi::api::core::v1::{
     ConfigMapVolumeSource, Container, ContainerPort, EmptyDirVolumeSource, EnvFromSource, EnvVar,
-    EnvVarSource, KeyToPath, ObjectFieldSelector, PersistentVolumeClaim, PersistentVolumeClaimSpec,
-    PersistentVolumeClaimVolumeSource, PodSpec, PodTemplateSpec, SecretVolumeSource, Volume,
-    VolumeMount, VolumeResourceRequirements,
+    EnvVarSource, HTTPGetAction, KeyToPath, ObjectFieldSelector, PersistentVolumeClaim,
+    PersistentVolumeClaimSpec, PersistentVolumeClaimVolumeSource, PodSpec, PodTemplateSpec, Probe,
+    SecretVolumeSource, Volume, VolumeMount, VolumeResourceRequirements,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::api::ObjectMeta;
 use shared_types::common::VolumeType;
 use shared_types::garage_cluster::common::PvcRetention;
@@ -285,6 +286,20 @@ pub(super) fn pod_spec(
             .container_security_context
             .clone()
             .or_else(|| st.and_then(|x| x.container_security_context.clone())),
+        // Ready only while Garage itself says it can serve: a quorum for every partition as
+        // this node sees it. A process that has just started, or has not reached its peers
+        // again, would fail the requests sent to it.
+        readiness_probe: Some(Probe {
+            http_get: Some(HTTPGetAction {
+                path: Some("/health".into()),
+                port: IntOrString::Int(i32::from(s.admin_port)),
+                ..Default::default()
+            }),
+            period_seconds: Some(5),
+            timeout_seconds: Some(3),
+            failure_threshold: Some(2),
+            ..Default::default()
+        }),
         ..Default::default()
     };
     PodSpec {

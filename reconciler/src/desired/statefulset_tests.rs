@@ -126,7 +126,21 @@ fn secrets_are_mounted_as_0400_files_and_no_marker_volume_exists() {
         c.command.as_deref(),
         Some(&["/garage".to_owned(), "server".to_owned()][..])
     );
-    assert!(c.readiness_probe.is_none() && c.liveness_probe.is_none());
+    // Ready means Garage answers /health (quorum for every partition as this node sees it);
+    // no liveness probe: a slow Garage is not restarted by Kubernetes.
+    let ready = c
+        .readiness_probe
+        .as_ref()
+        .unwrap()
+        .http_get
+        .as_ref()
+        .unwrap();
+    assert_eq!(ready.path.as_deref(), Some("/health"));
+    assert_eq!(
+        ready.port,
+        k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::Int(3903)
+    );
+    assert!(c.liveness_probe.is_none());
     let env = c.env.as_ref().unwrap();
     assert_eq!(env.last().unwrap().name, "GARAGE_CONFIG_FILE");
     assert_eq!(env[0].name, "GARAGE_NODE_HOST");
