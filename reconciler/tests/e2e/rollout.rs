@@ -48,18 +48,18 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
     stuck_replacement(w).await
 }
 
-/// A revision whose pods never become Ready (a second, conflicting RPC secret): the first
-/// replacement stays not Ready, the rollout stops there and says why, and no other pod is
-/// touched. Reverting the change and deleting the failed pod by hand recovers.
+/// A revision whose pods never become Ready (an image that is not a Garage server: its pods
+/// run, but nothing answers Garage's health check): the first replacement stays not Ready,
+/// the rollout stops there and says why, and no other pod is touched. Reverting the change
+/// and deleting the failed pod by hand recovers.
 async fn stuck_replacement(w: &mut World<'_>) -> anyhow::Result<()> {
     let t = Instant::now();
     let before = storage_pods(&w.pods).await?;
-    let good = json!([{"name": "E2E_ROLLOUT", "value": "1"}]);
-    let bad = json!([
-        {"name": "E2E_ROLLOUT", "value": "1"},
-        {"name": "GARAGE_RPC_SECRET", "value": "0".repeat(64)},
-    ]);
-    admitted(&w.clusters, json!({"spec": {"storage": {"env": bad}}})).await?;
+    admitted(
+        &w.clusters,
+        json!({"spec": {"image": "registry.example.invalid/not-the-server:1"}}),
+    )
+    .await?;
     let actor = std::sync::Mutex::new(String::new());
     wait(
         "the first replacement running but never Ready",
@@ -95,7 +95,7 @@ async fn stuck_replacement(w: &mut World<'_>) -> anyhow::Result<()> {
     let p = w.pods.get(&pod).await?;
     ensure!(
         !ready(&p),
-        "{pod}'s replacement became Ready with a conflicting RPC secret"
+        "{pod}'s replacement became Ready without a Garage server"
     );
     let c = w.clusters.get(NAME).await?;
     let message = c
@@ -117,7 +117,7 @@ async fn stuck_replacement(w: &mut World<'_>) -> anyhow::Result<()> {
         t.elapsed().as_secs_f64()
     );
     // Recovery by hand: the change reverted, the failed pod deleted.
-    let generation = admitted(&w.clusters, json!({"spec": {"storage": {"env": good}}})).await?;
+    let generation = admitted(&w.clusters, json!({"spec": {"image": null}})).await?;
     w.pods.delete(&pod, &Default::default()).await?;
     wait(
         &format!("StorageRolloutReady=True at generation {generation} after the recovery"),
