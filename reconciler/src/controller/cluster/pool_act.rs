@@ -59,8 +59,16 @@ pub async fn act(
         }
     }
     let ds_api: Api<DaemonSet> = Api::namespaced(ctx.client.clone(), ns);
-    for ds in &plan.daemonsets {
+    for ds in &plan.create_daemonsets {
         ensure(&ds_api, m, ds, uid, write::metadata_and_spec).await?;
+    }
+    for ds in &plan.daemonsets {
+        // Updated only while still there and not being deleted: a DaemonSet deleted since
+        // the pass observed it is recreated only once its pods are gone, by a later pass.
+        let live = ds_api.get_opt(&ds.name_any()).await?;
+        if live.is_some_and(|l| l.metadata.deletion_timestamp.is_none()) {
+            ensure(&ds_api, m, ds, uid, write::metadata_and_spec).await?;
+        }
     }
     for (node, key) in &plan.activate {
         patch_node(

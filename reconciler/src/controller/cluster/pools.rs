@@ -47,8 +47,11 @@ pub struct Release {
 /// Everything the pools ask for this pass.
 #[derive(Debug, Clone, Default)]
 pub struct PoolPlan {
-    /// DaemonSets to ensure.
+    /// DaemonSets to update: each was observed live, and is only patched (never created
+    /// again) if it is still there when the pass acts.
     pub daemonsets: Vec<DaemonSet>,
+    /// DaemonSets to create: none existed and no pod of an earlier one remained.
+    pub create_daemonsets: Vec<DaemonSet>,
     /// DaemonSets of pools no longer declared and without members: delete.
     pub delete_daemonsets: Vec<String>,
     /// `(Node, label key)` to set to [`ACTIVE`].
@@ -173,7 +176,15 @@ pub fn decide(f: &PoolFacts<'_>) -> Result<PoolPlan, DesiredError> {
         let key = desired_pool::activation_key(s, name);
         let selected = wanted.members.get(name).cloned().unwrap_or_default();
         let ds_name = desired_pool::daemonset_name(&s.name, name);
-        let current = f.daemonsets.iter().find(|d| d.name_any() == ds_name);
+        // A DaemonSet being deleted is not current: its pods are old ones.
+        let current = f
+            .daemonsets
+            .iter()
+            .find(|d| d.name_any() == ds_name && d.metadata.deletion_timestamp.is_none());
+        let ds_deleting = f
+            .daemonsets
+            .iter()
+            .any(|d| d.name_any() == ds_name && d.metadata.deletion_timestamp.is_some());
         // Pods of a DaemonSet that no longer exists fence the pool until they are gone.
         let orphans: Vec<&Pod> = pool_pods
             .iter()
@@ -191,18 +202,19 @@ pub fn decide(f: &PoolFacts<'_>) -> Result<PoolPlan, DesiredError> {
                 })
             })
             .collect();
-        if current.is_some() || orphans.is_empty() {
-            plan.daemonsets.push(desired_pool::daemonset(PoolInputs {
-                cluster: f.cluster,
-                settings: s,
-                pool,
-                config: f.config,
-                rpc_secret: f.rpc_secret,
-                admin_token: f.admin_token,
-            })?);
-            if current.is_none() {
-                plan.needs_probe = true;
-            }
+        let desired = desired_pool::daemonset(PoolInputs {
+            cluster: f.cluster,
+            settings: s,
+            pool,
+            config: f.config,
+            rpc_secret: f.rpc_secret,
+            admin_token: f.admin_token,
+        })?;
+        if current.is_some() {
+            plan.daemonsets.push(desired);
+        } else if orphans.is_empty() && !ds_deleting {
+            plan.create_daemonsets.push(desired);
+            plan.needs_probe = true;
         }
         if !orphans.is_empty() {
             waiting_old_pods.extend(orphans.iter().map(|p| p.name_any()));

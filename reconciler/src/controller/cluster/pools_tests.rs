@@ -155,7 +155,8 @@ fn reason_of(plan: &PoolPlan) -> (bool, &'static str) {
 fn a_new_pool_gets_its_daemonset_and_activations_behind_the_probe() {
     let w = World::new(&[("n1", Some("local")), ("n2", Some("local")), ("n3", None)]);
     let plan = w.plan();
-    assert_eq!(plan.daemonsets.len(), 1);
+    assert_eq!(plan.create_daemonsets.len(), 1);
+    assert!(plan.daemonsets.is_empty());
     assert!(plan.needs_probe);
     let key = desired_pool::activation_key(&w.s(), "local");
     assert_eq!(
@@ -196,7 +197,7 @@ fn a_pod_of_a_retired_daemonset_stays_gated_and_fences_the_recreation() {
     w.pod("old", "gone-uid", "n1", false);
     let plan = w.plan();
     assert!(
-        plan.daemonsets.is_empty(),
+        plan.daemonsets.is_empty() && plan.create_daemonsets.is_empty(),
         "no DaemonSet while an old pod lives"
     );
     assert!(plan.release.is_empty());
@@ -392,4 +393,29 @@ fn a_host_path_another_clusters_pool_mounts_stops_the_pool() {
     // A sibling path with a common prefix only is not an overlap.
     assert!(!overlap("/data/a", "/data/ab"));
     assert!(overlap("/data/a/", "/data/a/b"));
+}
+
+#[test]
+fn a_daemonset_being_deleted_is_not_current_and_not_recreated_under_its_pods() {
+    let mut w = World::new(&[("n1", Some("local"))]);
+    w.with_daemonset();
+    w.activate("n1", "local");
+    w.pod("p1", DS_UID, "n1", false);
+    w.daemonsets[0].metadata.deletion_timestamp =
+        Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+            k8s_openapi::jiff::Timestamp::UNIX_EPOCH,
+        ));
+    let plan = w.plan();
+    assert!(plan.daemonsets.is_empty() && plan.create_daemonsets.is_empty());
+    assert_eq!(
+        reason_of(&plan),
+        (
+            false,
+            reason::REASON_WAITING_FOR_PREVIOUS_NODE_LOCAL_POOL_POD
+        )
+    );
+    // Its pods gone but the object still finishing its deletion: still nothing created.
+    w.pods.clear();
+    let plan = w.plan();
+    assert!(plan.create_daemonsets.is_empty());
 }
