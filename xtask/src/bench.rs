@@ -9,7 +9,8 @@ const USAGE: &str = "usage:
   cargo xtask bench webhook [--debug] [--musl] [--binary P] [--seconds N]
   cargo xtask bench reconciler [--debug] [--no-image-env] [--runs N] [--clusters LIST] [--real N] [--settle S]
   cargo xtask bench reconciler --pools [--debug] [--pool-nodes N]
-  cargo xtask bench drain [--debug] [--runs N] [--objects N] [--quiet S] [--only floor|operator]";
+  cargo xtask bench drain [--debug] [--runs N] [--objects N] [--quiet S] [--only floor|operator]
+  cargo xtask bench rollout [--debug] [--runs N] [--members LIST] [--only floor|operator]";
 
 /// Runs the benchmark `args` names.
 pub fn run(args: &[&str]) -> Result<()> {
@@ -18,6 +19,7 @@ pub fn run(args: &[&str]) -> Result<()> {
         Some((&"webhook", rest)) => crate::bench_webhook::run(rest),
         Some((&"reconciler", rest)) => crate::bench_reconciler::run(rest),
         Some((&"drain", rest)) => crate::bench_drain::run(rest),
+        Some((&"rollout", rest)) => crate::bench_rollout::run(rest),
         _ => bail!("{USAGE}"),
     }
 }

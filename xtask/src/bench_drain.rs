@@ -11,7 +11,7 @@
 
 mod barrier;
 mod floor;
-mod milestones;
+pub(crate) mod milestones;
 mod objects;
 mod operator;
 mod stage;

@@ -61,7 +61,7 @@ pub(crate) const NS: &str = "bench";
 /// Where the reconciler keeps its Lease, as `POD_NAMESPACE` says.
 pub(crate) const OPERATOR_NS: &str = "garage-operator-system";
 /// The reconciler's Lease (fixed in the binary).
-const LEASE: &str = "garage-reconciler-leader";
+pub(crate) const LEASE: &str = "garage-reconciler-leader";
 /// Members of every bench cluster.
 const MEMBERS: usize = 3;
 /// The zone the reconciler gives members when the cluster names none; the floor uses it too.

@@ -138,7 +138,10 @@ impl Milestones {
     }
 }
 
-fn condition<'a>(conditions: Option<&'a [Condition]>, type_: &str) -> Option<&'a Condition> {
+pub(crate) fn condition<'a>(
+    conditions: Option<&'a [Condition]>,
+    type_: &str,
+) -> Option<&'a Condition> {
     conditions?.iter().find(|c| c.type_ == type_)
 }
 
@@ -168,7 +171,7 @@ fn describe(r: &StorageDrainStatus) -> String {
     )
 }
 
-fn without_digits(text: &str) -> String {
+pub(crate) fn without_digits(text: &str) -> String {
     text.chars().filter(|c| !c.is_ascii_digit()).collect()
 }
 
