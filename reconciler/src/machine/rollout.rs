@@ -215,6 +215,26 @@ fn advance(o: &Observed<'_>, record: &StorageRolloutStatus) -> Step {
                 "{label}: waiting for its workload to create the replacement"
             ));
         }
+        // The workload's revision moved on after the replacement was made (the change was
+        // changed again, or reverted): a replacement that is not Ready is the member already
+        // down and is replaced again; a Ready one ends this transaction, and the member is
+        // picked again, through every gate, as any outdated member.
+        Some(pod)
+            if actor.desired_revision.is_some()
+                && pod.revision != actor.desired_revision
+                && !pod.terminating =>
+        {
+            if pod.ready {
+                return Step::Clear;
+            }
+            return Step::DeletePod {
+                name: pod.name.clone(),
+                uid: pod.uid.clone(),
+            };
+        }
+        Some(pod) if pod.terminating => {
+            return rolling(format!("{label}: the replacement is terminating"));
+        }
         Some(_) => {}
     }
     let recorded: Option<NodeId> = record

@@ -51,7 +51,7 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
 /// A revision whose pods never become Ready (an image that is not a Garage server: its pods
 /// run, but nothing answers Garage's health check): the first replacement stays not Ready,
 /// the rollout stops there and says why, and no other pod is touched. Reverting the change
-/// and deleting the failed pod by hand recovers.
+/// recovers: the failed replacement, now behind the current revision, is replaced again.
 async fn stuck_replacement(w: &mut World<'_>) -> anyhow::Result<()> {
     let t = Instant::now();
     let before = storage_pods(&w.pods).await?;
@@ -116,9 +116,10 @@ async fn stuck_replacement(w: &mut World<'_>) -> anyhow::Result<()> {
         "rollout: a replacement that never becomes Ready stops the rollout at {pod} ({message}); nothing else touched ({:.1}s)",
         t.elapsed().as_secs_f64()
     );
-    // Recovery by hand: the change reverted, the failed pod deleted.
+    // Recovery: the change is reverted; the replacement, now on a revision that is no longer
+    // current and not Ready, is replaced again by the rollout itself.
     let generation = admitted(&w.clusters, json!({"spec": {"image": null}})).await?;
-    w.pods.delete(&pod, &Default::default()).await?;
+    println!("rollout: the image change reverted (generation {generation})");
     wait(
         &format!("StorageRolloutReady=True at generation {generation} after the recovery"),
         Duration::from_secs(300),
@@ -144,7 +145,7 @@ async fn stuck_replacement(w: &mut World<'_>) -> anyhow::Result<()> {
     let store = w.store.as_ref().context("no store")?;
     verify(store, &s3(w.sim, "garage-storage-1-0")?, &w.checksummed).await?;
     println!(
-        "rollout: reverted and the failed pod deleted by hand: converged, Ready, every object read back ({:.1}s)",
+        "rollout: reverted: the failed replacement was replaced again, converged, Ready, every object read back ({:.1}s)",
         t.elapsed().as_secs_f64()
     );
     Ok(())

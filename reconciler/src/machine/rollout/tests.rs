@@ -198,15 +198,26 @@ fn a_replacement_with_another_identity_never_completes() {
 }
 
 #[test]
-fn a_replacement_on_an_old_revision_does_not_complete() {
-    let mut m = vec![member("a", 'a', "r1", "r2")];
+fn a_replacement_left_behind_by_a_newer_revision_is_replaced_again_or_released() {
+    // The replacement came up on r2, then the template moved to r3 (changed again, or
+    // reverted) before it was proven.
+    let mut m = vec![member("a", 'a', "r1", "r2"), member("b", 'b', "r3", "r3")];
     let r = record_of(step(&observed(&m, None)));
-    m[0] = member("a", 'a', "r1", "r2");
-    m[0].pod.as_mut().unwrap().uid = "another".into();
-    waits(
-        &step(&observed(&m, Some(&r))),
-        reason::REASON_STORAGE_ROLLING_OUT,
-        "current revision",
+    m[0] = member("a", 'a', "r2", "r3");
+    m[0].pod.as_mut().unwrap().ready = false;
+    assert_eq!(
+        step(&observed(&m, Some(&r))),
+        Step::DeletePod {
+            name: "a-0".into(),
+            uid: "pod-a-r2".into()
+        },
+        "a stale replacement that is not Ready is the member already down: replaced again"
+    );
+    m[0].pod.as_mut().unwrap().ready = true;
+    assert_eq!(
+        step(&observed(&m, Some(&r))),
+        Step::Clear,
+        "a stale replacement that serves ends the transaction; the member is picked again later"
     );
 }
 
