@@ -143,7 +143,19 @@ pub async fn observe(
         Vec::new()
     };
     let foreign_paths = if wants_pools {
-        foreign_host_paths(ctx, &ns, &name, &uid).await?
+        match foreign_host_paths(ctx, &ns, &name, &uid).await {
+            Ok(paths) => paths,
+            // Without the cluster-wide read, exclusivity cannot be proven: every path counts
+            // as taken, so nothing is created or started (fail closed, with the reason).
+            Err(Error::Kube(kube::Error::Api(e))) if e.code == 403 => vec![(
+                format!(
+                    "an unknown workload (this install cannot list pool DaemonSets and pods in every namespace: {}; node-local pools need the cluster-wide install)",
+                    e.message
+                ),
+                "/".to_owned(),
+            )],
+            Err(e) => return Err(e),
+        }
     } else {
         Vec::new()
     };

@@ -419,3 +419,13 @@ fn a_daemonset_being_deleted_is_not_current_and_not_recreated_under_its_pods() {
     let plan = w.plan();
     assert!(plan.create_daemonsets.is_empty());
 }
+
+#[test]
+fn unknown_foreign_paths_stop_every_pool() {
+    // What observe reports when it cannot list other clusters' pool workloads.
+    let mut w = World::new(&[("n1", Some("local"))]);
+    w.foreign_paths = vec![("an unknown workload".into(), "/".into())];
+    let plan = w.plan();
+    assert!(plan.create_daemonsets.is_empty() && plan.activate.is_empty());
+    assert_eq!(reason_of(&plan), (false, reason::REASON_HOST_PATH_CONFLICT));
+}
