@@ -125,15 +125,7 @@ async fn stuck_replacement(w: &mut World<'_>) -> anyhow::Result<()> {
         Duration::from_secs(300),
         || async {
             let c = w.clusters.get(NAME).await?;
-            let ok = c
-                .status
-                .as_ref()
-                .and_then(|s| s.conditions.as_ref())
-                .and_then(|cs| {
-                    cs.iter()
-                        .find(|c| c.type_ == CONDITION_STORAGE_ROLLOUT_READY)
-                })
-                .is_some_and(|c| c.status == "True" && c.observed_generation == Some(generation));
+            let ok = rolled_out(&c, generation);
             Ok(ok
                 && c.status
                     .as_ref()
@@ -205,15 +197,7 @@ async fn roll(
         Duration::from_secs(900),
         || async {
             let c = w.clusters.get(NAME).await?;
-            let ok = c
-                .status
-                .as_ref()
-                .and_then(|s| s.conditions.as_ref())
-                .and_then(|cs| {
-                    cs.iter()
-                        .find(|c| c.type_ == CONDITION_STORAGE_ROLLOUT_READY)
-                })
-                .is_some_and(|c| c.status == "True" && c.observed_generation == Some(generation));
+            let ok = rolled_out(&c, generation);
             Ok(ok && storage_pods(&w.pods).await?.len() == MEMBERS)
         },
     )
@@ -383,4 +367,16 @@ async fn read_continuously(
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     Ok((reads, failed))
+}
+
+/// `StorageRolloutReady=True` observed at `generation`.
+fn rolled_out(c: &GarageCluster, generation: i64) -> bool {
+    c.status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .and_then(|cs| {
+            cs.iter()
+                .find(|c| c.type_ == CONDITION_STORAGE_ROLLOUT_READY)
+        })
+        .is_some_and(|c| c.status == "True" && c.observed_generation == Some(generation))
 }
