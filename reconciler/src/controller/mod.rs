@@ -14,6 +14,7 @@ pub mod garage_access;
 pub mod metrics;
 pub mod node;
 pub mod pool;
+pub mod resources;
 pub mod write;
 
 #[cfg(test)]
@@ -171,6 +172,7 @@ async fn run_scope(
     stop_rx: tokio::sync::watch::Receiver<bool>,
 ) {
     let client = ctx.client.clone();
+    let resources_ctx = ctx.clone();
     let ns = namespace.as_deref();
     let stopped = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
         let _ = rx.wait_for(|s| *s).await;
@@ -251,14 +253,15 @@ async fn run_scope(
                 .map(|n| ObjectRef::<GarageNode>::new(n).within(ns.as_deref().unwrap_or_default()))
         },
     )
-    .graceful_shutdown_on(stopped(stop_rx))
+    .graceful_shutdown_on(stopped(stop_rx.clone()))
     .run(
         |n, x| Box::pin(instrumented(node::CONTROLLER, n, x, node::reconcile)),
         |n, e, x| error_policy(node::CONTROLLER, n, e, x),
         ctx,
     )
     .for_each(|_| futures::future::ready(()));
-    tokio::join!(clusters, nodes);
+    let resources = resources::run_scope(resources_ctx, namespace.clone(), stop_rx);
+    tokio::join!(clusters, nodes, resources);
 }
 
 impl std::fmt::Debug for Context {

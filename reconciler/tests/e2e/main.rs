@@ -36,7 +36,11 @@
 //!    comes back with the same identities; Destroy leaves no operator key on any Node;
 //! 9. `volumes` (site D, beside the others): VolumeAttributesClass on the claims of a
 //!    3-member cluster: a live data class change reaches every data claim without a restart,
-//!    an infeasible class is reported and recovered, a live unset is refused.
+//!    an infeasible class is reported and recovered, a live unset is refused; then
+//!    `buckets` on the same cluster: the upstream bucket, key and admin-token samples become
+//!    Ready, a key's Secret works with an S3 client where granted and only there, quotas hold,
+//!    a cross-namespace key works through grants and loses access with them, a non-empty bucket
+//!    is kept until emptied, a deleted key stops authenticating.
 //!
 //! The drain proof's quiet window cannot be shortened below Garage's own block delays (about
 //! eleven minutes with a live source), so each completed live drain takes that long here too.
@@ -47,6 +51,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 mod bootstrap;
+mod buckets;
 mod drain;
 mod lost;
 mod membership;
@@ -313,7 +318,9 @@ async fn scenario(client: &Client, sim: &KubeSim) -> anyhow::Result<()> {
             if !sites.contains('d') {
                 return Ok(());
             }
-            volumes::run(&mut d).await
+            volumes::run(&mut d).await?;
+            buckets::run(&mut d).await?;
+            teardown::run(&mut d).await
         });
         let (ra, rb, rc, rd) = tokio::join!(site_a, site_b, site_c, site_d);
         // Every site's failure is shown, not only the first.

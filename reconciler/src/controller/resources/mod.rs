@@ -1,0 +1,294 @@
+//! The controllers of the objects that live inside a Garage cluster: GarageKey, GarageBucket,
+//! GarageAdminToken and GarageReferenceGrant. Keys and buckets declare grants on each other,
+//! so their controllers share reflector stores of both kinds and compute permissions from the
+//! same view ([`access`]).
+
+pub mod access;
+pub mod admin_token;
+pub mod bucket;
+pub mod key;
+pub mod reach;
+pub mod reference_grant;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::{Namespace, Secret};
+use kube::api::ListParams;
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::{Controller, watcher};
+use kube::{Api, Client, ResourceExt};
+use serde::Serialize;
+use shared_types::common::ClusterReference;
+use shared_types::garage_admin_token::GarageAdminToken;
+use shared_types::garage_bucket::GarageBucket;
+use shared_types::garage_cluster::v1beta2::GarageCluster;
+use shared_types::garage_key::GarageKey;
+use shared_types::garage_reference_grant::GarageReferenceGrant;
+use shared_types::keys::label;
+
+use super::{Context, Error, error_policy, instrumented, scoped};
+
+/// Requeue while a prerequisite (the cluster, a referenced object) is missing.
+pub const WAITING: Duration = Duration::from_secs(10);
+
+/// What the key and bucket controllers see of each other.
+pub struct Stores {
+    /// Every GarageKey in scope.
+    pub keys: Store<GarageKey>,
+    /// Every GarageBucket in scope.
+    pub buckets: Store<GarageBucket>,
+    /// The namespace the controllers watch, `None` for all.
+    pub namespace: Option<String>,
+}
+
+impl Stores {
+    /// Waits until both stores hold a complete list: a pass deciding from a partial view could
+    /// revoke a grant it merely has not seen yet.
+    pub async fn ready(&self) {
+        let _ = self.keys.wait_until_ready().await;
+        let _ = self.buckets.wait_until_ready().await;
+    }
+
+    /// Every grant in scope, and the labels of the namespaces a selector grant needs (none
+    /// when Namespaces cannot be read: such grants then admit nothing).
+    pub async fn grants(&self, ctx: &Context) -> Result<access::Grants, Error> {
+        let grants = scoped::<GarageReferenceGrant>(&ctx.client, self.namespace.as_deref())
+            .list(&ListParams::default())
+            .await?
+            .items;
+        let mut namespace_labels = std::collections::BTreeMap::new();
+        if grants
+            .iter()
+            .any(GarageReferenceGrant::reads_namespace_labels)
+            && let Ok(list) = Api::<Namespace>::all(ctx.client.clone())
+                .list(&ListParams::default())
+                .await
+        {
+            for n in list.items {
+                namespace_labels.insert(n.name_any(), n.labels().clone());
+            }
+        }
+        Ok(access::Grants {
+            grants,
+            namespace_labels,
+        })
+    }
+}
+
+/// Parses an RFC 3339 time as Garage writes it.
+pub fn timestamp(s: &str) -> Option<k8s_openapi::jiff::Timestamp> {
+    s.parse().ok()
+}
+
+/// True when the GarageCluster `reference` leads to (from `from_ns`) is being deleted or gone.
+pub async fn cluster_deleting(
+    ctx: &Context,
+    from_ns: &str,
+    reference: &ClusterReference,
+) -> Result<bool, Error> {
+    let ns = reach::target_namespace(from_ns, reference.namespace.as_deref());
+    Ok(Api::<GarageCluster>::namespaced(ctx.client.clone(), ns)
+        .get_opt(&reference.name)
+        .await?
+        .is_none_or(|c| c.metadata.deletion_timestamp.is_some()))
+}
+
+/// Writes `status` unless it equals `current`: a converged object is never rewritten.
+pub async fn patch_status_if_changed<K, S>(
+    api: &Api<K>,
+    ctx: &Context,
+    object: &K,
+    current: Option<&S>,
+    status: &S,
+) -> Result<(), Error>
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+    S: Serialize + PartialEq,
+{
+    if current == Some(status) {
+        return Ok(());
+    }
+    super::write::patch_status(
+        api,
+        &ctx.metrics,
+        &object.name_any(),
+        serde_json::to_value(status).unwrap_or_default(),
+    )
+    .await
+}
+
+/// The key, bucket, admin-token and reference-grant controllers of one scope.
+pub async fn run_scope(
+    ctx: Arc<Context>,
+    namespace: Option<String>,
+    stop_rx: tokio::sync::watch::Receiver<bool>,
+) {
+    let stopped = || {
+        let mut rx = stop_rx.clone();
+        async move {
+            let _ = rx.wait_for(|s| *s).await;
+        }
+    };
+    let client: Client = ctx.client.clone();
+    let ns = namespace.as_deref();
+    let keys = Controller::new(scoped::<GarageKey>(&client, ns), watcher::Config::default());
+    let buckets = Controller::new(
+        scoped::<GarageBucket>(&client, ns),
+        watcher::Config::default(),
+    );
+    let stores = Arc::new(Stores {
+        keys: keys.store(),
+        buckets: buckets.store(),
+        namespace: namespace.clone(),
+    });
+    let managed_secrets = watcher::Config::default().labels(label::LABEL_KEY);
+    let key_store = stores.keys.clone();
+    let bucket_store = stores.buckets.clone();
+    let keys = keys
+        .owns(scoped::<Secret>(&client, ns), managed_secrets)
+        // A bucket that gets its ID, or declares a key, changes what the key should hold.
+        .watches(
+            scoped::<GarageBucket>(&client, ns),
+            watcher::Config::default(),
+            move |b: GarageBucket| keys_of_bucket(&b, &key_store),
+        )
+        .graceful_shutdown_on(stopped())
+        .run(
+            {
+                let stores = stores.clone();
+                move |k, x| {
+                    let stores = stores.clone();
+                    Box::pin(instrumented(key::CONTROLLER, k, x, move |k, x| {
+                        key::reconcile(k, x, stores)
+                    }))
+                }
+            },
+            |k, e, x| error_policy(key::CONTROLLER, k, e, x),
+            ctx.clone(),
+        )
+        .for_each(|_| futures::future::ready(()));
+    let buckets = buckets
+        .watches(
+            scoped::<GarageKey>(&client, ns),
+            watcher::Config::default(),
+            move |k: GarageKey| buckets_of_key(&k, &bucket_store),
+        )
+        .graceful_shutdown_on(stopped())
+        .run(
+            {
+                let stores = stores.clone();
+                move |b, x| {
+                    let stores = stores.clone();
+                    Box::pin(instrumented(bucket::CONTROLLER, b, x, move |b, x| {
+                        bucket::reconcile(b, x, stores)
+                    }))
+                }
+            },
+            |b, e, x| error_policy(bucket::CONTROLLER, b, e, x),
+            ctx.clone(),
+        )
+        .for_each(|_| futures::future::ready(()));
+    let tokens = Controller::new(
+        scoped::<GarageAdminToken>(&client, ns),
+        watcher::Config::default(),
+    )
+    .owns(
+        scoped::<Secret>(&client, ns),
+        watcher::Config::default().labels(label::LABEL_ADMIN_TOKEN),
+    )
+    .graceful_shutdown_on(stopped())
+    .run(
+        |t, x| {
+            Box::pin(instrumented(
+                admin_token::CONTROLLER,
+                t,
+                x,
+                admin_token::reconcile,
+            ))
+        },
+        |t, e, x| error_policy(admin_token::CONTROLLER, t, e, x),
+        ctx.clone(),
+    )
+    .for_each(|_| futures::future::ready(()));
+    let grants = Controller::new(
+        scoped::<GarageReferenceGrant>(&client, ns),
+        watcher::Config::default(),
+    )
+    .graceful_shutdown_on(stopped())
+    .run(
+        |g, x| {
+            Box::pin(instrumented(
+                reference_grant::CONTROLLER,
+                g,
+                x,
+                reference_grant::reconcile,
+            ))
+        },
+        |g, e, x| error_policy(reference_grant::CONTROLLER, g, e, x),
+        ctx,
+    )
+    .for_each(|_| futures::future::ready(()));
+    tokio::join!(keys, buckets, tokens, grants);
+}
+
+/// The keys a bucket event concerns: those it declares, and those declaring it by reference.
+fn keys_of_bucket(b: &GarageBucket, keys: &Store<GarageKey>) -> Vec<ObjectRef<GarageKey>> {
+    let ns = b.namespace().unwrap_or_default();
+    let name = b.name_any();
+    let mut out: Vec<ObjectRef<GarageKey>> = b
+        .spec
+        .key_permissions
+        .iter()
+        .flatten()
+        .map(|p| {
+            ObjectRef::new(&p.key_ref.name)
+                .within(reach::target_namespace(&ns, p.key_ref.namespace.as_deref()))
+        })
+        .collect();
+    for k in keys.state() {
+        let kns = k.namespace().unwrap_or_default();
+        let names_it = k.spec.bucket_permissions.iter().flatten().any(|p| {
+            p.bucket_ref.as_ref().is_some_and(|r| {
+                r.name == name && reach::target_namespace(&kns, r.namespace.as_deref()) == ns
+            })
+        }) || k.spec.all_buckets.is_some();
+        if names_it {
+            out.push(ObjectRef::from_obj(&*k));
+        }
+    }
+    out
+}
+
+/// The buckets a key event concerns: those it references, and those declaring it.
+fn buckets_of_key(k: &GarageKey, buckets: &Store<GarageBucket>) -> Vec<ObjectRef<GarageBucket>> {
+    let ns = k.namespace().unwrap_or_default();
+    let name = k.name_any();
+    let mut out: Vec<ObjectRef<GarageBucket>> = k
+        .spec
+        .bucket_permissions
+        .iter()
+        .flatten()
+        .filter_map(|p| p.bucket_ref.as_ref())
+        .map(|r| {
+            ObjectRef::new(&r.name).within(reach::target_namespace(&ns, r.namespace.as_deref()))
+        })
+        .collect();
+    for b in buckets.state() {
+        let bns = b.namespace().unwrap_or_default();
+        let declares = b.spec.key_permissions.iter().flatten().any(|p| {
+            p.key_ref.name == name
+                && reach::target_namespace(&bns, p.key_ref.namespace.as_deref()) == ns
+        }) || b
+            .spec
+            .local_aliases
+            .iter()
+            .flatten()
+            .any(|a| a.key_ref == name && bns == ns);
+        if declares {
+            out.push(ObjectRef::from_obj(&*b));
+        }
+    }
+    out
+}

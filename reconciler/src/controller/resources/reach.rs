@@ -1,0 +1,194 @@
+//! Reaching the Garage cluster a GarageBucket, GarageKey or GarageAdminToken names: the
+//! reference itself (a cross-namespace one needs a GarageReferenceGrant, checked again at
+//! every pass), the cluster object, and an Admin API client of one of its Ready storage pods.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{Namespace, Pod, Secret};
+use kube::api::ListParams;
+use kube::{Api, ResourceExt};
+use shared_types::common::ClusterReference;
+use shared_types::garage_cluster::v1beta2::GarageCluster;
+use shared_types::garage_reference_grant::{
+    GarageReferenceGrant, GrantFromKind, GrantToKind, Reference,
+};
+use shared_types::keys::label;
+
+use crate::controller::garage_access::{admin_token, is_ready, pod_client, running_ip};
+use crate::controller::{Context, Error};
+use crate::desired::{Settings, secrets};
+use crate::garage::AdminClient;
+
+/// Where a reference leads.
+pub enum Reach {
+    /// The cluster answers.
+    Ready(Box<Target>),
+    /// The cluster object does not exist (or never did): nothing in Garage can be changed.
+    Gone,
+    /// Not usable now; the message says why and what to do.
+    Waiting {
+        /// Condition reason.
+        reason: &'static str,
+        /// Condition message.
+        message: String,
+    },
+}
+
+/// A reachable cluster.
+pub struct Target {
+    /// The GarageCluster.
+    pub cluster: GarageCluster,
+    /// Its effective settings.
+    pub settings: Settings,
+    /// A client of one Ready storage pod's Admin API.
+    pub admin: AdminClient,
+}
+
+/// The namespace a reference from an object in `from_ns` points into.
+pub fn target_namespace<'a>(from_ns: &'a str, namespace: Option<&'a str>) -> &'a str {
+    namespace.filter(|n| !n.is_empty()).unwrap_or(from_ns)
+}
+
+/// Every GarageReferenceGrant in `ns`, and the labels of `from_ns` when some grant needs them
+/// (`None` when they cannot be read: selector grants then admit nothing).
+pub async fn grants_into(
+    ctx: &Context,
+    ns: &str,
+    from_ns: &str,
+) -> Result<(Vec<GarageReferenceGrant>, Option<BTreeMap<String, String>>), Error> {
+    let grants = Api::<GarageReferenceGrant>::namespaced(ctx.client.clone(), ns)
+        .list(&ListParams::default())
+        .await?
+        .items;
+    let labels = if grants
+        .iter()
+        .any(GarageReferenceGrant::reads_namespace_labels)
+    {
+        match Api::<Namespace>::all(ctx.client.clone())
+            .get_opt(from_ns)
+            .await
+        {
+            Ok(n) => n.map(|n| n.labels().clone()),
+            // A namespace-scoped install may not read Namespaces: fail closed.
+            Err(_) => None,
+        }
+    } else {
+        None
+    };
+    Ok((grants, labels))
+}
+
+/// True when a reference from `from_ns` to `to_kind` `to_name` in `to_ns` is allowed:
+/// always within one namespace, else only through a grant in `to_ns`.
+pub async fn allowed(
+    ctx: &Context,
+    from_kind: GrantFromKind,
+    from_ns: &str,
+    to_kind: GrantToKind,
+    to_ns: &str,
+    to_name: &str,
+) -> Result<bool, Error> {
+    if from_ns == to_ns {
+        return Ok(true);
+    }
+    let (grants, labels) = grants_into(ctx, to_ns, from_ns).await?;
+    let reference = Reference {
+        from_kind,
+        from_namespace: from_ns,
+        to_kind,
+        to_name,
+    };
+    Ok(grants
+        .iter()
+        .any(|g| g.permits(&reference, labels.as_ref())))
+}
+
+/// Follows `reference` from an object of `from_kind` in `from_ns`. `for_cleanup` accepts a
+/// cluster that is being deleted (a finalizer still has to clean up in Garage).
+pub async fn reach(
+    ctx: &Context,
+    from_kind: GrantFromKind,
+    from_ns: &str,
+    reference: &ClusterReference,
+    for_cleanup: bool,
+) -> Result<Reach, Error> {
+    use shared_types::conditions::reason;
+    let ns = target_namespace(from_ns, reference.namespace.as_deref());
+    if reference.kube_config_secret_ref.is_some() {
+        return Ok(Reach::Waiting {
+            reason: reason::REASON_UNSUPPORTED,
+            message: "spec.clusterRef.kubeConfigSecretRef (a cluster in another Kubernetes cluster) is not supported; reference a GarageCluster of this Kubernetes cluster".into(),
+        });
+    }
+    if !allowed(
+        ctx,
+        from_kind,
+        from_ns,
+        GrantToKind::GarageCluster,
+        ns,
+        &reference.name,
+    )
+    .await?
+    {
+        return Ok(Reach::Waiting {
+            reason: reason::REASON_VALIDATION_FAILED,
+            message: format!(
+                "spec.clusterRef points at GarageCluster {ns}/{} but no GarageReferenceGrant in namespace {ns} allows {from_kind:?} objects from namespace {from_ns}; create one there",
+                reference.name
+            ),
+        });
+    }
+    let Some(cluster) = Api::<GarageCluster>::namespaced(ctx.client.clone(), ns)
+        .get_opt(&reference.name)
+        .await?
+    else {
+        return Ok(Reach::Gone);
+    };
+    if cluster.metadata.deletion_timestamp.is_some() && !for_cleanup {
+        return Ok(Reach::Waiting {
+            reason: reason::REASON_CLUSTER_DELETING,
+            message: format!("GarageCluster {ns}/{} is being deleted", reference.name),
+        });
+    }
+    let settings = Settings::from_cluster(&cluster)?;
+    let source = secrets::admin_token_source(&cluster, &settings);
+    let Some(token) =
+        admin_token(&Api::<Secret>::namespaced(ctx.client.clone(), ns), &source).await?
+    else {
+        return Ok(Reach::Waiting {
+            reason: reason::REASON_ADMIN_TOKEN_MISSING,
+            message: format!(
+                "the admin token Secret {} of GarageCluster {ns}/{} is not readable yet",
+                source.name, reference.name
+            ),
+        });
+    };
+    let pods = Api::<Pod>::namespaced(ctx.client.clone(), ns)
+        .list(&ListParams::default().labels(&format!(
+            "{}={},{}={}",
+            label::LABEL_CLUSTER,
+            reference.name,
+            label::LABEL_TIER,
+            label::value::TIER_STORAGE
+        )))
+        .await?
+        .items;
+    let mut ready: Vec<&Pod> = pods.iter().filter(|p| is_ready(p)).collect();
+    // The same pod each pass while it is Ready, so that reads and writes see one view.
+    ready.sort_by_key(|p| p.name_any());
+    let Some(ip) = ready.iter().find_map(|p| running_ip(p)) else {
+        return Ok(Reach::Waiting {
+            reason: reason::REASON_CLUSTER_NOT_READY,
+            message: format!(
+                "GarageCluster {ns}/{} has no Ready storage pod yet",
+                reference.name
+            ),
+        });
+    };
+    let admin = pod_client(&ip, settings.admin_port, &token, ctx.config.admin_timeout)?;
+    Ok(Reach::Ready(Box::new(Target {
+        cluster,
+        settings,
+        admin,
+    })))
+}

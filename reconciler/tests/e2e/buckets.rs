@@ -1,0 +1,719 @@
+//! Site D, after the volume classes: GarageBuckets, GarageKeys, GarageReferenceGrants and a
+//! GarageAdminToken on the site's 3-member cluster, through real Garage.
+//!
+//! The upstream bucket and key samples apply unchanged (but for their namespace) and become
+//! Ready. A key's generated Secret works with an ordinary S3 client on the bucket it is granted
+//! (checksummed objects read back) and is refused on one it is not; a bucket quota is enforced
+//! by Garage; nothing is rewritten at steady state. A key in another namespace uses a bucket
+//! through a grant, and loses it when the grant goes; without a grant it gets nothing. A
+//! non-empty bucket is not deleted until emptied. A deleted key stops authenticating and its
+//! Secret goes. An admin token gets its immutable Secret.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, anyhow, ensure};
+use garage_fixture::s3::{Objects, S3Error};
+use k8s_openapi::api::core::v1::{Namespace, Secret};
+use kube::api::{DeleteParams, DynamicObject, ListParams, PostParams};
+use kube::{Api, Client, ResourceExt};
+use localcluster::wait_until as wait;
+use serde_json::{Value, json};
+use shared_types::garage_admin_token::GarageAdminToken;
+use shared_types::garage_bucket::GarageBucket;
+use shared_types::garage_key::GarageKey;
+use shared_types::garage_reference_grant::GarageReferenceGrant;
+
+use crate::support::*;
+use crate::{World, ns};
+
+/// The namespace of the cross-namespace key.
+pub(crate) const APPS_NS: &str = "e2e-apps";
+
+fn samples(file: &str) -> anyhow::Result<Vec<Value>> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/upstream-samples")
+        .join(file);
+    let text = std::fs::read_to_string(&path).with_context(|| format!("{}", path.display()))?;
+    let docs: Vec<Value> = serde_saphyr::from_multiple(&text)?;
+    Ok(docs.into_iter().filter(|d| !d.is_null()).collect())
+}
+
+/// Creates `doc` in the site's namespace (its own namespace replaced).
+async fn create<K>(client: &Client, mut doc: Value) -> anyhow::Result<K>
+where
+    K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
+        + Clone
+        + serde::de::DeserializeOwned
+        + serde::Serialize
+        + std::fmt::Debug,
+{
+    doc["metadata"]["namespace"] = json!(ns());
+    let name = doc["metadata"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let object: K = serde_json::from_value(doc)?;
+    Api::<K>::namespaced(client.clone(), ns())
+        .create(&PostParams::default(), &object)
+        .await
+        .with_context(|| format!("creating {} {name}", K::kind(&())))
+}
+
+fn ready(conditions: Option<&[k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition]>) -> bool {
+    condition_in(conditions, "Ready") == Some("True".into())
+}
+
+async fn wait_all_ready(client: &Client, buckets: &[&str], keys: &[&str]) -> anyhow::Result<()> {
+    let b: Api<GarageBucket> = Api::namespaced(client.clone(), ns());
+    let k: Api<GarageKey> = Api::namespaced(client.clone(), ns());
+    let r = wait(
+        "every bucket and key Ready",
+        Duration::from_secs(180),
+        || async {
+            for name in buckets {
+                let o = b.get(name).await?;
+                if !ready(o.status.as_ref().and_then(|s| s.conditions.as_deref())) {
+                    return Ok(false);
+                }
+            }
+            for name in keys {
+                let o = k.get(name).await?;
+                if !ready(o.status.as_ref().and_then(|s| s.conditions.as_deref())) {
+                    return Ok(false);
+                }
+            }
+            Ok(true)
+        },
+    )
+    .await;
+    if let Err(e) = r {
+        let mut report = String::new();
+        for o in b.list(&ListParams::default()).await?.items {
+            report.push_str(&format!(
+                "\n bucket {}: {}",
+                o.name_any(),
+                serde_json::to_string(&o.status)?
+            ));
+        }
+        for o in k.list(&ListParams::default()).await?.items {
+            report.push_str(&format!(
+                "\n key {}: {}",
+                o.name_any(),
+                serde_json::to_string(&o.status)?
+            ));
+        }
+        return Err(anyhow!("{e:#}{report}"));
+    }
+    Ok(())
+}
+
+/// The S3 client of the credentials in Secret `ns/name`, for bucket `bucket`.
+async fn store_of(
+    client: &Client,
+    ns: &str,
+    name: &str,
+    id_key: &str,
+    secret_key: &str,
+    bucket: &str,
+) -> anyhow::Result<Objects> {
+    let s = Api::<Secret>::namespaced(client.clone(), ns)
+        .get(name)
+        .await?;
+    let data = s.data.context("credentials Secret has no data")?;
+    let text = |k: &str| -> anyhow::Result<String> {
+        Ok(String::from_utf8(
+            data.get(k)
+                .with_context(|| format!("Secret {name} has no {k}"))?
+                .0
+                .clone(),
+        )?)
+    };
+    Ok(Objects::new(bucket, &text(id_key)?, &text(secret_key)?)?)
+}
+
+fn refused(r: Result<Vec<u8>, S3Error>) -> bool {
+    matches!(
+        r,
+        Err(S3Error::Status {
+            status: 403 | 404,
+            ..
+        })
+    )
+}
+
+pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
+    let client = w.client.clone();
+    let endpoint = s3(w.sim, "garage-storage-0-0")?;
+    let other = s3(w.sim, "garage-storage-1-0")?;
+    let t = Instant::now();
+
+    // The samples, as a user would apply them.
+    let imported = json!({
+        "metadata": {"name": "existing-credentials"},
+        "stringData": {
+            "access-key-id": "GK0123456789abcdef01234567",
+            "secret-access-key": "0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0",
+        },
+    });
+    create::<Secret>(&client, imported).await?;
+    let mut bucket_names = Vec::new();
+    for doc in samples("garage_v1beta1_garagebucket.yaml")? {
+        bucket_names.push(
+            doc["metadata"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+        );
+        create::<GarageBucket>(&client, doc).await?;
+    }
+    let mut key_names = Vec::new();
+    for doc in samples("garage_v1beta1_garagekey.yaml")? {
+        key_names.push(
+            doc["metadata"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+        );
+        create::<GarageKey>(&client, doc).await?;
+    }
+    let quota = json!({
+        "metadata": {"name": "quota-bucket"},
+        "spec": {
+            "clusterRef": {"name": crate::NAME},
+            "quotas": {"maxObjects": 2},
+            "keyPermissions": [{"keyRef": {"name": "app-key"}, "read": true, "write": true}],
+        },
+    });
+    create::<GarageBucket>(&client, quota).await?;
+    bucket_names.push("quota-bucket".into());
+    let b: Vec<&str> = bucket_names.iter().map(String::as_str).collect();
+    let k: Vec<&str> = key_names.iter().map(String::as_str).collect();
+    wait_all_ready(&client, &b, &k).await?;
+    let buckets: Api<GarageBucket> = Api::namespaced(client.clone(), ns());
+    let logs = buckets.get("logs-bucket").await?;
+    ensure!(
+        condition_in(
+            logs.status.as_ref().and_then(|s| s.conditions.as_deref()),
+            "LifecycleConfigured"
+        ) == Some("True".into()),
+        "the lifecycle rules of logs-bucket are not reported configured"
+    );
+    println!(
+        "buckets: the upstream samples ({} buckets, {} keys) and a quota bucket are Ready ({:.1}s)",
+        b.len(),
+        k.len(),
+        t.elapsed().as_secs_f64()
+    );
+
+    // The sample key's Secret, with the sample template's data keys, works on its bucket.
+    let t = Instant::now();
+    let app = store_of(
+        &client,
+        ns(),
+        "app-s3-credentials",
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "my-bucket",
+    )
+    .await?;
+    let secret = Api::<Secret>::namespaced(client.clone(), ns())
+        .get("app-s3-credentials")
+        .await?;
+    let data = secret.data.clone().unwrap_or_default();
+    for k in [
+        "S3_ENDPOINT",
+        "S3_HOST",
+        "S3_SCHEME",
+        "AWS_REGION",
+        "bucket",
+        "credentials",
+    ] {
+        ensure!(data.contains_key(k), "app-s3-credentials lacks {k}");
+    }
+    ensure!(
+        data["bucket"].0 == b"my-bucket",
+        "the bucket name in the Secret is not my-bucket"
+    );
+    let objects = random_objects(20, 7);
+    for (name, body) in &objects {
+        app.put(&endpoint, name, body.clone()).await?;
+    }
+    for (name, body) in &objects {
+        ensure!(
+            &app.get(&other, name).await? == body,
+            "{name} read back different"
+        );
+    }
+    let on_metrics = store_of(
+        &client,
+        ns(),
+        "app-s3-credentials",
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "metrics-bucket",
+    )
+    .await?;
+    ensure!(
+        refused(on_metrics.get(&endpoint, "anything").await),
+        "app-key reached metrics-bucket, which grants it nothing"
+    );
+    ensure!(
+        on_metrics.put(&endpoint, "x", b"x".to_vec()).await.is_err(),
+        "app-key wrote to metrics-bucket, which grants it nothing"
+    );
+    let quota_store = store_of(
+        &client,
+        ns(),
+        "app-s3-credentials",
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "quota-bucket",
+    )
+    .await?;
+    quota_store.put(&endpoint, "q1", b"1".to_vec()).await?;
+    quota_store.put(&endpoint, "q2", b"2".to_vec()).await?;
+    ensure!(
+        quota_store
+            .put(&endpoint, "q3", b"3".to_vec())
+            .await
+            .is_err(),
+        "Garage accepted a third object in a bucket with maxObjects 2"
+    );
+    println!(
+        "buckets: app-key's Secret reads back 20 checksummed objects on my-bucket, is refused on metrics-bucket, and quota-bucket refuses its third object ({:.1}s)",
+        t.elapsed().as_secs_f64()
+    );
+
+    // Steady state: nothing the controllers own is rewritten.
+    let before = versions(&client).await?;
+    tokio::time::sleep(crate::RESYNC * 4).await;
+    let after = versions(&client).await?;
+    ensure!(
+        before == after,
+        "steady state rewrote {:?}",
+        changed(&before, &after)
+    );
+    println!("buckets: four resyncs rewrote no bucket, key, Secret or grant");
+
+    cross_namespace(w, &endpoint, &objects).await?;
+
+    // A non-empty bucket stays until it is emptied.
+    let t = Instant::now();
+    buckets
+        .delete("quota-bucket", &DeleteParams::default())
+        .await?;
+    tokio::time::sleep(crate::RESYNC * 3).await;
+    let held = buckets
+        .get_opt("quota-bucket")
+        .await?
+        .context("quota-bucket was deleted with two objects in it")?;
+    let message = held
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .and_then(|c| c.iter().find(|c| c.type_ == "Ready"))
+        .map(|c| c.message.clone())
+        .unwrap_or_default();
+    ensure!(
+        message.contains("empty it"),
+        "a held bucket does not say what to do: {message}"
+    );
+    quota_store.delete(&endpoint, "q1").await?;
+    quota_store.delete(&endpoint, "q2").await?;
+    wait(
+        "quota-bucket gone once empty",
+        Duration::from_secs(90),
+        || async { Ok(buckets.get_opt("quota-bucket").await?.is_none()) },
+    )
+    .await?;
+    println!(
+        "buckets: a bucket with objects is kept (and says so) until emptied, then deleted ({:.1}s)",
+        t.elapsed().as_secs_f64()
+    );
+
+    // A deleted key stops authenticating and its Secret goes.
+    let t = Instant::now();
+    for (name, _) in &objects {
+        app.delete(&endpoint, name).await?;
+    }
+    app.put(&endpoint, "last", b"last".to_vec()).await?;
+    let keys: Api<GarageKey> = Api::namespaced(client.clone(), ns());
+    keys.delete("app-key", &DeleteParams::default()).await?;
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), ns());
+    wait(
+        "app-key and its Secret gone",
+        Duration::from_secs(90),
+        || async {
+            Ok(keys.get_opt("app-key").await?.is_none()
+                && secrets.get_opt("app-s3-credentials").await?.is_none())
+        },
+    )
+    .await?;
+    ensure!(
+        refused(app.get(&endpoint, "last").await),
+        "the deleted key still reads"
+    );
+    println!(
+        "buckets: a deleted key stops authenticating and its Secret is gone ({:.1}s)",
+        t.elapsed().as_secs_f64()
+    );
+
+    admin_token(w).await?;
+    cleanup(w, &endpoint).await
+}
+
+/// resourceVersions of the objects the bucket and key controllers write.
+async fn versions(client: &Client) -> anyhow::Result<BTreeMap<String, String>> {
+    let mut out = BTreeMap::new();
+    for n in [ns(), APPS_NS] {
+        let lp = ListParams::default();
+        for o in Api::<GarageBucket>::namespaced(client.clone(), n)
+            .list(&lp)
+            .await?
+            .items
+        {
+            out.insert(
+                format!("bucket/{n}/{}", o.name_any()),
+                o.resource_version().unwrap_or_default(),
+            );
+        }
+        for o in Api::<GarageKey>::namespaced(client.clone(), n)
+            .list(&lp)
+            .await?
+            .items
+        {
+            out.insert(
+                format!("key/{n}/{}", o.name_any()),
+                o.resource_version().unwrap_or_default(),
+            );
+        }
+        for o in Api::<GarageReferenceGrant>::namespaced(client.clone(), n)
+            .list(&lp)
+            .await?
+            .items
+        {
+            out.insert(
+                format!("grant/{n}/{}", o.name_any()),
+                o.resource_version().unwrap_or_default(),
+            );
+        }
+        for o in Api::<Secret>::namespaced(client.clone(), n)
+            .list(&lp.clone().labels(shared_types::keys::label::LABEL_KEY))
+            .await?
+            .items
+        {
+            out.insert(
+                format!("secret/{n}/{}", o.name_any()),
+                o.resource_version().unwrap_or_default(),
+            );
+        }
+    }
+    Ok(out)
+}
+
+fn changed(a: &BTreeMap<String, String>, b: &BTreeMap<String, String>) -> Vec<String> {
+    a.iter()
+        .filter(|(k, v)| b.get(*k) != Some(v))
+        .map(|(k, _)| k.clone())
+        .collect()
+}
+
+/// A key in another namespace reads my-bucket through grants; loses it when the bucket grant
+/// goes; a key with no bucket grant gets nothing.
+async fn cross_namespace(
+    w: &World<'_>,
+    endpoint: &str,
+    objects: &[(String, Vec<u8>)],
+) -> anyhow::Result<()> {
+    let client = w.client.clone();
+    let t = Instant::now();
+    match Api::<Namespace>::all(client.clone())
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": APPS_NS}}))?,
+        )
+        .await
+    {
+        Ok(_) => {}
+        Err(kube::Error::Api(e)) if e.code == 409 => {}
+        Err(e) => return Err(e.into()),
+    }
+    for (name, to) in [
+        (
+            "apps-cluster",
+            json!([{"kind": "GarageCluster", "name": crate::NAME}]),
+        ),
+        (
+            "apps-bucket",
+            json!([{"kind": "GarageBucket", "name": "my-bucket"}]),
+        ),
+    ] {
+        create::<GarageReferenceGrant>(
+            &client,
+            json!({
+                "metadata": {"name": name},
+                "spec": {"from": [{"kind": "GarageKey", "namespace": APPS_NS}], "to": to},
+            }),
+        )
+        .await?;
+    }
+    let remote: GarageKey = serde_json::from_value(json!({
+        "metadata": {"name": "remote-key", "namespace": APPS_NS},
+        "spec": {
+            "clusterRef": {"name": crate::NAME, "namespace": ns()},
+            "bucketPermissions": [{"bucketRef": {"name": "my-bucket", "namespace": ns()}, "read": true}],
+        },
+    }))?;
+    let apps_keys: Api<GarageKey> = Api::namespaced(client.clone(), APPS_NS);
+    apps_keys
+        .create(&PostParams::default(), &remote)
+        .await
+        .context("creating the cross-namespace key")?;
+    wait("remote-key Ready", Duration::from_secs(120), || async {
+        let k = apps_keys.get("remote-key").await?;
+        Ok(ready(
+            k.status.as_ref().and_then(|s| s.conditions.as_deref()),
+        ))
+    })
+    .await?;
+    let remote_store = store_of(
+        &client,
+        APPS_NS,
+        "remote-key",
+        "access-key-id",
+        "secret-access-key",
+        "my-bucket",
+    )
+    .await?;
+    for (name, body) in objects {
+        ensure!(
+            &remote_store.get(endpoint, name).await? == body,
+            "{name} read through the granted key differs"
+        );
+    }
+    let grants: Api<GarageReferenceGrant> = Api::namespaced(client.clone(), ns());
+    wait(
+        "apps-bucket in use by remote-key",
+        Duration::from_secs(60),
+        || async {
+            let g = grants.get("apps-bucket").await?;
+            Ok(g.status
+                .and_then(|s| s.in_use_by)
+                .is_some_and(|u| u.iter().any(|u| u.name.as_deref() == Some("remote-key"))))
+        },
+    )
+    .await?;
+    println!(
+        "buckets: a key in {APPS_NS} reads every object of my-bucket through two grants, which report it in use ({:.1}s)",
+        t.elapsed().as_secs_f64()
+    );
+
+    let t = Instant::now();
+    grants
+        .delete("apps-bucket", &DeleteParams::default())
+        .await?;
+    let first = &objects[0].0;
+    wait(
+        "the key's read revoked with its grant",
+        Duration::from_secs(90),
+        || async { Ok(refused(remote_store.get(endpoint, first).await)) },
+    )
+    .await?;
+    println!(
+        "buckets: removing the bucket grant revoked the key's read ({:.1}s)",
+        t.elapsed().as_secs_f64()
+    );
+
+    // Without a grant for the bucket the key gets nothing: admission refuses it, or, if a
+    // write slips through, the reconciler grants nothing.
+    let ungranted: GarageKey = serde_json::from_value(json!({
+        "metadata": {"name": "ungranted-key", "namespace": APPS_NS},
+        "spec": {
+            "clusterRef": {"name": crate::NAME, "namespace": ns()},
+            "bucketPermissions": [{"bucketRef": {"name": "metrics-bucket", "namespace": ns()}, "read": true}],
+        },
+    }))?;
+    match apps_keys.create(&PostParams::default(), &ungranted).await {
+        Err(kube::Error::Api(e)) if e.code == 400 || e.code == 403 || e.code == 422 => {
+            println!(
+                "buckets: a key naming a bucket in another namespace without a grant is refused at admission: {}",
+                e.message
+            );
+        }
+        Err(e) => return Err(e.into()),
+        Ok(_) => {
+            wait("ungranted-key Ready", Duration::from_secs(120), || async {
+                let k = apps_keys.get("ungranted-key").await?;
+                Ok(ready(
+                    k.status.as_ref().and_then(|s| s.conditions.as_deref()),
+                ))
+            })
+            .await?;
+            let s = store_of(
+                &client,
+                APPS_NS,
+                "ungranted-key",
+                "access-key-id",
+                "secret-access-key",
+                "metrics-bucket",
+            )
+            .await?;
+            ensure!(
+                refused(s.get(endpoint, "anything").await),
+                "a key with no grant reached metrics-bucket"
+            );
+            println!(
+                "buckets: a key naming a bucket in another namespace without a grant gets no access to it"
+            );
+        }
+    }
+    for name in ["remote-key", "ungranted-key"] {
+        let _ = apps_keys.delete(name, &DeleteParams::default()).await;
+    }
+    let _ = grants
+        .delete("apps-cluster", &DeleteParams::default())
+        .await;
+    Ok(())
+}
+
+/// The admin token sample gets an immutable Secret whose digest its status reports, and says
+/// the cluster does not use it yet.
+async fn admin_token(w: &World<'_>) -> anyhow::Result<()> {
+    let client = w.client.clone();
+    for doc in samples("garage_v1beta1_garageadmintoken.yaml")? {
+        create::<GarageAdminToken>(&client, doc).await?;
+    }
+    let tokens: Api<GarageAdminToken> = Api::namespaced(client.clone(), ns());
+    wait(
+        "the admin token's Secret",
+        Duration::from_secs(60),
+        || async {
+            let t = tokens.get("admin-bootstrap").await?;
+            Ok(t.status
+                .as_ref()
+                .and_then(|s| s.token_digest.clone())
+                .is_some())
+        },
+    )
+    .await?;
+    let t = tokens.get("admin-bootstrap").await?;
+    let status = t.status.context("no status")?;
+    let s = Api::<Secret>::namespaced(client.clone(), ns())
+        .get("garage-admin-bootstrap")
+        .await?;
+    ensure!(
+        s.immutable == Some(true),
+        "the admin token Secret is not immutable"
+    );
+    let token = &s.data.as_ref().context("no data")?["admin-token"].0;
+    ensure!(token.len() == 64, "the token is not 32 random bytes in hex");
+    let digest = reconciler::names::sha256_hex(token);
+    ensure!(
+        status.token_digest.as_deref() == Some(digest.as_str()),
+        "status.tokenDigest does not match the Secret"
+    );
+    let message = status
+        .conditions
+        .unwrap_or_default()
+        .into_iter()
+        .find(|c| c.type_ == "Ready")
+        .map(|c| c.message)
+        .unwrap_or_default();
+    ensure!(
+        message.contains("adminTokenSecretRef"),
+        "the token does not say the cluster must reference it: {message}"
+    );
+    println!(
+        "buckets: the admin token sample has an immutable 32-byte token Secret matching status.tokenDigest, and says how the cluster adopts it"
+    );
+    Ok(())
+}
+
+/// Everything this step made goes, through the finalizers, before the cluster's teardown.
+async fn cleanup(w: &World<'_>, endpoint: &str) -> anyhow::Result<()> {
+    let client = w.client.clone();
+    let admin = store_of(
+        &client,
+        ns(),
+        "admin-s3-credentials",
+        "access-key-id",
+        "secret-access-key",
+        "my-bucket",
+    )
+    .await?;
+    admin.delete(endpoint, "last").await?;
+    let dp = DeleteParams::default();
+    for n in [ns(), APPS_NS] {
+        for b in Api::<GarageBucket>::namespaced(client.clone(), n)
+            .list(&ListParams::default())
+            .await?
+            .items
+        {
+            Api::<GarageBucket>::namespaced(client.clone(), n)
+                .delete(&b.name_any(), &dp)
+                .await?;
+        }
+        for k in Api::<GarageKey>::namespaced(client.clone(), n)
+            .list(&ListParams::default())
+            .await?
+            .items
+        {
+            Api::<GarageKey>::namespaced(client.clone(), n)
+                .delete(&k.name_any(), &dp)
+                .await?;
+        }
+        for t in Api::<GarageAdminToken>::namespaced(client.clone(), n)
+            .list(&ListParams::default())
+            .await?
+            .items
+        {
+            Api::<GarageAdminToken>::namespaced(client.clone(), n)
+                .delete(&t.name_any(), &dp)
+                .await?;
+        }
+        for g in Api::<GarageReferenceGrant>::namespaced(client.clone(), n)
+            .list(&ListParams::default())
+            .await?
+            .items
+        {
+            Api::<GarageReferenceGrant>::namespaced(client.clone(), n)
+                .delete(&g.name_any(), &dp)
+                .await?;
+        }
+    }
+    wait(
+        "every bucket, key and token gone",
+        Duration::from_secs(120),
+        || async {
+            let mut left = 0;
+            for n in [ns(), APPS_NS] {
+                left += Api::<DynamicObject>::namespaced_with(
+                    client.clone(),
+                    n,
+                    &kube::api::ApiResource::erase::<GarageBucket>(&()),
+                )
+                .list(&ListParams::default())
+                .await?
+                .items
+                .len();
+                left += Api::<GarageKey>::namespaced(client.clone(), n)
+                    .list(&ListParams::default())
+                    .await?
+                    .items
+                    .len();
+                left += Api::<GarageAdminToken>::namespaced(client.clone(), n)
+                    .list(&ListParams::default())
+                    .await?
+                    .items
+                    .len();
+            }
+            Ok(left == 0)
+        },
+    )
+    .await?;
+    Api::<Secret>::namespaced(client.clone(), ns())
+        .delete("existing-credentials", &dp)
+        .await?;
+    Ok(())
+}
