@@ -25,3 +25,4 @@ pub mod garage_reference_grant;
 pub mod keys;
 pub mod quantity;
 pub mod schema;
+pub mod selector;

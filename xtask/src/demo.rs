@@ -2,21 +2,23 @@
 //!
 //! Builds the two operator binaries, starts the local control plane and three simulated
 //! Nodes in three zones, installs the Helm chart (kubesim runs the workspace's binaries for
-//! the operator's image), creates a 3-node GarageCluster, waits for Ready, and round-trips an
-//! object through S3 with a key and bucket made through Garage's Admin API. It prints the
-//! endpoint and credentials and exits 0; with `--keep` everything stays up until Ctrl-C.
+//! the operator's image), creates a 3-node GarageCluster, waits for Ready, declares a
+//! GarageBucket and a GarageKey granted on it, and round-trips an object through S3 with the
+//! credentials the operator wrote into the key's Secret. It prints the endpoint and
+//! credentials and exits 0; with `--keep` everything stays up until Ctrl-C.
 
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use garage_admin::{AdminClient, AdminToken, BucketPermissions, CreateBucket, KeySpec};
 use k8s_openapi::api::core::v1::{Namespace, Secret};
 use kube::api::{Patch, PatchParams, PostParams};
 use kube::{Api, Client};
 use localcluster::tools::Tool;
 use localcluster::wait_until;
 use serde_json::json;
+use shared_types::garage_bucket::GarageBucket;
 use shared_types::garage_cluster::v1beta2::GarageCluster;
+use shared_types::garage_key::GarageKey;
 
 use crate::local_env::{self, LocalEnv};
 
@@ -27,6 +29,8 @@ const USAGE: &str = "usage: cargo xtask demo [--keep]
 const NS: &str = "demo";
 const NAME: &str = "garage";
 const BUCKET: &str = "demo";
+/// The Secret the demo key's credentials are published in.
+const CREDENTIALS: &str = "demo-credentials";
 
 pub fn run(args: &[&str]) -> Result<()> {
     let keep = match args {
@@ -72,7 +76,7 @@ async fn demo(keep: bool, begin: Instant) -> Result<()> {
          access key:    {}\n\
          secret key:    {}\n\n\
          export KUBECONFIG={}\n\
-         {} get garageclusters,garagenodes,pods -A\n\n\
+         {} get garageclusters,garagenodes,garagebuckets,garagekeys,pods -A\n\n\
          Logs: {} (control plane), {} (pods)",
         begin.elapsed().as_secs_f64(),
         summary.endpoints[0],
@@ -141,20 +145,56 @@ struct Summary {
     secret_key: String,
 }
 
-/// A key and a bucket through the Admin API of one pod, an object PUT through one pod's S3
-/// port and read back through another's.
+/// A GarageBucket and a GarageKey granted on it; the object is PUT through one pod's S3 port
+/// and read back through another's with the credentials from the key's Secret.
 async fn round_trip(client: &Client, sim: &kubesim::KubeSim) -> Result<Summary> {
     use garage_fixture::s3::Objects;
+    let bucket: GarageBucket = serde_json::from_value(json!({
+        "metadata": {"name": BUCKET, "namespace": NS},
+        "spec": {"clusterRef": {"name": NAME}},
+    }))?;
+    let key: GarageKey = serde_json::from_value(json!({
+        "metadata": {"name": "demo", "namespace": NS},
+        "spec": {
+            "clusterRef": {"name": NAME},
+            "bucketPermissions": [{"bucketRef": {"name": BUCKET}, "read": true, "write": true, "owner": true}],
+            "secretTemplate": {"name": CREDENTIALS},
+        },
+    }))?;
+    let buckets: Api<GarageBucket> = Api::namespaced(client.clone(), NS);
+    let keys: Api<GarageKey> = Api::namespaced(client.clone(), NS);
+    buckets.create(&PostParams::default(), &bucket).await?;
+    keys.create(&PostParams::default(), &key).await?;
+    let ready = |c: Option<&Vec<k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition>>| {
+        c.is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
+    };
+    wait_until(
+        "GarageBucket and GarageKey Ready=True",
+        Duration::from_secs(120),
+        || async {
+            let b = buckets.get(BUCKET).await?;
+            let k = keys.get("demo").await?;
+            Ok(ready(b.status.as_ref().and_then(|s| s.conditions.as_ref()))
+                && ready(k.status.as_ref().and_then(|s| s.conditions.as_ref())))
+        },
+    )
+    .await?;
+    println!(
+        "==> GarageBucket {NS}/{BUCKET} and GarageKey {NS}/demo Ready; credentials in Secret {NS}/{CREDENTIALS}"
+    );
     let secret = Api::<Secret>::namespaced(client.clone(), NS)
-        .get(&format!("{NAME}-admin-token"))
+        .get(CREDENTIALS)
         .await
-        .context("reading the admin token Secret the operator made")?;
-    let token = secret
-        .data
-        .as_ref()
-        .and_then(|d| d.get("admin-token"))
-        .context("the admin token Secret has no admin-token")?;
-    let token = String::from_utf8(token.0.clone())?;
+        .context("reading the credentials Secret of the GarageKey")?;
+    let field = |k: &str| -> Result<String> {
+        let v = secret
+            .data
+            .as_ref()
+            .and_then(|d| d.get(k))
+            .with_context(|| format!("the credentials Secret has no {k}"))?;
+        Ok(String::from_utf8(v.0.clone())?)
+    };
+    let (access_key, secret_key) = (field("access-key-id")?, field("secret-access-key")?);
     let ips: Vec<String> = (0..3)
         .map(|i| {
             sim.pod_ip(NS, &format!("{NAME}-storage-{i}-0"))
@@ -162,37 +202,9 @@ async fn round_trip(client: &Client, sim: &kubesim::KubeSim) -> Result<Summary> 
                 .context("a storage pod has no address")
         })
         .collect::<Result<_>>()?;
-    let admin = AdminClient::new(&format!("http://{}:3903", ips[0]), &AdminToken::new(token))?;
-    let key = admin
-        .create_key(&KeySpec {
-            name: Some("demo".into()),
-            ..Default::default()
-        })
-        .await?;
-    let bucket = admin
-        .create_bucket(&CreateBucket {
-            global_alias: Some(BUCKET.into()),
-            ..Default::default()
-        })
-        .await?;
-    admin
-        .allow_bucket_key(
-            &bucket.id,
-            &key.access_key_id,
-            BucketPermissions {
-                read: true,
-                write: true,
-                owner: true,
-            },
-        )
-        .await?;
-    let secret_key = key
-        .secret_access_key
-        .clone()
-        .context("Garage returned no secret key")?;
     let endpoints: Vec<String> = ips.iter().map(|ip| format!("http://{ip}:3900")).collect();
     let body = b"hello from garage-operator\n".to_vec();
-    Objects::new(BUCKET, &key.access_key_id, &secret_key)?
+    Objects::new(BUCKET, &access_key, &secret_key)?
         .round_trip(
             &endpoints[0],
             &endpoints[1],
@@ -205,7 +217,7 @@ async fn round_trip(client: &Client, sim: &kubesim::KubeSim) -> Result<Summary> 
     );
     Ok(Summary {
         endpoints,
-        access_key: key.access_key_id,
+        access_key,
         secret_key,
     })
 }

@@ -49,6 +49,10 @@ where
         + std::fmt::Debug,
 {
     doc["metadata"]["namespace"] = json!(ns());
+    // The samples keep an imported key's source Secret beside the key.
+    if doc["spec"]["importKey"]["secretRef"]["namespace"].is_string() {
+        doc["spec"]["importKey"]["secretRef"]["namespace"] = json!(ns());
+    }
     let name = doc["metadata"]["name"]
         .as_str()
         .unwrap_or_default()
@@ -285,7 +289,9 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
         t.elapsed().as_secs_f64()
     );
 
-    // Steady state: nothing the controllers own is rewritten.
+    // Steady state: nothing the controllers own is rewritten. Garage updates a bucket's
+    // object counters shortly after the writes, and the status follows them once first.
+    tokio::time::sleep(crate::RESYNC * 3).await;
     let before = versions(&client).await?;
     tokio::time::sleep(crate::RESYNC * 4).await;
     let after = versions(&client).await?;

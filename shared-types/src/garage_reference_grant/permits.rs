@@ -3,8 +3,6 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
-
 use super::{GarageReferenceGrant, GrantFromKind, GrantToKind};
 
 /// One reference from an object in one namespace to an object in the grant's namespace.
@@ -41,7 +39,7 @@ impl GarageReferenceGrant {
             match (&f.namespace, &f.namespace_selector) {
                 (Some(ns), None) => ns == reference.from_namespace,
                 (None, Some(selector)) => {
-                    from_labels.is_some_and(|labels| selector_matches(selector, labels))
+                    from_labels.is_some_and(|labels| crate::selector::matches(selector, labels))
                 }
                 // Schema and admission refuse both and neither; admit nothing if one slips by.
                 _ => false,
@@ -67,28 +65,6 @@ impl GarageReferenceGrant {
             .iter()
             .any(|f| f.namespace_selector.is_some())
     }
-}
-
-/// Kubernetes label-selector semantics: an empty selector matches every set of labels; an
-/// operator Kubernetes does not define matches nothing.
-fn selector_matches(selector: &LabelSelector, labels: &BTreeMap<String, String>) -> bool {
-    let labels_ok = selector
-        .match_labels
-        .iter()
-        .flatten()
-        .all(|(k, v)| labels.get(k) == Some(v));
-    let expressions_ok = selector.match_expressions.iter().flatten().all(|e| {
-        let values = e.values.as_deref().unwrap_or_default();
-        let have = labels.get(&e.key);
-        match e.operator.as_str() {
-            "In" => have.is_some_and(|h| values.contains(h)),
-            "NotIn" => have.is_none_or(|h| !values.contains(h)),
-            "Exists" => have.is_some(),
-            "DoesNotExist" => have.is_none(),
-            _ => false,
-        }
-    });
-    labels_ok && expressions_ok
 }
 
 #[cfg(test)]

@@ -16,28 +16,7 @@ pub fn selects(selector: Option<&LabelSelector>, labels: &BTreeMap<String, Strin
     let Some(selector) = selector else {
         return false;
     };
-    let match_labels = selector.match_labels.as_ref();
-    let expressions = selector.match_expressions.as_deref().unwrap_or_default();
-    if match_labels.is_none_or(BTreeMap::is_empty) && expressions.is_empty() {
-        return false;
-    }
-    let labels_ok = match_labels
-        .into_iter()
-        .flatten()
-        .all(|(k, v)| labels.get(k) == Some(v));
-    let expressions_ok = expressions.iter().all(|e| {
-        let value = labels.get(&e.key);
-        let values = e.values.as_deref().unwrap_or_default();
-        match e.operator.as_str() {
-            "In" => value.is_some_and(|v| values.contains(v)),
-            "NotIn" => value.is_none_or(|v| !values.contains(v)),
-            "Exists" => value.is_some(),
-            "DoesNotExist" => value.is_none(),
-            // An operator Kubernetes does not define selects nothing.
-            _ => false,
-        }
-    });
-    labels_ok && expressions_ok
+    !shared_types::selector::is_empty(selector) && shared_types::selector::matches(selector, labels)
 }
 
 /// Desired membership: pool name to the names of the Nodes it selects, and the Nodes more than

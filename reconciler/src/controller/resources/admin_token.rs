@@ -12,14 +12,12 @@ use kube::api::{ObjectMeta, PostParams};
 use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
 use shared_types::common::{KeyPhase, SecretReference};
-use shared_types::conditions::common::CONDITION_READY;
 use shared_types::conditions::reason;
 use shared_types::garage_admin_token::{GarageAdminToken, GarageAdminTokenStatus};
 use shared_types::garage_cluster::v1beta2::GarageCluster;
 use shared_types::keys::{annotation, finalizer as finalizers, label};
 
 use super::{WAITING, patch_status_if_changed};
-use crate::controller::conditions::{self, Desired};
 use crate::controller::garage_access::random_hex32;
 use crate::controller::{Context, Error, finalizer};
 use crate::desired::{Settings, controller_ref, is_controlled_by};
@@ -286,15 +284,11 @@ async fn report(
         Err((why, m)) => (false, why, m),
     };
     let mut status = t.status.clone().unwrap_or_default();
-    status.conditions = Some(conditions::merge(
+    status.conditions = Some(super::with_ready(
         status.conditions.as_deref(),
-        &[Desired {
-            type_: CONDITION_READY,
-            status: ready,
-            reason: why,
-            message,
-        }],
-        &[CONDITION_READY],
+        ready,
+        why,
+        message,
         t.metadata.generation,
     ));
     status.phase = Some(if ready {

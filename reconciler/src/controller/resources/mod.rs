@@ -77,6 +77,93 @@ impl Stores {
     }
 }
 
+/// The object a pass is about, as the others should see it (with the ID it now has).
+pub enum Me {
+    /// A key with its access key ID.
+    Key(GarageKey),
+    /// A bucket with its bucket ID.
+    Bucket(GarageBucket),
+}
+
+/// What one pass decides permissions from.
+pub struct Snapshot {
+    /// Every key, the reconciled one as [`Me`] says.
+    pub keys: Vec<Arc<GarageKey>>,
+    /// Every bucket, the reconciled one as [`Me`] says.
+    pub buckets: Vec<Arc<GarageBucket>>,
+    /// The buckets Garage has.
+    pub garage_buckets: Vec<crate::garage::BucketListItem>,
+    /// The grants.
+    pub grants: access::Grants,
+}
+
+impl Snapshot {
+    /// The view of the cluster `target` leads to.
+    pub fn view<'a>(&'a self, target: &'a reach::Target) -> access::Cluster<'a> {
+        access::Cluster {
+            namespace: &target.settings.namespace,
+            name: &target.settings.name,
+            keys: &self.keys,
+            buckets: &self.buckets,
+            garage_buckets: &self.garage_buckets,
+            grants: &self.grants,
+        }
+    }
+}
+
+impl Stores {
+    /// The stores, Garage's bucket list and the grants, with `me` in place of its stored copy.
+    pub async fn snapshot(
+        &self,
+        ctx: &Context,
+        target: &reach::Target,
+        me: Me,
+    ) -> Result<Snapshot, Error> {
+        let garage_buckets = target.admin.list_buckets().await?;
+        let grants = self.grants(ctx).await?;
+        let mut keys = self.keys.state();
+        let mut buckets = self.buckets.state();
+        match me {
+            Me::Key(k) => {
+                keys.retain(|o| o.uid() != k.uid());
+                keys.push(Arc::new(k));
+            }
+            Me::Bucket(b) => {
+                buckets.retain(|o| o.uid() != b.uid());
+                buckets.push(Arc::new(b));
+            }
+        }
+        Ok(Snapshot {
+            keys,
+            buckets,
+            garage_buckets,
+            grants,
+        })
+    }
+}
+
+/// `current` with its `Ready` condition set (and nothing else of ours changed).
+pub fn with_ready(
+    current: Option<&[k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition]>,
+    ready: bool,
+    reason: &'static str,
+    message: String,
+    generation: Option<i64>,
+) -> Vec<k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition> {
+    use shared_types::conditions::common::CONDITION_READY;
+    super::conditions::merge(
+        current,
+        &[super::conditions::Desired {
+            type_: CONDITION_READY,
+            status: ready,
+            reason,
+            message,
+        }],
+        &[CONDITION_READY],
+        generation,
+    )
+}
+
 /// Parses an RFC 3339 time as Garage writes it.
 pub fn timestamp(s: &str) -> Option<k8s_openapi::jiff::Timestamp> {
     s.parse().ok()
@@ -110,13 +197,44 @@ where
     if current == Some(status) {
         return Ok(());
     }
+    let before = current
+        .and_then(|c| serde_json::to_value(c).ok())
+        .unwrap_or(serde_json::Value::Null);
+    let after = serde_json::to_value(status).unwrap_or_default();
     super::write::patch_status(
         api,
         &ctx.metrics,
         &object.name_any(),
-        serde_json::to_value(status).unwrap_or_default(),
+        merge_patch(&before, &after),
     )
     .await
+}
+
+/// The JSON merge patch (RFC 7386) that turns `before` into `after`: a field `after` no longer
+/// has is sent as `null`, so that clearing an optional status field really clears it.
+pub fn merge_patch(before: &serde_json::Value, after: &serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match (before, after) {
+        (Value::Object(b), Value::Object(a)) => {
+            let mut out = serde_json::Map::new();
+            for (k, v) in a {
+                match b.get(k) {
+                    Some(old) if old == v => {}
+                    Some(old) => {
+                        out.insert(k.clone(), merge_patch(old, v));
+                    }
+                    None => {
+                        out.insert(k.clone(), v.clone());
+                    }
+                }
+            }
+            for k in b.keys().filter(|k| !a.contains_key(*k)) {
+                out.insert(k.clone(), Value::Null);
+            }
+            Value::Object(out)
+        }
+        _ => after.clone(),
+    }
 }
 
 /// The key, bucket, admin-token and reference-grant controllers of one scope.
@@ -291,4 +409,21 @@ fn buckets_of_key(k: &GarageKey, buckets: &Store<GarageBucket>) -> Vec<ObjectRef
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::merge_patch;
+    use serde_json::json;
+
+    #[test]
+    fn a_merge_patch_clears_what_is_gone_and_sends_only_what_changed() {
+        let before = json!({"a": 1, "gone": "x", "nested": {"keep": 1, "drop": 2}, "list": [1, 2]});
+        let after = json!({"a": 1, "nested": {"keep": 1, "new": 3}, "list": [2], "added": true});
+        assert_eq!(
+            merge_patch(&before, &after),
+            json!({"gone": null, "nested": {"drop": null, "new": 3}, "list": [2], "added": true})
+        );
+        assert_eq!(merge_patch(&serde_json::Value::Null, &after), after);
+    }
 }

@@ -42,6 +42,9 @@ pub struct Target {
     pub settings: Settings,
     /// A client of one Ready storage pod's Admin API.
     pub admin: AdminClient,
+    /// False when the reference crosses namespaces without a grant; only cleanup reaches a
+    /// cluster that way, and it must prove what it deletes is its own.
+    pub granted: bool,
 }
 
 /// The namespace a reference from an object in `from_ns` points into.
@@ -104,7 +107,8 @@ pub async fn allowed(
 }
 
 /// Follows `reference` from an object of `from_kind` in `from_ns`. `for_cleanup` accepts a
-/// cluster that is being deleted (a finalizer still has to clean up in Garage).
+/// cluster that is being deleted (a finalizer still has to clean up in Garage), and one whose
+/// grant has gone ([`Target::granted`] says so).
 pub async fn reach(
     ctx: &Context,
     from_kind: GrantFromKind,
@@ -120,7 +124,7 @@ pub async fn reach(
             message: "spec.clusterRef.kubeConfigSecretRef (a cluster in another Kubernetes cluster) is not supported; reference a GarageCluster of this Kubernetes cluster".into(),
         });
     }
-    if !allowed(
+    let granted = allowed(
         ctx,
         from_kind,
         from_ns,
@@ -128,8 +132,8 @@ pub async fn reach(
         ns,
         &reference.name,
     )
-    .await?
-    {
+    .await?;
+    if !granted && !for_cleanup {
         return Ok(Reach::Waiting {
             reason: reason::REASON_VALIDATION_FAILED,
             message: format!(
@@ -190,5 +194,6 @@ pub async fn reach(
         cluster,
         settings,
         admin,
+        granted,
     })))
 }

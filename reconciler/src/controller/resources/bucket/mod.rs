@@ -372,26 +372,13 @@ async fn grants(
     info: BucketInfo,
     status: &mut GarageBucketStatus,
 ) -> Result<BucketInfo, Error> {
-    let garage_buckets = target.admin.list_buckets().await?;
-    let grants = stores.grants(ctx).await?;
     let mut me = bucket.clone();
     me.status.get_or_insert_with(Default::default).bucket_id = Some(info.id.clone());
-    let buckets: Vec<Arc<GarageBucket>> = stores
-        .buckets
-        .state()
-        .into_iter()
-        .filter(|b| b.uid() != bucket.uid())
-        .chain(std::iter::once(Arc::new(me.clone())))
-        .collect();
-    let keys = stores.keys.state();
-    let view = access::Cluster {
-        namespace: &target.settings.namespace,
-        name: &target.settings.name,
-        keys: &keys,
-        buckets: &buckets,
-        garage_buckets: &garage_buckets,
-        grants: &grants,
-    };
+    let snapshot = stores
+        .snapshot(ctx, target, super::Me::Bucket(me.clone()))
+        .await?;
+    let view = snapshot.view(target);
+    let keys = &snapshot.keys;
     let own: BTreeSet<String> = view.bucket_declares(&me).into_keys().collect();
     let was: BTreeSet<String> = status
         .managed_key_grants
@@ -514,9 +501,11 @@ async fn finish(
         size_limit: limit_size,
         size_percent: percent(info.bytes, limit_size),
     });
+    // Sorted: Garage lists keys in no stable order.
+    let mut keys: Vec<_> = info.keys.iter().collect();
+    keys.sort_by(|a, b| a.access_key_id.cmp(&b.access_key_id));
     status.keys = Some(
-        info.keys
-            .iter()
+        keys.into_iter()
             .map(|k| BucketKeyStatus {
                 key_id: Some(k.access_key_id.clone()),
                 name: Some(k.name.clone()),
@@ -566,15 +555,11 @@ async fn waiting(
     message: String,
 ) -> Result<Action, Error> {
     let mut status = bucket.status.clone().unwrap_or_default();
-    status.conditions = Some(conditions::merge(
+    status.conditions = Some(super::with_ready(
         status.conditions.as_deref(),
-        &[Desired {
-            type_: CONDITION_READY,
-            status: false,
-            reason: why,
-            message,
-        }],
-        &[CONDITION_READY],
+        false,
+        why,
+        message,
         bucket.metadata.generation,
     ));
     status.phase = Some(if why == reason::REASON_VALIDATION_FAILED {
@@ -609,7 +594,11 @@ async fn finalize(
     .await?
     {
         Reach::Ready(target) => {
-            if let Some(id) = id {
+            if !target.granted {
+                // Nothing proves a bucket ID in the status is this object's own once the grant
+                // that let it in is gone; the bucket is left in Garage.
+                tracing::warn!(bucket = %bucket.name_any(), "the cluster grant is gone; the bucket is left in Garage");
+            } else if let Some(id) = id {
                 ctx.metrics.wrote();
                 match target.admin.delete_bucket(&id).await {
                     Ok(()) => {
@@ -619,18 +608,15 @@ async fn finalize(
                     Err(GarageError::BucketNotEmpty { .. }) => {
                         let mut status = bucket.status.clone().unwrap_or_default();
                         status.phase = Some(BucketPhase::Deleting);
-                        status.conditions = Some(conditions::merge(
+                        let message = format!(
+                            "bucket {id} still holds objects or unfinished uploads and is never deleted with data in it; empty it (the object is removed once it is empty), or remove the finalizer {} to keep the bucket in Garage",
+                            finalizers::FINALIZER_BUCKET
+                        );
+                        status.conditions = Some(super::with_ready(
                             status.conditions.as_deref(),
-                            &[Desired {
-                                type_: CONDITION_READY,
-                                status: false,
-                                reason: reason::REASON_DELETING,
-                                message: format!(
-                                    "bucket {id} still holds objects or unfinished uploads and is never deleted with data in it; empty it (the object is removed once it is empty), or remove the finalizer {} to keep the bucket in Garage",
-                                    finalizers::FINALIZER_BUCKET
-                                ),
-                            }],
-                            &[CONDITION_READY],
+                            false,
+                            reason::REASON_DELETING,
+                            message,
                             bucket.metadata.generation,
                         ));
                         patch_status_if_changed(api, ctx, bucket, bucket.status.as_ref(), &status)

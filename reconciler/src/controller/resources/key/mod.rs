@@ -162,15 +162,11 @@ async fn waiting(
     message: String,
 ) -> Result<Action, Error> {
     let mut status = key.status.clone().unwrap_or_default();
-    status.conditions = Some(conditions::merge(
+    status.conditions = Some(super::with_ready(
         status.conditions.as_deref(),
-        &[Desired {
-            type_: CONDITION_READY,
-            status: false,
-            reason: why,
-            message,
-        }],
-        &[CONDITION_READY],
+        false,
+        why,
+        message,
         key.metadata.generation,
     ));
     status.phase = Some(KeyPhase::Pending);
@@ -393,27 +389,14 @@ async fn grants(
     info: KeyInfo,
     m: &Material,
 ) -> Result<(KeyInfo, Vec<String>, bool), Error> {
-    let garage_buckets = target.admin.list_buckets().await?;
-    let grants = stores.grants(ctx).await?;
     // This key as the other objects should see it: with the access key it now has.
     let mut me = key.clone();
     me.status.get_or_insert_with(Default::default).access_key_id = Some(m.access_key_id.clone());
-    let keys: Vec<Arc<GarageKey>> = stores
-        .keys
-        .state()
-        .into_iter()
-        .filter(|k| k.uid() != key.uid())
-        .chain(std::iter::once(Arc::new(me.clone())))
-        .collect();
-    let buckets = stores.buckets.state();
-    let view = access::Cluster {
-        namespace: &target.settings.namespace,
-        name: &target.settings.name,
-        keys: &keys,
-        buckets: &buckets,
-        garage_buckets: &garage_buckets,
-        grants: &grants,
-    };
+    let snapshot = stores
+        .snapshot(ctx, target, super::Me::Key(me.clone()))
+        .await?;
+    let view = snapshot.view(target);
+    let garage_buckets = &snapshot.garage_buckets;
     let own: BTreeSet<String> = view.key_declares(&me).into_keys().collect();
     let baseline = access::Cluster::key_baseline(key).is_some();
     let status = key.status.clone().unwrap_or_default();
@@ -483,7 +466,13 @@ pub(super) async fn apply_change(
     }
     if c.deny != BucketPermissions::default() {
         ctx.metrics.wrote();
-        target.admin.deny_bucket_key(bucket, key, c.deny).await?;
+        match target.admin.deny_bucket_key(bucket, key, c.deny).await {
+            // A bucket or key deleted since it was listed holds no permission to revoke.
+            Err(e) if e.is_not_found() => {}
+            r => {
+                r?;
+            }
+        }
     }
     tracing::info!(bucket, key, allow = ?c.allow, deny = ?c.deny, "bucket permissions changed");
     Ok(())
@@ -651,9 +640,13 @@ async fn retire_replaced(
     }
 }
 
+/// Sorted by bucket ID: Garage lists them in no stable order, and an unchanged key must
+/// produce an unchanged status.
 fn bucket_statuses(info: &KeyInfo) -> Vec<KeyBucketStatus> {
-    info.buckets
-        .iter()
+    let mut buckets: Vec<_> = info.buckets.iter().collect();
+    buckets.sort_by(|a, b| a.id.cmp(&b.id));
+    buckets
+        .into_iter()
         .map(|b| KeyBucketStatus {
             bucket_id: Some(b.id.clone()),
             global_alias: b.global_aliases.first().cloned(),
@@ -682,7 +675,20 @@ async fn finalize(key: &GarageKey, ctx: &Context, api: &Api<GarageKey>) -> Resul
     .await?
     {
         Reach::Ready(target) => {
-            if let Some(id) = key.status.as_ref().and_then(|s| s.access_key_id.clone()) {
+            let id = key.status.as_ref().and_then(|s| s.access_key_id.clone());
+            // Without a grant the key is deleted only when its ID proves it is this object's
+            // own derived key: a status naming someone else's key must not delete it.
+            let id = match id {
+                Some(id) if !target.granted => {
+                    let own = matches!(material(ctx, key, &target).await?, Ok(m) if m.access_key_id == id && key.spec.import_key.is_none());
+                    if !own {
+                        tracing::warn!(key = %key.name_any(), id, "the cluster grant is gone and the key cannot be proven this object's own; it is left in Garage");
+                    }
+                    own.then_some(id)
+                }
+                other => other,
+            };
+            if let Some(id) = id {
                 match target.admin.key_info(Lookup::Id(&id), false).await {
                     Ok(info) => {
                         let all = BucketPermissions {
@@ -692,7 +698,12 @@ async fn finalize(key: &GarageKey, ctx: &Context, api: &Api<GarageKey>) -> Resul
                         };
                         for b in &info.buckets {
                             ctx.metrics.wrote();
-                            target.admin.deny_bucket_key(&b.id, &id, all).await?;
+                            match target.admin.deny_bucket_key(&b.id, &id, all).await {
+                                Err(e) if e.is_not_found() => {}
+                                r => {
+                                    r?;
+                                }
+                            }
                         }
                         ctx.metrics.wrote();
                         match target.admin.delete_key(&id).await {
