@@ -63,6 +63,20 @@ pub struct PodState {
     pub terminating: bool,
     /// The member's GarageNode proved its identity from this exact pod UID.
     pub identity_proven: bool,
+    /// UID of the workload controller that owns it.
+    pub owner_uid: Option<String>,
+}
+
+/// At most this many replaced workload incarnations are remembered in one transaction; one
+/// more fails closed (reconciler spec §7.7): an entry is never evicted, because a late pod of
+/// an evicted incarnation could then pass as the replacement.
+pub const MAX_RETIRED_WORKLOADS: usize = 32;
+
+/// True when recording `current` as the actor's workload would need one more retired
+/// incarnation than [`MAX_RETIRED_WORKLOADS`] allows. The node controller asks this before
+/// it creates a workload for the recorded actor.
+pub fn retired_full(record: &StorageRolloutStatus) -> bool {
+    record.retired_workload_uids.as_ref().map_or(0, Vec::len) >= MAX_RETIRED_WORKLOADS
 }
 
 /// Everything [`step`] decides from.
@@ -195,6 +209,40 @@ fn advance(o: &Observed<'_>, record: &StorageRolloutStatus) -> Step {
         return Step::Clear;
     };
     let previous = record.previous_pod_uid.as_deref();
+    // The workload was deleted and created again during the transaction: the old
+    // incarnation is remembered, so that none of its late pods passes as the replacement.
+    if let (Some(current), Some(recorded)) = (&actor.workload_uid, &record.workload_uid)
+        && current != recorded
+    {
+        let mut retired = record.retired_workload_uids.clone().unwrap_or_default();
+        if !retired.contains(recorded) {
+            retired.push(recorded.clone());
+        }
+        if retired.len() > MAX_RETIRED_WORKLOADS {
+            return wait(
+                reason::REASON_RETIRED_WORKLOAD_LIMIT,
+                format!(
+                    "the workload of {} was replaced more than {MAX_RETIRED_WORKLOADS} times during one rollout; nothing more is replaced until someone inspects it and clears status.storageRollout",
+                    actor.name
+                ),
+            );
+        }
+        return Step::Record(Box::new(StorageRolloutStatus {
+            workload_uid: Some(current.clone()),
+            retired_workload_uids: Some(retired),
+            ..record.clone()
+        }));
+    }
+    let retired = record.retired_workload_uids.as_deref().unwrap_or_default();
+    if let Some(pod) = &actor.pod
+        && pod.owner_uid.as_ref().is_some_and(|o| retired.contains(o))
+        && Some(pod.uid.as_str()) != previous
+    {
+        return rolling(format!(
+            "replacing the pod of {}: pod {} belongs to a replaced incarnation of its workload and is never taken as the replacement; waiting for it to go",
+            actor.name, pod.name
+        ));
+    }
     let label = format!(
         "replacing pod {} of {}",
         actor.pod.as_ref().map_or("", |p| p.name.as_str()),

@@ -247,6 +247,9 @@ pub const REASON_BUCKET_LOOKUP_STUCK: &str = "AdminAPITimeout";
 /// `MetadataDecodeError`: Garage returned bucket info that cannot be decoded
 /// (`BucketMetadataDegraded`).
 pub const REASON_METADATA_DECODE_ERROR: &str = "MetadataDecodeError";
+/// `RetiredWorkloadLimitReached`: a storage rollout saw the actor's workload replaced more
+/// times than it remembers; it stops until someone inspects it (`StorageRolloutReady=False`).
+pub const REASON_RETIRED_WORKLOAD_LIMIT: &str = "RetiredWorkloadLimitReached";
 /// `KeyReady`: reason of `Ready=True` on a `GarageKey`.
 pub const REASON_KEY_READY: &str = "KeyReady";
 /// `GrantPresent`: reason of `Ready=True` on a `GarageReferenceGrant`.

@@ -191,6 +191,11 @@ fn member(
             ready: is_ready(p),
             terminating: p.metadata.deletion_timestamp.is_some(),
             identity_proven: p.metadata.uid.is_some() && p.metadata.uid == status.observed_pod_uid,
+            owner_uid: p
+                .owner_references()
+                .iter()
+                .find(|r| r.controller == Some(true))
+                .map(|r| r.uid.clone()),
         }),
         up,
         in_layout,

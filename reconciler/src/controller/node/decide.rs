@@ -150,9 +150,30 @@ pub fn decide(o: &Observed, t: &Config) -> Result<Decision, DesiredError> {
         d.service = Some(services::node_rpc(node, s)?);
     }
     let fenced = fenced(o);
+    let capped = !pool_member
+        && o.statefulset.is_none()
+        && cluster
+            .status
+            .as_ref()
+            .and_then(|st| st.storage_rollout.as_ref())
+            .is_some_and(|r| {
+                r.garage_node_uid == node.metadata.uid && crate::machine::rollout::retired_full(r)
+            });
     // A template never mounts a config revision that is not published yet. A pool member's
     // pod belongs to its pool's DaemonSet, which the cluster keeps.
     if pool_member {
+    } else if capped {
+        // Creating the workload again would retire one more incarnation than the rollout
+        // remembers: fail closed before it exists.
+        d.conditions.push(Desired {
+            type_: common::CONDITION_READY,
+            status: false,
+            reason: reason::REASON_RETIRED_WORKLOAD_LIMIT,
+            message: format!(
+                "the StatefulSet was replaced {} times during the storage rollout; it is not created again until someone inspects it and clears the GarageCluster's status.storageRollout",
+                crate::machine::rollout::MAX_RETIRED_WORKLOADS
+            ),
+        });
     } else if o.config_published {
         let revision = config::revision(cluster, s)?;
         d.statefulset = Some(statefulset(NodeInputs {
@@ -213,7 +234,7 @@ pub fn decide(o: &Observed, t: &Config) -> Result<Decision, DesiredError> {
         });
     }
     match &o.discovered {
-        _ if fenced => {}
+        _ if fenced || capped => {}
         Some(found) => {
             let expected = pinned.as_ref().or(recorded.as_ref());
             if let Some(expected) = expected.filter(|e| **e != found.id) {

@@ -310,3 +310,43 @@ fn a_storage_node_deleted_on_its_own_keeps_its_workload() {
     assert!(!d.delete_workload && d.finalizer.is_none());
     assert!(d.conditions[0].message.contains("Restore the parent"));
 }
+
+#[test]
+fn a_rollout_that_retired_too_many_workloads_gets_no_new_statefulset() {
+    use shared_types::garage_cluster::common::StorageRolloutStatus;
+    let node = manual("manual-a", None);
+    let mut parent = cluster(3);
+    let record = StorageRolloutStatus {
+        garage_node_uid: node.metadata.uid.clone(),
+        retired_workload_uids: Some((0..32).map(|i| format!("old-{i}")).collect()),
+        ..Default::default()
+    };
+    parent
+        .status
+        .get_or_insert_with(Default::default)
+        .storage_rollout = Some(record.clone());
+    let d = decide(&observed(node.clone(), Some(parent.clone())), &timing()).unwrap();
+    assert!(
+        d.statefulset.is_none(),
+        "a workload was created past the cap"
+    );
+    assert_eq!(ready(&d), (false, reason::REASON_RETIRED_WORKLOAD_LIMIT));
+    assert_eq!(
+        d.conditions.iter().filter(|c| c.type_ == "Ready").count(),
+        1
+    );
+    // An existing StatefulSet is kept as it is; below the cap one is created.
+    let mut o = observed(node.clone(), Some(parent.clone()));
+    o.statefulset = Some(statefulset());
+    assert!(decide(&o, &timing()).unwrap().statefulset.is_some());
+    parent.status.as_mut().unwrap().storage_rollout = Some(StorageRolloutStatus {
+        retired_workload_uids: Some(vec!["old".into()]),
+        ..record
+    });
+    assert!(
+        decide(&observed(node, Some(parent)), &timing())
+            .unwrap()
+            .statefulset
+            .is_some()
+    );
+}

@@ -23,6 +23,7 @@ fn member(name: &str, c: char, running: &str, wanted: &str) -> Member {
             ready: true,
             terminating: false,
             identity_proven: true,
+            owner_uid: Some(format!("sts-{name}")),
         }),
         up: true,
         in_layout: true,
@@ -259,4 +260,52 @@ fn a_record_carries_every_field_the_crd_requires() {
             "the rollout record lacks {field}, which the CRD requires: {written}"
         );
     }
+}
+
+#[test]
+fn a_workload_recreated_mid_rollout_is_retired_and_its_pods_never_count() {
+    let mut m = [member("a", 'a', "r1", "r2"), member("b", 'b', "r2", "r2")];
+    let r = record_of(step(&observed(&m, None)));
+    // The StatefulSet is deleted and created again: a new UID.
+    m[0].workload_uid = Some("sts-a-2".into());
+    m[0].pod = None;
+    let updated = record_of(step(&observed(&m, Some(&r))));
+    assert_eq!(updated.workload_uid.as_deref(), Some("sts-a-2"));
+    assert_eq!(
+        updated.retired_workload_uids,
+        Some(vec!["sts-a".to_owned()])
+    );
+    assert_eq!(updated.previous_pod_uid, r.previous_pod_uid);
+    // A late pod of the old incarnation, Ready on the new revision, is not the replacement.
+    let mut late = member("a", 'a', "r2", "r2");
+    late.workload_uid = Some("sts-a-2".into());
+    late.pod.as_mut().unwrap().uid = "late".into();
+    late.pod.as_mut().unwrap().owner_uid = Some("sts-a".into());
+    let m2 = [late, member("b", 'b', "r2", "r2")];
+    match step(&observed(&m2, Some(&updated))) {
+        Step::Wait { message, .. } => {
+            assert!(message.contains("replaced incarnation"), "{message}")
+        }
+        other => panic!("a retired workload's pod was accepted: {other:?}"),
+    }
+}
+
+#[test]
+fn the_retired_workload_list_fails_closed_at_its_cap() {
+    let mut m = [member("a", 'a', "r1", "r2")];
+    let mut r = record_of(step(&observed(&m, None)));
+    r.retired_workload_uids = Some(
+        (0..MAX_RETIRED_WORKLOADS)
+            .map(|i| format!("old-{i}"))
+            .collect(),
+    );
+    assert!(retired_full(&r));
+    m[0].workload_uid = Some("sts-a-new".into());
+    waits(
+        &step(&observed(&m, Some(&r))),
+        reason::REASON_RETIRED_WORKLOAD_LIMIT,
+        "more than 32 times",
+    );
+    r.retired_workload_uids = Some(vec!["old".into()]);
+    assert!(!retired_full(&r));
 }
