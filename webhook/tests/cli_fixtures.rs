@@ -154,6 +154,117 @@ const CASES: &[Case] = &[
         patch: false,
     },
     Case {
+        file: "bucket-create-allowed.json",
+        exit: 0,
+        message: &[],
+        code: None,
+        patch: true,
+    },
+    Case {
+        file: "bucket-create-cross-namespace-allowed.json",
+        exit: 0,
+        message: &[],
+        code: None,
+        patch: true,
+    },
+    Case {
+        file: "bucket-create-denied-alias.json",
+        exit: 1,
+        message: &["spec.globalAlias", "[GB-C3]"],
+        code: Some(403),
+        patch: false,
+    },
+    Case {
+        file: "bucket-create-denied-no-grant.json",
+        exit: 1,
+        message: &[
+            "create a GarageReferenceGrant in namespace \"garage\"",
+            "[GB-X1]",
+        ],
+        code: Some(403),
+        patch: false,
+    },
+    Case {
+        file: "bucket-update-denied-bucket-id.json",
+        exit: 1,
+        message: &["spec.bucketId", "[GB-U2]"],
+        code: Some(403),
+        patch: false,
+    },
+    Case {
+        file: "key-create-allowed.json",
+        exit: 0,
+        message: &[],
+        code: None,
+        patch: true,
+    },
+    Case {
+        file: "key-create-selector-grant-allowed.json",
+        exit: 0,
+        message: &[],
+        code: None,
+        patch: true,
+    },
+    Case {
+        file: "key-create-denied-secret-template.json",
+        exit: 1,
+        message: &["spec.secretTemplate.additionalData", "[GK-ST]"],
+        code: Some(403),
+        patch: false,
+    },
+    Case {
+        file: "key-update-denied-import-key.json",
+        exit: 1,
+        message: &["importKey is immutable", "[GK-U2]"],
+        code: Some(403),
+        patch: false,
+    },
+    Case {
+        file: "key-create-invalid-wrong-kind.json",
+        exit: 2,
+        message: &[
+            "GarageBucket",
+            "reviews garage.rajsingh.info/v1beta1 GarageKey",
+        ],
+        code: Some(400),
+        patch: false,
+    },
+    Case {
+        file: "admintoken-create-allowed.json",
+        exit: 0,
+        message: &[],
+        code: None,
+        patch: false,
+    },
+    Case {
+        file: "admintoken-create-denied-cross-namespace.json",
+        exit: 1,
+        message: &["spec.clusterRef.namespace", "[AT-C3]"],
+        code: Some(403),
+        patch: false,
+    },
+    Case {
+        file: "admintoken-delete-denied-referenced.json",
+        exit: 1,
+        message: &["still references generated Secret", "[AT-D3]"],
+        code: Some(403),
+        patch: false,
+    },
+    Case {
+        file: "referencegrant-create-allowed.json",
+        exit: 0,
+        message: &[],
+        code: None,
+        patch: false,
+    },
+    Case {
+        file: "referencegrant-create-denied-empty-from.json",
+        exit: 1,
+        message: &["spec.from", "[RG-C1]"],
+        code: Some(403),
+        patch: false,
+    },
+    Case {
         file: "conversion-v1beta2-to-v1beta1.json",
         exit: 0,
         message: &[],
@@ -384,4 +495,53 @@ fn manifest_reviews_reach_delete_options_scale_and_the_stored_old_object() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The Go operator's GarageBucket, GarageKey, GarageAdminToken and GarageReferenceGrant samples
+/// are admitted as written; the cross-namespace bucket through the grant in the same file.
+#[test]
+fn upstream_bucket_key_token_and_grant_samples_are_admitted() {
+    for file in [
+        "garage_v1beta1_garagebucket.yaml",
+        "garage_v1beta1_garagebucket_cross_namespace.yaml",
+        "garage_v1beta1_garagekey.yaml",
+        "garage_v1beta1_garageadmintoken.yaml",
+        "garage_v1beta1_garagereferencegrant.yaml",
+    ] {
+        let sample = samples().join(file);
+        let (exit, stdout, stderr) =
+            run(&["review", "--operation", "CREATE", sample.to_str().unwrap()]);
+        assert_eq!(exit, 0, "{file}: {stderr}{stdout}");
+        let reviews: Vec<Value> = serde_json::Deserializer::from_str(&stdout)
+            .into_iter::<Value>()
+            .collect::<Result<_, _>>()
+            .unwrap_or_else(|e| panic!("{file}: {e}: {stdout}"));
+        let documents = webhook::cli::manifest::load(&sample).unwrap().len();
+        assert_eq!(
+            reviews.len(),
+            documents,
+            "{file}: every document is reviewed"
+        );
+        for review in &reviews {
+            assert_eq!(review["response"]["allowed"], true, "{file}: {review}");
+        }
+    }
+    // The token sample's cluster (in the state directory) consumes its Secret: its deletion is
+    // refused until the cluster is re-pointed; without that cluster it is allowed with a warning.
+    let token = samples().join("garage_v1beta1_garageadmintoken.yaml");
+    let token = token.to_str().unwrap();
+    let (exit, stdout, _) = run(&[
+        "review",
+        "--state",
+        "state",
+        "--operation",
+        "DELETE",
+        "--old",
+        token,
+    ]);
+    assert_eq!(exit, 1, "{stdout}");
+    assert!(stdout.contains("[AT-D3]"), "{stdout}");
+    let (exit, stdout, _) = run(&["review", "--operation", "DELETE", "--old", token]);
+    assert_eq!(exit, 0, "{stdout}");
+    assert!(stdout.contains("[AT-D2]"), "{stdout}");
 }

@@ -312,3 +312,128 @@ fn pools_make_the_rules_read_the_lists() {
         );
     }
 }
+
+async fn answer(
+    endpoint: Endpoint,
+    body: &[u8],
+    source: &Unreachable,
+) -> (Outcome, String, Vec<String>) {
+    let request = decode_review(body).expect("an AdmissionReview");
+    let answer = dispatch::review(endpoint, &request, source, &Settings::default()).await;
+    (
+        answer.outcome,
+        answer.response.result.message,
+        answer.response.warnings.unwrap_or_default(),
+    )
+}
+
+/// True when a sample references a namespace other than its own.
+fn crosses_namespaces(object: &Value) -> bool {
+    let own = object["metadata"]["namespace"]
+        .as_str()
+        .unwrap_or("default");
+    let mut namespaces = vec![&object["spec"]["clusterRef"]["namespace"]];
+    for list in ["keyPermissions", "bucketPermissions"] {
+        for entry in object["spec"][list].as_array().into_iter().flatten() {
+            namespaces.push(&entry["keyRef"]["namespace"]);
+            namespaces.push(&entry["bucketRef"]["namespace"]);
+        }
+    }
+    namespaces
+        .into_iter()
+        .filter_map(Value::as_str)
+        .any(|ns| !ns.is_empty() && ns != own)
+}
+
+#[tokio::test]
+async fn buckets_keys_tokens_and_grants_of_one_namespace_are_judged_without_a_read() {
+    let mut checked = 0;
+    for (kind, endpoint) in [
+        ("GarageBucket", Endpoint::ValidateBucket),
+        ("GarageKey", Endpoint::ValidateKey),
+        ("GarageAdminToken", Endpoint::ValidateAdminToken),
+        ("GarageReferenceGrant", Endpoint::ValidateReferenceGrant),
+    ] {
+        for object in samples("garage.rajsingh.info/v1beta1", kind) {
+            if crosses_namespaces(&object) {
+                continue;
+            }
+            let mut operations = vec![
+                ("CREATE", None, Some(&object)),
+                ("UPDATE", Some(&object), Some(&object)),
+            ];
+            if kind != "GarageAdminToken" {
+                operations.push(("DELETE", Some(&object), None));
+            }
+            for (operation, old, new) in operations {
+                let source = Unreachable::default();
+                let body = admission_review(operation, old, new);
+                let (got, message, _) = answer(endpoint, &body, &source).await;
+                let name = &object["metadata"]["name"];
+                assert_eq!(
+                    got,
+                    Outcome::Allowed,
+                    "{operation} {kind} {name}: {message}"
+                );
+                assert_eq!(
+                    source.reads.load(Ordering::Relaxed),
+                    0,
+                    "{operation} {kind} {name}"
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 20, "{checked} reviews");
+}
+
+#[tokio::test]
+async fn cross_namespace_references_fail_closed_when_grants_cannot_be_read() {
+    let remote: Vec<Value> = samples("garage.rajsingh.info/v1beta1", "GarageBucket")
+        .into_iter()
+        .filter(crosses_namespaces)
+        .collect();
+    assert!(
+        !remote.is_empty(),
+        "a sample bucket references another namespace"
+    );
+    for object in &remote {
+        let source = Unreachable::default();
+        let body = admission_review("CREATE", None, Some(object));
+        let (got, message, _) = answer(Endpoint::ValidateBucket, &body, &source).await;
+        assert_eq!(got, Outcome::Unavailable, "{message}");
+        assert!(
+            message.contains("cannot prove the cross-namespace references"),
+            "{message}"
+        );
+        assert!(message.contains("fail closed"), "{message}");
+        // A finalizer-only update of the object as stored (defaulted) reads nothing.
+        let mut stored = object.clone();
+        stored["spec"]["globalAlias"] = object["metadata"]["name"].clone();
+        let mut cleaned = stored.clone();
+        cleaned["metadata"]["finalizers"] = json!([]);
+        let source = Unreachable::default();
+        let body = admission_review("UPDATE", Some(&stored), Some(&cleaned));
+        let (got, message, _) = answer(Endpoint::ValidateBucket, &body, &source).await;
+        assert_ne!(got, Outcome::Unavailable, "{message}");
+        assert_eq!(source.reads.load(Ordering::Relaxed), 0);
+    }
+}
+
+#[tokio::test]
+async fn an_admin_token_deletion_fails_closed_when_its_cluster_cannot_be_read() {
+    let tokens = samples("garage.rajsingh.info/v1beta1", "GarageAdminToken");
+    assert!(!tokens.is_empty());
+    for token in &tokens {
+        let source = Unreachable::default();
+        let body = admission_review("DELETE", Some(token), None);
+        let (got, message, _) = answer(Endpoint::ValidateAdminToken, &body, &source).await;
+        assert_eq!(got, Outcome::Unavailable, "{message}");
+        assert!(message.contains("[AT-D2]"), "{message}");
+        assert!(
+            message.contains("cannot prove the static bootstrap Secret is unused"),
+            "{message}"
+        );
+        assert_eq!(source.reads.load(Ordering::Relaxed), 1);
+    }
+}

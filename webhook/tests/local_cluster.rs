@@ -20,7 +20,7 @@ use k8s_openapi::api::admissionregistration::v1::{
 use k8s_openapi::api::core::v1::{Namespace, Node};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
-use kube::api::{DynamicObject, Patch, PatchParams, PostParams};
+use kube::api::{DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
 use kube::core::{ApiResource, GroupVersionKind};
 use kube::{Api, Client};
 use localcluster::{LocalCluster, Options};
@@ -149,6 +149,8 @@ async fn install_webhooks(client: &Client, base: &str) {
             hook("mgaragecluster.kb.io", base, Endpoint::MutateClusterV1beta2, &["v1beta2"], "garageclusters", &cu),
             hook("mgarageclusterv1beta1.kb.io", base, Endpoint::MutateClusterV1beta1, &["v1beta1"], "garageclusters", &cu),
             hook("mgaragenode.kb.io", base, Endpoint::MutateNode, &["v1beta1"], "garagenodes", &cu),
+            hook("mgaragebucket.kb.io", base, Endpoint::MutateBucket, &["v1beta1"], "garagebuckets", &cu),
+            hook("mgaragekey.kb.io", base, Endpoint::MutateKey, &["v1beta1"], "garagekeys", &cu),
         ]
     });
     let validating = json!({
@@ -160,6 +162,10 @@ async fn install_webhooks(client: &Client, base: &str) {
             hook("vgarageclusterv1beta1.kb.io", base, Endpoint::ValidateClusterV1beta1, &["v1beta1"], "garageclusters", &cud),
             hook("vgarageclusterscale.kb.io", base, Endpoint::ValidateClusterScale, &["v1beta1", "v1beta2"], "garageclusters/scale", &["UPDATE"]),
             hook("vgaragenode.kb.io", base, Endpoint::ValidateNode, &["v1beta1"], "garagenodes", &cud),
+            hook("vgaragebucket.kb.io", base, Endpoint::ValidateBucket, &["v1beta1"], "garagebuckets", &cu),
+            hook("vgaragekey.kb.io", base, Endpoint::ValidateKey, &["v1beta1"], "garagekeys", &cu),
+            hook("vgarageadmintoken.kb.io", base, Endpoint::ValidateAdminToken, &["v1beta1"], "garageadmintokens", &cud),
+            hook("vgaragereferencegrant.kb.io", base, Endpoint::ValidateReferenceGrant, &["v1beta1"], "garagereferencegrants", &cu),
         ]
     });
     let m: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
@@ -428,6 +434,79 @@ async fn node_local_pools_read_live(client: &Client) {
         .unwrap();
 }
 
+/// GarageBucket, GarageKey and GarageAdminToken admission through the API server: the grants
+/// of the referenced namespace are listed and a selector grant's Namespace labels read live,
+/// the defaulting patch lands, and a token's deletion reads its cluster live.
+async fn buckets_keys_and_tokens_through_the_api(client: &Client) {
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    let tenant = json!({"apiVersion": "v1", "kind": "Namespace",
+        "metadata": {"name": "tenant-b", "labels": {"garage.example.com/tenant": "b"}}});
+    apply(&namespaces, "tenant-b", &tenant).await;
+    let bucket = json!({
+        "apiVersion": "garage.rajsingh.info/v1beta1",
+        "kind": "GarageBucket",
+        "metadata": {"name": "tenant-data", "namespace": "tenant-b"},
+        "spec": {"clusterRef": {"name": "shared", "namespace": "garage"}, "quotas": {"maxSize": "5Gi"}}
+    });
+    let message = create(client, &bucket, true)
+        .await
+        .expect_err("a cross-namespace bucket without a grant was accepted");
+    assert!(message.contains("[GB-X1]"), "{message}");
+    let grant = json!({
+        "apiVersion": "garage.rajsingh.info/v1beta1",
+        "kind": "GarageReferenceGrant",
+        "metadata": {"name": "tenants", "namespace": "garage"},
+        "spec": {
+            "from": [{"kind": "GarageBucket", "namespaceSelector": {"matchLabels": {"garage.example.com/tenant": "b"}}}],
+            "to": [{"kind": "GarageCluster", "name": "shared"}]
+        }
+    });
+    create(client, &grant, false)
+        .await
+        .unwrap_or_else(|e| panic!("the selector grant is refused: {e}"));
+    let admitted = create(client, &bucket, true)
+        .await
+        .unwrap_or_else(|e| panic!("the granted bucket is refused: {e}"));
+    assert_eq!(
+        admitted.data["spec"]["globalAlias"], "tenant-data",
+        "defaulted"
+    );
+
+    let key = json!({
+        "apiVersion": "garage.rajsingh.info/v1beta1",
+        "kind": "GarageKey",
+        "metadata": {"name": "imported", "namespace": "garage"},
+        "spec": {"clusterRef": {"name": "shared"}, "importKey": {}}
+    });
+    let message = create(client, &key, true)
+        .await
+        .expect_err("an empty importKey was accepted");
+    assert!(message.contains("[GK-IK]"), "{message}");
+
+    let mut consumer = cluster("token-consumer");
+    consumer["spec"]["admin"] =
+        json!({"adminTokenSecretRef": {"name": "bootstrap", "key": "admin-token"}});
+    create(client, &consumer, false)
+        .await
+        .unwrap_or_else(|e| panic!("the consuming cluster is refused: {e}"));
+    let token = json!({
+        "apiVersion": "garage.rajsingh.info/v1beta1",
+        "kind": "GarageAdminToken",
+        "metadata": {"name": "bootstrap", "namespace": "garage"},
+        "spec": {"clusterRef": {"name": "token-consumer"}}
+    });
+    create(client, &token, false)
+        .await
+        .unwrap_or_else(|e| panic!("the admin token is refused: {e}"));
+    let message = api(client, "v1beta1", "GarageAdminToken", "garage")
+        .delete("bootstrap", &DeleteParams::default())
+        .await
+        .map(|_| ())
+        .expect_err("a consumed admin token was deleted")
+        .to_string();
+    assert!(message.contains("[AT-D3]"), "{message}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn webhook_through_a_real_api_server() {
     certs::install_default_provider();
@@ -511,6 +590,7 @@ async fn webhook_through_a_real_api_server() {
         .unwrap_or_else(|e| panic!("the v1beta1 sample is refused: {e}"));
 
     node_local_pools_read_live(&client).await;
+    buckets_keys_and_tokens_through_the_api(&client).await;
 
     // 2,000 admission requests while the serving certificate rotates: none fails.
     let generation_before = server.resolver().generation();

@@ -209,3 +209,134 @@ async fn probes_and_metrics() {
     let response = app(true).oneshot(get("/nope")).await.unwrap();
     assert_eq!(response.status(), StatusCode::NOT_FOUND);
 }
+
+fn v1beta1_review(resource: &str, operation: &str, object: Value) -> Vec<u8> {
+    let kind = object["kind"].clone();
+    serde_json::to_vec(&json!({
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": "u2",
+            "kind": {"group": "garage.rajsingh.info", "version": "v1beta1", "kind": kind},
+            "resource": {"group": "garage.rajsingh.info", "version": "v1beta1", "resource": resource},
+            "name": "x", "namespace": "n", "operation": operation,
+            "userInfo": {"username": "alice"},
+            "object": object,
+            "oldObject": if operation == "DELETE" { object.clone() } else { Value::Null },
+        }
+    }))
+    .unwrap()
+}
+
+async fn denial(path: &str, body: Vec<u8>) -> (Value, String) {
+    let (status, text) = call(app(true), path, JSON, body).await;
+    assert_eq!(status, StatusCode::OK, "{path}: {text}");
+    let answer: Value = serde_json::from_str(&text).unwrap();
+    let message = answer["response"]["status"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    (answer, message)
+}
+
+#[tokio::test]
+async fn bucket_key_token_and_grant_endpoints_refuse_hostile_input_cleanly() {
+    let object = |kind: &str, spec: Value| json!({"apiVersion": "garage.rajsingh.info/v1beta1", "kind": kind, "metadata": {"name": "x", "namespace": "n"}, "spec": spec});
+    let endpoints = [
+        (
+            Endpoint::MutateBucket,
+            "garagebuckets",
+            object("GarageBucket", json!({"clusterRef": {"name": "garage"}})),
+        ),
+        (
+            Endpoint::ValidateBucket,
+            "garagebuckets",
+            object(
+                "GarageBucket",
+                json!({"clusterRef": {"name": "garage"}, "globalAlias": "xyz"}),
+            ),
+        ),
+        (
+            Endpoint::MutateKey,
+            "garagekeys",
+            object("GarageKey", json!({"clusterRef": {"name": "garage"}})),
+        ),
+        (
+            Endpoint::ValidateKey,
+            "garagekeys",
+            object("GarageKey", json!({"clusterRef": {"name": "garage"}})),
+        ),
+        (
+            Endpoint::ValidateAdminToken,
+            "garageadmintokens",
+            object(
+                "GarageAdminToken",
+                json!({"clusterRef": {"name": "garage"}}),
+            ),
+        ),
+        (
+            Endpoint::ValidateReferenceGrant,
+            "garagereferencegrants",
+            object(
+                "GarageReferenceGrant",
+                json!({"from": [{"kind": "GarageKey", "namespace": "apps"}]}),
+            ),
+        ),
+    ];
+    for (endpoint, resource, valid) in endpoints {
+        let path = endpoint.path();
+        for (case, body, expected) in [
+            (
+                "malformed JSON",
+                b"{\"kind\": ".to_vec(),
+                "not an AdmissionReview",
+            ),
+            ("huge body", vec![b' '; 3 * 1024 * 1024 + 1], "limit"),
+            (
+                "not a review",
+                b"[1,2,3]".to_vec(),
+                "not an AdmissionReview",
+            ),
+        ] {
+            let (status, text) = call(app(true), path, JSON, body).await;
+            assert_eq!(status, StatusCode::BAD_REQUEST, "{path} {case}: {text}");
+            assert!(
+                text.contains(expected),
+                "{path} {case}: {text:?} lacks {expected:?}"
+            );
+        }
+
+        // The object is not of the endpoint's kind.
+        let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "x"}});
+        let (answer, message) = denial(path, v1beta1_review(resource, "CREATE", pod)).await;
+        assert_eq!(answer["response"]["allowed"], false, "{path}");
+        assert_eq!(answer["response"]["status"]["code"], 400, "{path}");
+        assert!(message.contains("Pod"), "{path}: {message}");
+
+        // A request for another resource.
+        let (answer, message) =
+            denial(path, v1beta1_review("garagenodes", "CREATE", valid.clone())).await;
+        assert_eq!(answer["response"]["allowed"], false, "{path}");
+        assert!(
+            message.contains("garagenodes") && message.contains(resource),
+            "{path}: {message}"
+        );
+
+        // A spec of the wrong shape does not decode: denied naming the problem.
+        let mut garbled = valid.clone();
+        garbled["spec"] = json!({"clusterRef": 7, "from": "everyone"});
+        let (answer, message) = denial(path, v1beta1_review(resource, "CREATE", garbled)).await;
+        assert_eq!(answer["response"]["allowed"], false, "{path}");
+        assert!(message.contains("does not decode"), "{path}: {message}");
+
+        // The same endpoint admits a valid object, and answers a DELETE.
+        for operation in ["CREATE", "DELETE"] {
+            let (answer, message) =
+                denial(path, v1beta1_review(resource, operation, valid.clone())).await;
+            assert_eq!(
+                answer["response"]["allowed"], true,
+                "{path} {operation}: {message}"
+            );
+        }
+    }
+}

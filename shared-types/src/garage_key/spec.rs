@@ -100,7 +100,11 @@ pub struct BucketPermission {
     pub bucket_id: Option<String>,
     /// A GarageBucket object. Pointing at another namespace requires a GarageReferenceGrant
     /// there that explicitly allows GarageKey sources.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "super::legacy::bucket_ref"
+    )]
     pub bucket_ref: Option<LocalObjectRef>,
     /// Global alias (cluster-wide name) of the bucket.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -214,6 +214,103 @@ fn self_managed_install_has_two_processes_and_fail_closed_webhooks() {
     assert_eq!(service["path"], CONVERT_PATH);
 }
 
+/// Which configuration registers an endpoint, for which resource and operations (webhooks
+/// spec §1.2 and §1.3). GarageAdminToken DELETE is registered (INV-1): the deletion guard is
+/// the documented behaviour. GarageAdminToken and GarageReferenceGrant have no defaulter.
+fn inventory(
+    endpoint: Endpoint,
+) -> (
+    &'static str,
+    &'static [&'static str],
+    &'static str,
+    &'static [&'static str],
+) {
+    const CU: &[&str] = &["CREATE", "UPDATE"];
+    const CUD: &[&str] = &["CREATE", "UPDATE", "DELETE"];
+    const V1: &[&str] = &["v1beta1"];
+    const V2: &[&str] = &["v1beta2"];
+    const M: &str = "MutatingWebhookConfiguration";
+    const V: &str = "ValidatingWebhookConfiguration";
+    match endpoint {
+        Endpoint::MutateClusterV1beta2 => (M, V2, "garageclusters", CU),
+        Endpoint::ValidateClusterV1beta2 => (V, V2, "garageclusters", CUD),
+        Endpoint::MutateClusterV1beta1 => (M, V1, "garageclusters", CU),
+        Endpoint::ValidateClusterV1beta1 => (V, V1, "garageclusters", CUD),
+        Endpoint::ValidateClusterScale => (
+            V,
+            &["v1beta1", "v1beta2"],
+            "garageclusters/scale",
+            &["UPDATE"],
+        ),
+        Endpoint::MutateNode => (M, V1, "garagenodes", CU),
+        Endpoint::ValidateNode => (V, V1, "garagenodes", CUD),
+        Endpoint::PvcFinalizerGuard => (V, &["v1"], "persistentvolumeclaims", &["UPDATE"]),
+        Endpoint::MutateBucket => (M, V1, "garagebuckets", CU),
+        Endpoint::ValidateBucket => (V, V1, "garagebuckets", CU),
+        Endpoint::MutateKey => (M, V1, "garagekeys", CU),
+        Endpoint::ValidateKey => (V, V1, "garagekeys", CU),
+        Endpoint::ValidateAdminToken => (V, V1, "garageadmintokens", CUD),
+        Endpoint::ValidateReferenceGrant => (V, V1, "garagereferencegrants", CU),
+    }
+}
+
+#[test]
+fn every_endpoint_is_registered_as_the_rulebook_inventory_says() {
+    let objects = render("self-managed");
+    for endpoint in Endpoint::ALL {
+        let (configuration, versions, resource, operations) = inventory(endpoint);
+        let path = endpoint.path();
+        let hooks: Vec<&Value> = of_kind(&objects, configuration)
+            .into_iter()
+            .flat_map(|c| c["webhooks"].as_array().unwrap().iter())
+            .filter(|h| h["clientConfig"]["service"]["path"] == path)
+            .collect();
+        assert_eq!(hooks.len(), 1, "{path} in {configuration}");
+        let rule = &hooks[0]["rules"][0];
+        assert_eq!(strings(&rule["apiVersions"]), versions, "{path}");
+        assert_eq!(strings(&rule["resources"]), [resource], "{path}");
+        assert_eq!(strings(&rule["operations"]), operations, "{path}");
+        assert_eq!(hooks[0]["matchPolicy"], "Equivalent", "{path}");
+        assert_eq!(
+            endpoint.is_mutating(),
+            configuration.starts_with("Mutating"),
+            "{path}"
+        );
+    }
+    for kind in ["garageadmintokens", "garagereferencegrants"] {
+        let mutated = of_kind(&objects, "MutatingWebhookConfiguration")
+            .into_iter()
+            .flat_map(|c| c["webhooks"].as_array().unwrap().iter())
+            .any(|h| strings(&h["rules"][0]["resources"]).contains(&kind.to_owned()));
+        assert!(!mutated, "{kind} has no defaulter");
+    }
+}
+
+#[test]
+fn the_webhook_may_read_grants_and_namespace_labels_in_every_install() {
+    for name in ["self-managed", "cert-manager", "namespace-scoped"] {
+        let objects = render(name);
+        let webhook = deployment(&objects, "webhook").unwrap();
+        let account = webhook["spec"]["template"]["spec"]["serviceAccountName"]
+            .as_str()
+            .unwrap();
+        let rules = rules_of(&objects, account);
+        let allows = |resource: &str, verb: &str| {
+            rules.iter().any(|r| {
+                strings(&r["resources"]).contains(&resource.to_owned())
+                    && strings(&r["verbs"]).contains(&verb.to_owned())
+                    && r["resourceNames"].is_null()
+            })
+        };
+        assert!(allows("garagereferencegrants", "list"), "{name}");
+        assert!(allows("namespaces", "get"), "{name}");
+        assert!(
+            allows("garageclusters", "get"),
+            "{name}: GarageAdminToken deletion"
+        );
+    }
+}
+
 #[test]
 fn pvc_guard_is_fail_whatever_the_failure_policy_and_sees_only_protected_claims() {
     let objects = template(&["--set".into(), "webhooks.failurePolicy=Ignore".into()]).unwrap();

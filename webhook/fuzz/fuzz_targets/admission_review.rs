@@ -1,8 +1,9 @@
 //! Feeds arbitrary bytes through the admission path the server and `garage-webhook review`
-//! share: the server's body decoder, every endpoint's rule set and the response encoding,
-//! then the CLI's mutate-then-validate chain. The cross-object rules read a static context
-//! (a `--state` directory built from the recorded fixtures and the sample manifests), so
-//! nothing touches the network. Any panic is a finding; a denial is the expected answer to
+//! share: the server's body decoder, every endpoint's rule set (GarageCluster, GarageNode,
+//! GarageBucket, GarageKey, GarageAdminToken, GarageReferenceGrant and the PVC guard) and the
+//! response encoding, then the CLI's mutate-then-validate chain. The cross-object rules read a
+//! static context (a `--state` directory built from the recorded fixtures and the sample
+//! manifests: clusters, nodes, grants and namespaces), so nothing touches the network. Any panic is a finding; a denial is the expected answer to
 //! junk.
 
 #![no_main]
@@ -51,6 +52,8 @@ fn state() -> &'static StateDir {
             state.garage_nodes.extend(loaded.garage_nodes);
             state.nodes.extend(loaded.nodes);
             state.pods.extend(loaded.pods);
+            state.reference_grants.extend(loaded.reference_grants);
+            state.namespaces.extend(loaded.namespaces);
         }
         state
     })

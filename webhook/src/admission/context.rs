@@ -6,10 +6,11 @@
 //! a rule set needs must deny the request (fail closed) rather than pass an
 //! empty list, because an empty list would prove "no conflict".
 
-use k8s_openapi::api::core::v1::{Node, PersistentVolumeClaim, Pod};
+use k8s_openapi::api::core::v1::{Namespace, Node, PersistentVolumeClaim, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::DeleteOptions;
 use shared_types::garage_cluster::v1beta2::GarageCluster;
 use shared_types::garage_node::GarageNode;
+use shared_types::garage_reference_grant::GarageReferenceGrant;
 
 /// Objects the admission rules read.
 #[derive(Clone, Debug, Default)]
@@ -39,4 +40,12 @@ pub struct Context {
     /// (G1-T1, G1-T2) only when this is `v1beta1` or unknown (`None`), because
     /// under matchPolicy Equivalent it also sees every v1beta2 write (INV-8).
     pub requested_version: Option<String>,
+    /// The GarageReferenceGrants of every namespace a reviewed GarageBucket or GarageKey
+    /// references into (RG-CHK). Complete for those namespaces; other namespaces' grants are
+    /// not read.
+    pub reference_grants: Vec<GarageReferenceGrant>,
+    /// The referring object's Namespace (metadata only), read when a grant of a namespace it
+    /// references into selects namespaces by label (RG-CHK step 5). Absent means it does not
+    /// exist, which denies a selector grant.
+    pub namespaces: Vec<Namespace>,
 }

@@ -8,12 +8,18 @@
 //! appears in the denial message, so a user can look the rule up and a test
 //! can assert which rule fired.
 
+pub mod admin_token;
+pub mod bucket;
 pub mod cluster;
 mod context;
 pub mod defaults;
+pub mod key;
 pub mod node;
 pub mod pvc_guard;
+pub mod reference_grant;
 pub mod shared;
+#[cfg(test)]
+mod testing;
 mod verdict;
 
 pub use context::Context;

@@ -56,6 +56,10 @@ pub fn plural(kind: &str) -> Option<&'static str> {
     match kind {
         "GarageCluster" => Some("garageclusters"),
         "GarageNode" => Some("garagenodes"),
+        "GarageBucket" => Some("garagebuckets"),
+        "GarageKey" => Some("garagekeys"),
+        "GarageAdminToken" => Some("garageadmintokens"),
+        "GarageReferenceGrant" => Some("garagereferencegrants"),
         "PersistentVolumeClaim" => Some("persistentvolumeclaims"),
         _ => None,
     }
@@ -132,7 +136,7 @@ pub fn object_request(
     let (group, version) = split_api_version(api_version);
     let Some(resource) = plural(kind) else {
         return Err(CliError::Input(format!(
-            "no admission rules for {api_version:?} {kind:?}; garage-webhook reviews GarageCluster, GarageNode and PersistentVolumeClaim"
+            "no admission rules for {api_version:?} {kind:?}; garage-webhook reviews GarageCluster, GarageNode, GarageBucket, GarageKey, GarageAdminToken, GarageReferenceGrant and PersistentVolumeClaim"
         )));
     };
     if let (Some(o), Some(n)) = (&old, &new)

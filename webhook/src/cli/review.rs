@@ -255,7 +255,7 @@ pub async fn run(command: &ReviewCommand) -> Result<Vec<ReviewResult>, CliError>
                 .collect();
             if !reviewable.contains(&true) {
                 return Err(CliError::Input(format!(
-                    "{} holds no GarageCluster, GarageNode or PersistentVolumeClaim",
+                    "{} holds no GarageCluster, GarageNode, GarageBucket, GarageKey, GarageAdminToken, GarageReferenceGrant or PersistentVolumeClaim",
                     path.display()
                 )));
             }

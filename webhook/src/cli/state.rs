@@ -3,11 +3,12 @@
 
 use std::path::{Path, PathBuf};
 
-use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use shared_types::garage_cluster::v1beta2::GarageCluster;
 use shared_types::garage_node::GarageNode;
+use shared_types::garage_reference_grant::GarageReferenceGrant;
 
 use super::{CliError, manifest};
 use crate::admission::Context;
@@ -25,6 +26,10 @@ pub struct StateDir {
     pub nodes: Vec<Node>,
     /// Pods of every namespace.
     pub pods: Vec<Pod>,
+    /// GarageReferenceGrants of every namespace.
+    pub reference_grants: Vec<GarageReferenceGrant>,
+    /// Namespaces, whose labels selector grants match.
+    pub namespaces: Vec<Namespace>,
 }
 
 fn files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), CliError> {
@@ -102,6 +107,11 @@ impl StateDir {
             (GROUP, "GarageNode") => self.garage_nodes.push(typed(object, path, "GarageNode")?),
             ("", "Node") => self.nodes.push(typed(object, path, "Node")?),
             ("", "Pod") => self.pods.push(typed(object, path, "Pod")?),
+            (GROUP, "GarageReferenceGrant") => {
+                self.reference_grants
+                    .push(typed(object, path, "GarageReferenceGrant")?);
+            }
+            ("", "Namespace") => self.namespaces.push(typed(object, path, "Namespace")?),
             _ => {}
         }
         Ok(())
@@ -119,11 +129,30 @@ impl ContextSource for StateDir {
         } else {
             Vec::new()
         };
+        let reference_grants = self
+            .reference_grants
+            .iter()
+            .filter(|g| {
+                g.metadata
+                    .namespace
+                    .as_ref()
+                    .is_some_and(|ns| needs.reference_grants.contains(ns))
+            })
+            .cloned()
+            .collect();
+        let namespaces = self
+            .namespaces
+            .iter()
+            .filter(|n| n.metadata.name.is_some() && n.metadata.name == needs.namespace_labels)
+            .cloned()
+            .collect();
         Ok(Context {
             garage_clusters: self.garage_clusters.clone(),
             garage_nodes: self.garage_nodes.clone(),
             nodes: self.nodes.clone(),
             pods,
+            reference_grants,
+            namespaces,
             ..Context::default()
         })
     }

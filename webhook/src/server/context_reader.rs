@@ -6,11 +6,12 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
 use kube::api::ListParams;
 use kube::{Api, Client};
 use shared_types::garage_cluster::v1beta2::GarageCluster;
 use shared_types::garage_node::GarageNode;
+use shared_types::garage_reference_grant::GarageReferenceGrant;
 use tokio::sync::Semaphore;
 
 use crate::admission::Context;
@@ -31,6 +32,13 @@ pub struct Needs {
     pub node_queries: Option<Vec<String>>,
     /// The Pods of the namespace under review.
     pub pods: bool,
+    /// Namespaces whose GarageReferenceGrants are read (RG-CHK step 2).
+    pub reference_grants: Vec<String>,
+    /// The referring Namespace, read (metadata only) when one of the grants read for
+    /// `reference_grants` selects namespaces by label (RG-CHK step 5).
+    pub namespace_labels: Option<String>,
+    /// One GarageCluster (namespace, name), read by GET rather than the LIST of every one.
+    pub garage_cluster: Option<(String, String)>,
 }
 
 /// A read that failed; the review is denied with this message.
@@ -117,6 +125,53 @@ where
         .map_err(|e| ReadError::new(what, e))
 }
 
+async fn get_cluster(
+    client: &Client,
+    namespace: &str,
+    name: &str,
+) -> Result<Option<GarageCluster>, ReadError> {
+    Api::<GarageCluster>::namespaced(client.clone(), namespace)
+        .get_opt(name)
+        .await
+        .map_err(|e| ReadError::new(format!("GarageCluster {namespace}/{name}"), e))
+}
+
+/// The GarageReferenceGrants of `namespaces`, and the Namespace `from` (metadata only) when one
+/// of them selects namespaces by label. A Namespace that does not exist is left out.
+async fn grants(
+    client: &Client,
+    namespaces: &[String],
+    from: Option<&str>,
+) -> Result<(Vec<GarageReferenceGrant>, Vec<Namespace>), ReadError> {
+    let lists = futures::future::try_join_all(namespaces.iter().map(|ns| async move {
+        list_all(
+            Api::<GarageReferenceGrant>::namespaced(client.clone(), ns),
+            &format!("GarageReferenceGrants in namespace {ns}"),
+        )
+        .await
+    }))
+    .await?;
+    let grants: Vec<GarageReferenceGrant> = lists.into_iter().flatten().collect();
+    let namespace = match from {
+        Some(name)
+            if grants
+                .iter()
+                .any(GarageReferenceGrant::reads_namespace_labels) =>
+        {
+            Api::<Namespace>::all(client.clone())
+                .get_metadata_opt(name)
+                .await
+                .map_err(|e| ReadError::new(format!("Namespace {name}"), e))?
+                .map(|m| Namespace {
+                    metadata: m.metadata,
+                    ..Namespace::default()
+                })
+        }
+        _ => None,
+    };
+    Ok((grants, namespace.into_iter().collect()))
+}
+
 /// Only the labels of Nodes are judged, so only their metadata is read: a Node's status
 /// (images, conditions, addresses) is most of its size, and a cluster may have thousands.
 async fn node_metadata(client: &Client, params: ListParams) -> Result<Vec<Node>, ReadError> {
@@ -192,13 +247,34 @@ impl ContextSource for LiveReader {
                 (false, _) => Ok(Vec::new()),
             }
         };
-        let (garage_clusters, garage_nodes, nodes, pods) =
-            futures::try_join!(clusters, garage_nodes, nodes, pods)?;
+        let references = async {
+            if needs.reference_grants.is_empty() {
+                Ok((Vec::new(), Vec::new()))
+            } else {
+                grants(
+                    client,
+                    &needs.reference_grants,
+                    needs.namespace_labels.as_deref(),
+                )
+                .await
+            }
+        };
+        let cluster = async {
+            match &needs.garage_cluster {
+                Some((namespace, name)) => get_cluster(client, namespace, name).await,
+                None => Ok(None),
+            }
+        };
+        let (mut garage_clusters, garage_nodes, nodes, pods, (reference_grants, namespaces), one) =
+            futures::try_join!(clusters, garage_nodes, nodes, pods, references, cluster)?;
+        garage_clusters.extend(one);
         Ok(Context {
             garage_clusters,
             garage_nodes,
             nodes,
             pods,
+            reference_grants,
+            namespaces,
             ..Context::default()
         })
     }
@@ -209,9 +285,6 @@ impl ContextSource for LiveReader {
         name: &str,
     ) -> Result<Option<GarageCluster>, ReadError> {
         let _slot = self.slot().await?;
-        Api::<GarageCluster>::namespaced(self.client.clone(), namespace)
-            .get_opt(name)
-            .await
-            .map_err(|e| ReadError::new(format!("GarageCluster {namespace}/{name}"), e))
+        get_cluster(&self.client, namespace, name).await
     }
 }

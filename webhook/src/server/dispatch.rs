@@ -11,8 +11,12 @@ use kube::core::admission::{AdmissionRequest, AdmissionResponse, Operation as Ku
 use kube::core::{DynamicObject, GroupVersionKind};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use shared_types::garage_admin_token::GarageAdminToken;
+use shared_types::garage_bucket::GarageBucket;
 use shared_types::garage_cluster::{v1beta1, v1beta2};
+use shared_types::garage_key::GarageKey;
 use shared_types::garage_node::GarageNode;
+use shared_types::garage_reference_grant::GarageReferenceGrant;
 
 use super::context_reader::{ContextSource, Needs};
 pub use super::endpoint::{CONVERT_PATH, Endpoint};
@@ -20,8 +24,12 @@ use crate::admission::cluster::{
     ScaleRequest, node_queries, reads_context_lists, reads_context_lists_v1beta1, validate_cluster,
     validate_cluster_v1beta1,
 };
-use crate::admission::{Context, Operation, Review, Verdict, defaults, node, pvc_guard};
-use crate::convert::GROUP;
+use crate::admission::reference_grant::authorise::GrantReads;
+use crate::admission::{
+    Context, Operation, Review, Verdict, admin_token, bucket, defaults, key, node, pvc_guard,
+    reference_grant,
+};
+use crate::convert::{GROUP, V1BETA1, V1BETA2};
 
 /// Settings the rules need besides the request.
 #[derive(Clone, Debug, Default)]
@@ -226,63 +234,110 @@ pub async fn review<S: ContextSource>(
         Endpoint::MutateClusterV1beta2 => mutate::<v1beta2::GarageCluster>(
             request,
             op,
-            "garage.rajsingh.info/v1beta2",
+            V1BETA2,
             "GarageCluster",
             defaults::default_cluster,
         ),
         Endpoint::MutateClusterV1beta1 => mutate::<v1beta1::GarageCluster>(
             request,
             op,
-            "garage.rajsingh.info/v1beta1",
+            V1BETA1,
             "GarageCluster",
             defaults::default_cluster_v1beta1,
         ),
-        Endpoint::MutateNode => mutate::<GarageNode>(
+        Endpoint::MutateNode => {
+            mutate::<GarageNode>(request, op, V1BETA1, "GarageNode", defaults::default_node)
+        }
+        Endpoint::MutateBucket => mutate::<GarageBucket>(
             request,
             op,
-            "garage.rajsingh.info/v1beta1",
-            "GarageNode",
-            defaults::default_node,
+            V1BETA1,
+            "GarageBucket",
+            defaults::default_bucket,
         ),
+        Endpoint::MutateKey => {
+            mutate::<GarageKey>(request, op, V1BETA1, "GarageKey", defaults::default_key)
+        }
         Endpoint::ValidateClusterV1beta2 => {
-            validate::<v1beta2::GarageCluster, _>(
-                endpoint,
-                request,
-                op,
-                source,
-                "garage.rajsingh.info/v1beta2",
-                "GarageCluster",
-                (validate_cluster, reads_context_lists, node_queries),
-            )
-            .await
+            let rules: Rules<v1beta2::GarageCluster> = (validate_cluster, |review, all| {
+                if reads_context_lists(review) {
+                    Needs {
+                        node_queries: node_queries(review),
+                        ..all
+                    }
+                } else {
+                    Needs::default()
+                }
+            });
+            let kind = (V1BETA2, "GarageCluster");
+            validate(endpoint, request, op, source, kind, rules).await
         }
         Endpoint::ValidateClusterV1beta1 => {
-            validate::<v1beta1::GarageCluster, _>(
+            let rules: Rules<v1beta1::GarageCluster> = (validate_cluster_v1beta1, |review, all| {
+                if reads_context_lists_v1beta1(review) {
+                    all
+                } else {
+                    Needs::default()
+                }
+            });
+            validate(
                 endpoint,
                 request,
                 op,
                 source,
-                "garage.rajsingh.info/v1beta1",
-                "GarageCluster",
-                (
-                    validate_cluster_v1beta1,
-                    reads_context_lists_v1beta1,
-                    |_| None,
-                ),
+                (V1BETA1, "GarageCluster"),
+                rules,
             )
             .await
         }
         Endpoint::ValidateNode => {
-            validate::<GarageNode, _>(
+            let rules: Rules<GarageNode> = (node::validate_node, |_, all| all);
+            validate(
                 endpoint,
                 request,
                 op,
                 source,
-                "garage.rajsingh.info/v1beta1",
-                "GarageNode",
-                (node::validate_node, |_| true, |_| None),
+                (V1BETA1, "GarageNode"),
+                rules,
             )
             .await
+        }
+        Endpoint::ValidateBucket => {
+            let rules: Rules<GarageBucket> = (bucket::validate_bucket, |review, _| {
+                grant_needs(bucket::grant_reads(review))
+            });
+            validate(
+                endpoint,
+                request,
+                op,
+                source,
+                (V1BETA1, "GarageBucket"),
+                rules,
+            )
+            .await
+        }
+        Endpoint::ValidateKey => {
+            let rules: Rules<GarageKey> = (key::validate_key, |review, _| {
+                grant_needs(key::grant_reads(review))
+            });
+            validate(endpoint, request, op, source, (V1BETA1, "GarageKey"), rules).await
+        }
+        Endpoint::ValidateAdminToken => {
+            let rules: Rules<GarageAdminToken> =
+                (admin_token::validate_admin_token, |review, _| Needs {
+                    garage_cluster: admin_token::cluster_read(review),
+                    ..Needs::default()
+                });
+            let kind = (V1BETA1, "GarageAdminToken");
+            validate(endpoint, request, op, source, kind, rules).await
+        }
+        Endpoint::ValidateReferenceGrant => {
+            let rules: Rules<GarageReferenceGrant> =
+                (reference_grant::validate_reference_grant, |_, _| {
+                    Needs::default()
+                });
+            let kind = (V1BETA1, "GarageReferenceGrant");
+            validate(endpoint, request, op, source, kind, rules).await
         }
         Endpoint::ValidateClusterScale => scale(request, op, source).await,
         Endpoint::PvcFinalizerGuard => pvc(request, op, settings),
@@ -363,36 +418,41 @@ where
     }
 }
 
-/// The context of a review: the lists `endpoint` reads for `op` when `reads_lists`, else none
-/// (no API call at all), plus what the request itself carries.
-/// `node_queries` narrows the Node read to what the rules can count (see [`Needs`]).
+/// The reads of a review whose references cross into other namespaces (RG-CHK).
+fn grant_needs(reads: Option<GrantReads>) -> Needs {
+    reads.map_or_else(Needs::default, |reads| Needs {
+        reference_grants: reads.namespaces,
+        namespace_labels: Some(reads.from_namespace),
+        ..Needs::default()
+    })
+}
+
+/// The context of a review: what `needs` names (nothing at all means no API call), plus what
+/// the request itself carries.
 async fn read_context<S: ContextSource>(
     endpoint: Endpoint,
     request: &AdmissionRequest<DynamicObject>,
     op: Operation,
     source: &S,
-    reads_lists: bool,
-    node_queries: Option<Vec<String>>,
+    needs: Needs,
 ) -> Result<Context, Answer> {
-    let needs = if reads_lists {
-        Needs {
-            node_queries,
-            ..endpoint.needs(op)
-        }
-    } else {
-        Needs::default()
-    };
     let mut ctx = source
         .read(needs, request.namespace.as_deref())
         .await
-        .map_err(|e| Answer {
-            response: deny(
-                request,
-                500,
-                "InternalError",
-                format!("{e}; the webhook refuses what it cannot check (fail closed), retry when the API server answers"),
-            ),
-            outcome: Outcome::Unavailable,
+        .map_err(|e| {
+            let unproven = endpoint
+                .unproven(op)
+                .map(|what| format!("; {what}"))
+                .unwrap_or_default();
+            Answer {
+                response: deny(
+                    request,
+                    500,
+                    "InternalError",
+                    format!("{e}{unproven}; the webhook refuses what it cannot check (fail closed), retry when the API server answers"),
+                ),
+                outcome: Outcome::Unavailable,
+            }
         })?;
     ctx.requested_version = requested_version(request);
     if op == Operation::Delete {
@@ -401,12 +461,12 @@ async fn read_context<S: ContextSource>(
     Ok(ctx)
 }
 
-/// A rule set, whether it reads the context's lists for a given review, and the label
-/// selectors of the Nodes it can count (`None`: every Node).
+/// A rule set, and what it reads for a given review out of what its endpoint may read for the
+/// operation: lists no rule of the review reads are not fetched, and the Node read is narrowed
+/// to the Nodes the rules can count (see [`Needs`]).
 type Rules<T> = (
     fn(Review<'_, T>, &Context) -> Verdict,
-    fn(&Review<'_, T>) -> bool,
-    fn(&Review<'_, T>) -> Option<Vec<String>>,
+    fn(&Review<'_, T>, Needs) -> Needs,
 );
 
 async fn validate<T, S>(
@@ -414,9 +474,8 @@ async fn validate<T, S>(
     request: &AdmissionRequest<DynamicObject>,
     op: Operation,
     source: &S,
-    api_version: &str,
-    kind: &str,
-    (rules, reads_lists, node_queries): Rules<T>,
+    (api_version, kind): (&str, &str),
+    (rules, needs): Rules<T>,
 ) -> Answer
 where
     T: DeserializeOwned,
@@ -460,16 +519,8 @@ where
     // Lists no rule of this review reads are not fetched: a read costs the API server three
     // LISTs, and a failed one would deny what the rules allow. Lists that are read are read
     // live and fail closed as before.
-    let ctx = match read_context(
-        endpoint,
-        request,
-        op,
-        source,
-        reads_lists(&review),
-        node_queries(&review),
-    )
-    .await
-    {
+    let needs = needs(&review, endpoint.needs(op));
+    let ctx = match read_context(endpoint, request, op, source, needs).await {
         Ok(ctx) => ctx,
         Err(answer) => return answer,
     };
@@ -543,17 +594,11 @@ async fn scale<S: ContextSource>(
     };
     // Scale requests are rare and already read the live object: the lists are always read.
     // A Scale changes only the replica count, so the Nodes that can count are the live pools'.
-    let queries = node_queries(&Review::update(&live, &live));
-    let ctx = match read_context(
-        Endpoint::ValidateClusterScale,
-        request,
-        op,
-        source,
-        true,
-        queries,
-    )
-    .await
-    {
+    let needs = Needs {
+        node_queries: node_queries(&Review::update(&live, &live)),
+        ..Endpoint::ValidateClusterScale.needs(op)
+    };
+    let ctx = match read_context(Endpoint::ValidateClusterScale, request, op, source, needs).await {
         Ok(ctx) => ctx,
         Err(answer) => return answer,
     };

@@ -27,11 +27,23 @@ pub enum Endpoint {
     ValidateNode,
     /// PVC-*, the managed PVC finalizer guard.
     PvcFinalizerGuard,
+    /// DEF-GB, the GarageBucket defaulter.
+    MutateBucket,
+    /// GB-*, the GarageBucket validator.
+    ValidateBucket,
+    /// DEF-GK, the GarageKey defaulter.
+    MutateKey,
+    /// GK-*, the GarageKey validator.
+    ValidateKey,
+    /// AT-*, the GarageAdminToken validator (no defaulter exists for this kind).
+    ValidateAdminToken,
+    /// RG-*, the GarageReferenceGrant validator (no defaulter exists for this kind).
+    ValidateReferenceGrant,
 }
 
 impl Endpoint {
     /// Every admission endpoint.
-    pub const ALL: [Endpoint; 8] = [
+    pub const ALL: [Endpoint; 14] = [
         Endpoint::MutateClusterV1beta2,
         Endpoint::ValidateClusterV1beta2,
         Endpoint::MutateClusterV1beta1,
@@ -40,6 +52,12 @@ impl Endpoint {
         Endpoint::MutateNode,
         Endpoint::ValidateNode,
         Endpoint::PvcFinalizerGuard,
+        Endpoint::MutateBucket,
+        Endpoint::ValidateBucket,
+        Endpoint::MutateKey,
+        Endpoint::ValidateKey,
+        Endpoint::ValidateAdminToken,
+        Endpoint::ValidateReferenceGrant,
     ];
 
     /// The HTTP path the webhook configurations point at.
@@ -57,6 +75,16 @@ impl Endpoint {
             Endpoint::MutateNode => "/mutate-garage-rajsingh-info-v1beta1-garagenode",
             Endpoint::ValidateNode => "/validate-garage-rajsingh-info-v1beta1-garagenode",
             Endpoint::PvcFinalizerGuard => "/validate-core-v1-managed-pvc-finalizer",
+            Endpoint::MutateBucket => "/mutate-garage-rajsingh-info-v1beta1-garagebucket",
+            Endpoint::ValidateBucket => "/validate-garage-rajsingh-info-v1beta1-garagebucket",
+            Endpoint::MutateKey => "/mutate-garage-rajsingh-info-v1beta1-garagekey",
+            Endpoint::ValidateKey => "/validate-garage-rajsingh-info-v1beta1-garagekey",
+            Endpoint::ValidateAdminToken => {
+                "/validate-garage-rajsingh-info-v1beta1-garageadmintoken"
+            }
+            Endpoint::ValidateReferenceGrant => {
+                "/validate-garage-rajsingh-info-v1beta1-garagereferencegrant"
+            }
         }
     }
 
@@ -82,6 +110,12 @@ impl Endpoint {
             (GROUP, "v1beta1", "garageclusters", "") => Endpoint::ValidateClusterV1beta1,
             (GROUP, "v1beta1", "garagenodes", "") if mutating => Endpoint::MutateNode,
             (GROUP, "v1beta1", "garagenodes", "") => Endpoint::ValidateNode,
+            (GROUP, "v1beta1", "garagebuckets", "") if mutating => Endpoint::MutateBucket,
+            (GROUP, "v1beta1", "garagebuckets", "") => Endpoint::ValidateBucket,
+            (GROUP, "v1beta1", "garagekeys", "") if mutating => Endpoint::MutateKey,
+            (GROUP, "v1beta1", "garagekeys", "") => Endpoint::ValidateKey,
+            (GROUP, "v1beta1", "garageadmintokens", "") => Endpoint::ValidateAdminToken,
+            (GROUP, "v1beta1", "garagereferencegrants", "") => Endpoint::ValidateReferenceGrant,
             ("", "v1", "persistentvolumeclaims", "") => Endpoint::PvcFinalizerGuard,
             _ => return None,
         };
@@ -92,7 +126,11 @@ impl Endpoint {
     pub fn is_mutating(self) -> bool {
         matches!(
             self,
-            Endpoint::MutateClusterV1beta2 | Endpoint::MutateClusterV1beta1 | Endpoint::MutateNode
+            Endpoint::MutateClusterV1beta2
+                | Endpoint::MutateClusterV1beta1
+                | Endpoint::MutateNode
+                | Endpoint::MutateBucket
+                | Endpoint::MutateKey
         )
     }
 
@@ -105,6 +143,12 @@ impl Endpoint {
             resource: "garageclusters",
             sub_resource: "",
         };
+        let v1beta1 = |resource: &'static str| Target {
+            group: GROUP,
+            version: Some("v1beta1"),
+            resource,
+            sub_resource: "",
+        };
         match self {
             Endpoint::MutateClusterV1beta2 | Endpoint::ValidateClusterV1beta2 => cluster("v1beta2"),
             Endpoint::MutateClusterV1beta1 | Endpoint::ValidateClusterV1beta1 => cluster("v1beta1"),
@@ -114,12 +158,11 @@ impl Endpoint {
                 resource: "garageclusters",
                 sub_resource: "scale",
             },
-            Endpoint::MutateNode | Endpoint::ValidateNode => Target {
-                group: GROUP,
-                version: Some("v1beta1"),
-                resource: "garagenodes",
-                sub_resource: "",
-            },
+            Endpoint::MutateNode | Endpoint::ValidateNode => v1beta1("garagenodes"),
+            Endpoint::MutateBucket | Endpoint::ValidateBucket => v1beta1("garagebuckets"),
+            Endpoint::MutateKey | Endpoint::ValidateKey => v1beta1("garagekeys"),
+            Endpoint::ValidateAdminToken => v1beta1("garageadmintokens"),
+            Endpoint::ValidateReferenceGrant => v1beta1("garagereferencegrants"),
             // The guard checks its target itself (PVC-1) so that its message is the rulebook's.
             Endpoint::PvcFinalizerGuard => Target {
                 group: "",
@@ -132,7 +175,9 @@ impl Endpoint {
 
     /// The lists the endpoint's rules may read for `operation`, hence the RBAC it needs. A
     /// GarageCluster review whose rules read none of them (no node-local pools) skips the read
-    /// altogether; see `dispatch`.
+    /// altogether; see `dispatch`. GarageBucket, GarageKey and GarageAdminToken reviews read
+    /// only what the object names (grants of the namespaces it references into, the one
+    /// cluster a token's deletion checks), which `dispatch` derives from the object.
     pub fn needs(self, operation: Operation) -> Needs {
         match self {
             Endpoint::ValidateClusterV1beta2
@@ -143,6 +188,7 @@ impl Endpoint {
                 nodes: operation != Operation::Delete,
                 pods: false,
                 node_queries: None,
+                ..Needs::default()
             },
             Endpoint::ValidateNode => Needs {
                 garage_clusters: true,
@@ -150,6 +196,7 @@ impl Endpoint {
                 nodes: false,
                 pods: operation == Operation::Delete,
                 node_queries: None,
+                ..Needs::default()
             },
             _ => Needs::default(),
         }
@@ -161,4 +208,20 @@ pub(super) struct Target {
     pub(super) version: Option<&'static str>,
     pub(super) resource: &'static str,
     pub(super) sub_resource: &'static str,
+}
+
+impl Endpoint {
+    /// What a review of this endpoint for `operation` cannot prove when its reads fail, for
+    /// the fail-closed denial; `None` where the reason alone says it.
+    pub(super) fn unproven(self, operation: Operation) -> Option<&'static str> {
+        match (self, operation) {
+            (Endpoint::ValidateAdminToken, Operation::Delete) => Some(
+                "cannot prove the static bootstrap Secret is unused by its GarageCluster [AT-D2]",
+            ),
+            (Endpoint::ValidateBucket | Endpoint::ValidateKey, _) => Some(
+                "cannot prove the cross-namespace references are granted by a GarageReferenceGrant",
+            ),
+            _ => None,
+        }
+    }
 }

@@ -1,10 +1,16 @@
 //! DEF-* cases: each checks the defaulted object, and that the patch holds
 //! only add/replace operations and turns the submitted JSON into it.
 
-use super::{default_cluster, default_cluster_v1beta1, default_node, patch};
+use super::{
+    default_bucket, default_cluster, default_cluster_v1beta1, default_key, default_node, patch,
+};
 use json_patch::PatchOperation;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
+use shared_types::garage_bucket::GarageBucket;
 use shared_types::garage_cluster::{v1beta1, v1beta2};
+use shared_types::garage_key::GarageKey;
 use shared_types::garage_node::GarageNode;
 
 /// Applies the patch of `original` → `defaulted` and checks it is add/replace
@@ -29,22 +35,23 @@ fn v2(spec: Value) -> Value {
     json!({"apiVersion": "garage.rajsingh.info/v1beta2", "kind": "GarageCluster", "metadata": {"name": "garage", "namespace": "store"}, "spec": spec})
 }
 
-fn run_v2(original: Value) -> Value {
-    let typed: v1beta2::GarageCluster = serde_json::from_value(original.clone()).unwrap();
-    let defaulted = serde_json::to_value(default_cluster(&typed)).unwrap();
+/// Defaults `original` as a `T` with `default` and checks the patch (see [`assert_patch`]).
+fn run<T: DeserializeOwned + Serialize>(original: Value, default: fn(&T) -> T) -> Value {
+    let typed: T = serde_json::from_value(original.clone()).unwrap();
+    let defaulted = serde_json::to_value(default(&typed)).unwrap();
     assert_patch(&original, &defaulted)
+}
+
+fn run_v2(original: Value) -> Value {
+    run::<v1beta2::GarageCluster>(original, default_cluster)
 }
 
 fn run_v1(original: Value) -> Value {
-    let typed: v1beta1::GarageCluster = serde_json::from_value(original.clone()).unwrap();
-    let defaulted = serde_json::to_value(default_cluster_v1beta1(&typed)).unwrap();
-    assert_patch(&original, &defaulted)
+    run::<v1beta1::GarageCluster>(original, default_cluster_v1beta1)
 }
 
 fn run_node(original: Value) -> Value {
-    let typed: GarageNode = serde_json::from_value(original.clone()).unwrap();
-    let defaulted = serde_json::to_value(default_node(&typed)).unwrap();
-    assert_patch(&original, &defaulted)
+    run::<GarageNode>(original, default_node)
 }
 
 #[test]
@@ -246,4 +253,126 @@ fn the_patch_replaces_arrays_of_another_length_whole() {
     let original = json!({"a": [1, 2], "b": {"c": 1}});
     let defaulted = json!({"a": [1, 2, 3], "b": {"c": 2, "d": 4}});
     assert_patch(&original, &defaulted);
+}
+
+fn bucket(spec: Value) -> Value {
+    json!({"apiVersion": "garage.rajsingh.info/v1beta1", "kind": "GarageBucket", "metadata": {"name": "logs", "namespace": "apps"}, "spec": spec})
+}
+
+fn key(spec: Value) -> Value {
+    json!({"apiVersion": "garage.rajsingh.info/v1beta1", "kind": "GarageKey", "metadata": {"name": "app-key", "namespace": "apps"}, "spec": spec})
+}
+
+#[test]
+fn def_gb_global_alias_website_index_and_rule_status() {
+    let out = run::<GarageBucket>(
+        bucket(json!({
+            "clusterRef": {"name": "garage"},
+            "website": {"enabled": true},
+            "lifecycle": {"rules": [{"id": "a", "expirationDays": 1}, {"id": "b", "status": "Disabled", "expirationDays": 2}]}
+        })),
+        default_bucket,
+    );
+    let spec = &out["spec"];
+    assert_eq!(
+        spec["globalAlias"], "logs",
+        "globalAlias from metadata.name"
+    );
+    assert_eq!(spec["website"]["indexDocument"], "index.html");
+    assert_eq!(spec["lifecycle"]["rules"][0]["status"], "Enabled");
+    assert_eq!(
+        spec["lifecycle"]["rules"][1]["status"], "Disabled",
+        "explicit status kept"
+    );
+}
+
+#[test]
+fn def_gb_keeps_explicit_values_and_creates_nothing() {
+    let out = run::<GarageBucket>(
+        bucket(json!({
+            "clusterRef": {"name": "garage"},
+            "globalAlias": "shared-logs",
+            "website": {"enabled": false}
+        })),
+        default_bucket,
+    );
+    let spec = &out["spec"];
+    assert_eq!(spec["globalAlias"], "shared-logs");
+    assert_eq!(
+        spec["website"],
+        json!({"enabled": false}),
+        "no index for a disabled website"
+    );
+    assert_eq!(spec.get("lifecycle"), None);
+    let explicit = run::<GarageBucket>(
+        bucket(
+            json!({"clusterRef": {"name": "garage"}, "website": {"enabled": true, "indexDocument": "home.html"}}),
+        ),
+        default_bucket,
+    );
+    assert_eq!(explicit["spec"]["website"]["indexDocument"], "home.html");
+}
+
+#[test]
+fn def_gk_name_and_the_secret_template_fields() {
+    let out = run::<GarageKey>(
+        key(
+            json!({"clusterRef": {"name": "garage"}, "secretTemplate": {"includeCredentialsFile": true}}),
+        ),
+        default_key,
+    );
+    let spec = &out["spec"];
+    assert_eq!(spec["name"], "app-key");
+    assert_eq!(
+        spec["secretTemplate"],
+        json!({
+            "includeCredentialsFile": true,
+            "name": "app-key",
+            "type": "Opaque",
+            "accessKeyIdKey": "access-key-id",
+            "secretAccessKeyKey": "secret-access-key",
+            "endpointKey": "endpoint",
+            "hostKey": "host",
+            "schemeKey": "scheme",
+            "regionKey": "region",
+            "bucketNameKey": "bucket",
+            "credentialsFileKey": "credentials",
+            "credentialsFileProfile": "default"
+        })
+    );
+}
+
+#[test]
+fn def_gk_never_creates_a_template_and_keeps_explicit_values() {
+    let out = run::<GarageKey>(
+        key(json!({"clusterRef": {"name": "garage"}, "name": "Application Key"})),
+        default_key,
+    );
+    assert_eq!(out["spec"]["name"], "Application Key");
+    assert_eq!(out["spec"].get("secretTemplate"), None);
+    let out = run::<GarageKey>(
+        key(
+            json!({"clusterRef": {"name": "garage"}, "secretTemplate": {"name": "creds", "accessKeyIdKey": "AWS_ACCESS_KEY_ID"}}),
+        ),
+        default_key,
+    );
+    assert_eq!(out["spec"]["secretTemplate"]["name"], "creds");
+    assert_eq!(
+        out["spec"]["secretTemplate"]["accessKeyIdKey"],
+        "AWS_ACCESS_KEY_ID"
+    );
+}
+
+#[test]
+fn def_gk_rewrites_a_legacy_plain_string_bucket_ref_as_an_object() {
+    let out = run::<GarageKey>(
+        key(
+            json!({"clusterRef": {"name": "garage"}, "name": "app-key", "bucketPermissions": [{"bucketRef": "my-bucket", "read": true}]}),
+        ),
+        default_key,
+    );
+    assert_eq!(
+        out["spec"]["bucketPermissions"][0]["bucketRef"],
+        json!({"name": "my-bucket"})
+    );
 }

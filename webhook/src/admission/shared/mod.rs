@@ -17,6 +17,7 @@ pub mod quantity;
 pub mod readiness;
 pub mod remote;
 pub mod replication;
+pub mod secret_data;
 pub mod selector;
 pub mod services;
 pub mod volume;

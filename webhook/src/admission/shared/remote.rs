@@ -24,6 +24,37 @@ pub fn check_reference(field: &str, name: &str, namespace: Option<&str>) -> Opti
     }
 }
 
+/// The namespace a reference points into: its own `namespace`, or the holder's (`holder`)
+/// when that is empty.
+pub fn effective_namespace<'a>(namespace: Option<&'a str>, holder: &'a str) -> &'a str {
+    namespace.filter(|ns| !ns.is_empty()).unwrap_or(holder)
+}
+
+/// The namespace under which a duplicate check files a reference: as [`effective_namespace`],
+/// except that under the legacy flag an empty namespace stays empty, as the released validators
+/// compared references (so `{name: k}` and `{name: k, namespace: <own>}` of an unchanged
+/// object are not duplicates).
+pub fn duplicate_namespace<'a>(
+    namespace: Option<&'a str>,
+    holder: &'a str,
+    legacy: bool,
+) -> &'a str {
+    if legacy {
+        namespace.unwrap_or_default()
+    } else {
+        effective_namespace(namespace, holder)
+    }
+}
+
+/// True when an UPDATE points a cluster reference held in namespace `holder` at another
+/// cluster: another name or another effective namespace (spelling out the holder's own
+/// namespace is no change).
+pub fn cluster_ref_changed(old: &ClusterReference, new: &ClusterReference, holder: &str) -> bool {
+    old.name != new.name
+        || effective_namespace(old.namespace.as_deref(), holder)
+            != effective_namespace(new.namespace.as_deref(), holder)
+}
+
 /// SH-10: no kubeconfig indirection, then SH-9.
 pub fn check_cluster_reference(field: &str, r: &ClusterReference) -> Option<Problem> {
     if r.kube_config_secret_ref.is_some() {

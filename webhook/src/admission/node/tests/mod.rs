@@ -11,6 +11,7 @@ mod volumes;
 
 use super::drain_token::target_hash;
 use super::validate_node;
+pub use crate::admission::testing::{Want, check, merge};
 use crate::admission::{Context, Review, Verdict};
 use serde_json::{Value, json};
 use shared_types::garage_cluster::v1beta2::GarageCluster;
@@ -23,12 +24,6 @@ pub const NODE_UID: &str = "node-uid";
 
 pub fn id(c: char) -> String {
     std::iter::repeat_n(c, 64).collect()
-}
-
-/// JSON merge patch (RFC 7386): `null` removes a key.
-pub fn merge(mut base: Value, patch: Value) -> Value {
-    json_patch::merge(&mut base, &patch);
-    base
 }
 
 /// A managed StatefulSet storage node.
@@ -155,54 +150,6 @@ pub fn ctx(clusters: Vec<Value>) -> Context {
     Context {
         garage_clusters: clusters.into_iter().map(gc).collect(),
         ..Context::default()
-    }
-}
-
-/// What a case expects.
-pub enum Want {
-    /// Allowed.
-    Allow,
-    /// Allowed with a warning containing the fragment.
-    Warn(&'static str),
-    /// Denied by the rule.
-    Deny(&'static str),
-    /// Denied by the rule with a message containing the fragment.
-    DenyWith(&'static str, &'static str),
-}
-
-/// Asserts a verdict against the expectation of case `name`.
-pub fn check(name: &str, verdict: &Verdict, want: &Want) {
-    match want {
-        Want::Allow => assert!(
-            verdict.allowed(),
-            "{name}: expected allowed, got {verdict:?}"
-        ),
-        Want::Warn(fragment) => {
-            assert!(
-                verdict.allowed(),
-                "{name}: expected allowed, got {verdict:?}"
-            );
-            assert!(
-                verdict.warnings.iter().any(|w| w.contains(fragment)),
-                "{name}: expected warning {fragment:?}, got {:?}",
-                verdict.warnings
-            );
-        }
-        Want::Deny(rule) => assert!(
-            verdict.broke(rule),
-            "{name}: expected {rule}, got {verdict:?}"
-        ),
-        Want::DenyWith(rule, fragment) => {
-            assert!(
-                verdict.broke(rule),
-                "{name}: expected {rule}, got {verdict:?}"
-            );
-            assert!(
-                verdict.message().contains(fragment),
-                "{name}: expected message {fragment:?}, got {}",
-                verdict.message()
-            );
-        }
     }
 }
 
