@@ -16,6 +16,47 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     out
 }
 
+/// HMAC-SHA256 (RFC 2104).
+pub fn hmac_sha256(key: &[u8], message: &[u8]) -> [u8; 32] {
+    const BLOCK: usize = 64;
+    let mut k = [0u8; BLOCK];
+    if key.len() > BLOCK {
+        k[..32].copy_from_slice(&Sha256::digest(key));
+    } else {
+        k[..key.len()].copy_from_slice(key);
+    }
+    let inner_pad: Vec<u8> = k.iter().map(|b| b ^ 0x36).collect();
+    let outer_pad: Vec<u8> = k.iter().map(|b| b ^ 0x5c).collect();
+    let inner = Sha256::new()
+        .chain_update(&inner_pad)
+        .chain_update(message)
+        .finalize();
+    Sha256::new()
+        .chain_update(&outer_pad)
+        .chain_update(inner)
+        .finalize()
+        .into()
+}
+
+/// Lowercase hex of `bytes`.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Immutable copy of a user-named RPC secret that the pods mount: `C-rpc-secret-snapshot`.
+pub fn rpc_secret_snapshot(cluster: &str) -> String {
+    format!("{cluster}-rpc-secret-snapshot")
+}
+
+/// Immutable copy of a user-named admin token that the pods mount:
+/// `C-credentials-<16 hex of its revision>`.
+pub fn credentials_snapshot(cluster: &str, revision: &str) -> String {
+    format!(
+        "{cluster}-credentials-{}",
+        &revision[..revision.len().min(16)]
+    )
+}
+
 /// Headless RPC Service `C-headless`; also the StatefulSets' `serviceName`.
 pub fn headless_service(cluster: &str) -> String {
     format!("{cluster}-headless")

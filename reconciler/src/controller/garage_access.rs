@@ -79,3 +79,42 @@ pub fn random_hex32() -> Result<String, Error> {
     std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
+
+/// The admin token a pod itself runs with: the Secret and key of its `admin-token` volume.
+/// During a rollout of a changed token, pods run different tokens; each is reached with its
+/// own. `cache` keeps Secrets already read this pass.
+pub async fn pod_admin_token(
+    pod: &Pod,
+    secrets: &Api<Secret>,
+    cache: &mut std::collections::BTreeMap<String, Option<Secret>>,
+) -> Result<Option<AdminToken>, Error> {
+    let Some(source) = pod
+        .spec
+        .as_ref()
+        .and_then(|s| s.volumes.as_ref())
+        .and_then(|vs| vs.iter().find(|v| v.name == "admin-token"))
+        .and_then(|v| v.secret.as_ref())
+    else {
+        return Ok(None);
+    };
+    let (Some(name), Some(key)) = (
+        source.secret_name.clone(),
+        source
+            .items
+            .as_ref()
+            .and_then(|i| i.first())
+            .map(|i| i.key.clone()),
+    ) else {
+        return Ok(None);
+    };
+    if !cache.contains_key(&name) {
+        cache.insert(name.clone(), secrets.get_opt(&name).await?);
+    }
+    Ok(cache
+        .get(&name)
+        .and_then(Option::as_ref)
+        .and_then(|s| s.data.as_ref()?.get(&key))
+        .map(|b| String::from_utf8_lossy(&b.0).trim().to_owned())
+        .filter(|v| !v.is_empty())
+        .map(AdminToken::new))
+}

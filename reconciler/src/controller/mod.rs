@@ -234,32 +234,55 @@ async fn run_scope(
     let nodes = Controller::new(
         scoped::<GarageNode>(&client, ns),
         watcher::Config::default(),
-    )
-    .owns(scoped::<StatefulSet>(&client, ns), managed.clone())
-    .watches(scoped::<Pod>(&client, ns), managed, |pod: Pod| {
-        let ns = pod.namespace();
-        pod.labels()
-            .get(label::LABEL_NODE)
-            .map(|n| ObjectRef::<GarageNode>::new(n).within(ns.as_deref().unwrap_or_default()))
-    })
-    // A claim's class and modify status change in the claim alone: its node looks again.
-    .watches(
-        scoped::<PersistentVolumeClaim>(&client, ns),
-        watcher::Config::default().labels(label::LABEL_NODE),
-        |pvc: PersistentVolumeClaim| {
-            let ns = pvc.namespace();
-            pvc.labels()
+    );
+    // A cluster's spec or annotations (the pinned admin token copy) change what its members
+    // render: its GarageNodes look again. (A status write passes too; a converged cluster
+    // writes none.)
+    let node_store = nodes.store();
+    let nodes = nodes
+        .watches(
+            scoped::<GarageCluster>(&client, ns),
+            watcher::Config::default(),
+            move |c: GarageCluster| {
+                let ns = c.namespace().unwrap_or_default();
+                let name = c.name_any();
+                node_store
+                    .state()
+                    .into_iter()
+                    .filter(|gn| {
+                        gn.namespace().as_deref() == Some(ns.as_str())
+                            && gn.spec.cluster_ref.name == name
+                            && gn.parent_namespace() == ns
+                    })
+                    .map(|gn| ObjectRef::from_obj(&*gn))
+                    .collect::<Vec<_>>()
+            },
+        )
+        .owns(scoped::<StatefulSet>(&client, ns), managed.clone())
+        .watches(scoped::<Pod>(&client, ns), managed, |pod: Pod| {
+            let ns = pod.namespace();
+            pod.labels()
                 .get(label::LABEL_NODE)
                 .map(|n| ObjectRef::<GarageNode>::new(n).within(ns.as_deref().unwrap_or_default()))
-        },
-    )
-    .graceful_shutdown_on(stopped(stop_rx.clone()))
-    .run(
-        |n, x| Box::pin(instrumented(node::CONTROLLER, n, x, node::reconcile)),
-        |n, e, x| error_policy(node::CONTROLLER, n, e, x),
-        ctx,
-    )
-    .for_each(|_| futures::future::ready(()));
+        })
+        // A claim's class and modify status change in the claim alone: its node looks again.
+        .watches(
+            scoped::<PersistentVolumeClaim>(&client, ns),
+            watcher::Config::default().labels(label::LABEL_NODE),
+            |pvc: PersistentVolumeClaim| {
+                let ns = pvc.namespace();
+                pvc.labels().get(label::LABEL_NODE).map(|n| {
+                    ObjectRef::<GarageNode>::new(n).within(ns.as_deref().unwrap_or_default())
+                })
+            },
+        )
+        .graceful_shutdown_on(stopped(stop_rx.clone()))
+        .run(
+            |n, x| Box::pin(instrumented(node::CONTROLLER, n, x, node::reconcile)),
+            |n, e, x| error_policy(node::CONTROLLER, n, e, x),
+            ctx,
+        )
+        .for_each(|_| futures::future::ready(()));
     let resources = resources::run_scope(resources_ctx, namespace.clone(), stop_rx);
     tokio::join!(clusters, nodes, resources);
 }

@@ -40,13 +40,10 @@ pub fn rpc_secret_source(c: &GarageCluster, s: &Settings) -> SecretSource {
         .as_ref()
         .and_then(|n| n.rpc_secret_ref.as_ref())
     {
-        Some(r) => SecretSource {
-            name: r.name.clone(),
-            key: if r.key.is_empty() {
-                RPC_SECRET_KEY.into()
-            } else {
-                r.key.clone()
-            },
+        // The pods mount the immutable copy, never the user's Secret.
+        Some(_) => SecretSource {
+            name: names::rpc_secret_snapshot(&s.name),
+            key: RPC_SECRET_KEY.into(),
             generated: false,
         },
         None => SecretSource {
@@ -57,8 +54,52 @@ pub fn rpc_secret_source(c: &GarageCluster, s: &Settings) -> SecretSource {
     }
 }
 
-/// The static admin token the pods mount and the reconciler authenticates with.
+/// The Secret the user names for the RPC secret (`spec.network.rpcSecretRef`), if any.
+pub fn rpc_secret_user_source(c: &GarageCluster) -> Option<SecretSource> {
+    let r = c.spec.network.as_ref()?.rpc_secret_ref.as_ref()?;
+    Some(SecretSource {
+        name: r.name.clone(),
+        key: if r.key.is_empty() {
+            RPC_SECRET_KEY.into()
+        } else {
+            r.key.clone()
+        },
+        generated: false,
+    })
+}
+
+/// The Secret the user names for the admin token (`spec.admin.adminTokenSecretRef`), if any.
+pub fn admin_token_user_source(c: &GarageCluster) -> Option<SecretSource> {
+    let r = c.spec.admin.as_ref()?.admin_token_secret_ref.as_ref()?;
+    Some(SecretSource {
+        name: r.name.clone(),
+        key: if r.key.is_empty() {
+            ADMIN_TOKEN_KEY.into()
+        } else {
+            r.key.clone()
+        },
+        generated: false,
+    })
+}
+
+/// The static admin token the pods mount. A user-named token is mounted from its immutable
+/// copy once the cluster controller has made it (the cluster's `static-credentials-secret`
+/// annotation names it), so an edit of the user's Secret reaches pods only through a rollout.
 pub fn admin_token_source(c: &GarageCluster, s: &Settings) -> SecretSource {
+    if admin_token_user_source(c).is_some()
+        && let Some(copy) = c
+            .metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(annotation::ANNOTATION_STATIC_CREDENTIALS_SECRET))
+            .filter(|n| n.starts_with(&format!("{}-credentials-", s.name)))
+    {
+        return SecretSource {
+            name: copy.clone(),
+            key: ADMIN_TOKEN_KEY.into(),
+            generated: false,
+        };
+    }
     match c
         .spec
         .admin
@@ -135,6 +176,78 @@ pub fn admin_token_secret(
         value.to_owned(),
         BTreeMap::new(),
     )
+}
+
+/// The immutable copy of a user-named RPC secret (`C-rpc-secret-snapshot`), recording where
+/// it came from.
+pub fn rpc_secret_snapshot(
+    c: &GarageCluster,
+    s: &Settings,
+    value: &str,
+    source: &SecretSource,
+) -> Result<Secret, DesiredError> {
+    let mut secret = rpc_secret(c, s, value).map_err(|_| DesiredError::Invalid {
+        field: "spec.network.rpcSecretRef",
+        message: format!(
+            "Secret {} key {} must hold 64 hex digits (32 bytes)",
+            source.name, source.key
+        ),
+    })?;
+    secret.metadata.name = Some(names::rpc_secret_snapshot(&s.name));
+    secret
+        .metadata
+        .annotations
+        .get_or_insert_with(BTreeMap::new)
+        .insert(
+            annotation::ANNOTATION_RPC_IDENTITY_SOURCE.into(),
+            format!("{}/{}:{}", s.namespace, source.name, source.key),
+        );
+    Ok(secret)
+}
+
+/// Fingerprint of an RPC secret value: SHA-256 of its 32 bytes (never the value itself).
+pub fn rpc_fingerprint(value: &str) -> Option<String> {
+    if !is_valid_rpc_secret(value) {
+        return None;
+    }
+    let canonical = value.trim_end().to_ascii_lowercase();
+    let raw: Vec<u8> = (0..32)
+        .filter_map(|i| u8::from_str_radix(&canonical[2 * i..2 * i + 2], 16).ok())
+        .collect();
+    Some(names::sha256_hex(&raw))
+}
+
+/// Revision of a user-named admin token: keyed by the RPC secret, so the name of its copy
+/// reveals nothing about a weak token to someone who can only list Secret names.
+pub fn credentials_revision(rpc_secret: &[u8], source: &SecretSource, value: &str) -> String {
+    let message = format!(
+        "garage-operator/static-credentials/v1\0admin-token\0{}:{}\0{value}",
+        source.name, source.key
+    );
+    names::hex(&names::hmac_sha256(rpc_secret, message.as_bytes()))
+}
+
+/// The immutable copy of a user-named admin token, named by its revision.
+pub fn credentials_snapshot(
+    c: &GarageCluster,
+    s: &Settings,
+    revision: &str,
+    value: &str,
+    source: &SecretSource,
+) -> Result<Secret, DesiredError> {
+    let mut secret = admin_token_secret(c, s, value.trim()).map_err(|_| DesiredError::Invalid {
+        field: "spec.admin.adminTokenSecretRef",
+        message: format!(
+            "Secret {} key {} must hold visible ASCII without '.' (Garage reads a dotted bearer as a dynamic token)",
+            source.name, source.key
+        ),
+    })?;
+    secret.metadata.name = Some(names::credentials_snapshot(&s.name, revision));
+    secret.metadata.annotations = Some(BTreeMap::from([(
+        annotation::ANNOTATION_STATIC_CREDENTIALS_REVISION.to_owned(),
+        revision.to_owned(),
+    )]));
+    Ok(secret)
 }
 
 fn immutable_secret(
@@ -219,5 +332,98 @@ mod tests {
             (a.name.as_str(), a.key.as_str(), a.generated),
             ("mine", "admin-token", false)
         );
+    }
+
+    #[test]
+    fn user_named_secrets_are_mounted_from_their_copies() {
+        let mut c = cluster(3);
+        c.spec.network = Some(
+            serde_json::from_value(
+                serde_json::json!({"rpcSecretRef": {"name": "mine", "key": "k"}}),
+            )
+            .unwrap(),
+        );
+        c.spec.admin = Some(
+            serde_json::from_value(serde_json::json!({"adminTokenSecretRef": {"name": "tok"}}))
+                .unwrap(),
+        );
+        let s = Settings::from_cluster(&c).unwrap();
+        let rpc = rpc_secret_source(&c, &s);
+        assert_eq!(
+            (rpc.name.as_str(), rpc.key.as_str()),
+            ("garage-rpc-secret-snapshot", "rpc-secret")
+        );
+        let user = rpc_secret_user_source(&c).unwrap();
+        assert_eq!((user.name.as_str(), user.key.as_str()), ("mine", "k"));
+        // Before the copy is pinned the token is mounted as named; after, from the copy.
+        assert_eq!(admin_token_source(&c, &s).name, "tok");
+        c.metadata.annotations = Some(BTreeMap::from([(
+            annotation::ANNOTATION_STATIC_CREDENTIALS_SECRET.to_owned(),
+            "garage-credentials-0123456789abcdef".to_owned(),
+        )]));
+        let admin = admin_token_source(&c, &s);
+        assert_eq!(
+            (admin.name.as_str(), admin.key.as_str()),
+            ("garage-credentials-0123456789abcdef", "admin-token")
+        );
+        // An annotation naming a Secret that is not one of this cluster's copies is ignored.
+        c.metadata.annotations = Some(BTreeMap::from([(
+            annotation::ANNOTATION_STATIC_CREDENTIALS_SECRET.to_owned(),
+            "someone-else".to_owned(),
+        )]));
+        assert_eq!(admin_token_source(&c, &s).name, "tok");
+    }
+
+    #[test]
+    fn a_token_copy_is_named_by_a_keyed_revision_of_its_value() {
+        let c = cluster(3);
+        let s = Settings::from_cluster(&c).unwrap();
+        let source = SecretSource {
+            name: "tok".into(),
+            key: "admin-token".into(),
+            generated: false,
+        };
+        let a = credentials_revision(b"rpc", &source, "one");
+        assert_eq!(a, credentials_revision(b"rpc", &source, "one"));
+        assert_ne!(a, credentials_revision(b"rpc", &source, "two"));
+        assert_ne!(a, credentials_revision(b"other", &source, "one"));
+        assert_ne!(
+            a,
+            names::sha256_hex(b"one"),
+            "the name must not be a plain hash of the token"
+        );
+        let copy = credentials_snapshot(&c, &s, &a, "one", &source).unwrap();
+        assert_eq!(
+            copy.metadata.name,
+            Some(format!("garage-credentials-{}", &a[..16]))
+        );
+        assert_eq!(copy.immutable, Some(true));
+        let e = credentials_snapshot(&c, &s, &a, "dotted.token", &source).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                DesiredError::Invalid {
+                    field: "spec.admin.adminTokenSecretRef",
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        let e = rpc_secret_snapshot(&c, &s, "short", &source).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                DesiredError::Invalid {
+                    field: "spec.network.rpcSecretRef",
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        assert_eq!(
+            rpc_fingerprint(HEX),
+            rpc_fingerprint(&HEX.to_ascii_lowercase())
+        );
+        assert_eq!(rpc_fingerprint("short"), None);
     }
 }

@@ -366,7 +366,171 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
     );
 
     admin_token(w).await?;
+    rotate_admin_token(w).await?;
     cleanup(w, &endpoint).await
+}
+
+/// The admin token Secret the sample GarageAdminToken writes, as the teardown lists it.
+pub(crate) const TOKEN_SECRET: &str = "Secret/garage-admin-bootstrap";
+
+/// The cluster switches to the GarageAdminToken's Secret: the operator copies it into an
+/// immutable Secret, and the storage rollout moves every pod to it one at a time while the
+/// reconciler keeps reaching old and new pods with their own tokens. Every object reads back.
+async fn rotate_admin_token(w: &World<'_>) -> anyhow::Result<()> {
+    use shared_types::keys::annotation::ANNOTATION_STATIC_CREDENTIALS_SECRET;
+    let t = Instant::now();
+    let client = w.client.clone();
+    let before = w.clusters.get(crate::NAME).await?;
+    let generation = before.metadata.generation.unwrap_or_default() + 1;
+    w.clusters
+        .patch(
+            crate::NAME,
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(json!({"spec": {"admin": {"adminTokenSecretRef": {"name": "garage-admin-bootstrap", "key": "admin-token"}}}})),
+        )
+        .await
+        .context("pointing the cluster at the GarageAdminToken's Secret")?;
+    let mounts = |p: &k8s_openapi::api::core::v1::Pod, copy: &str| {
+        p.spec
+            .as_ref()
+            .and_then(|s| s.volumes.as_ref())
+            .is_some_and(|vs| {
+                vs.iter().any(|v| {
+                    v.name == "admin-token"
+                        && v.secret.as_ref().and_then(|s| s.secret_name.as_deref()) == Some(copy)
+                })
+            })
+    };
+    let by_cluster = ListParams::default().labels(&format!(
+        "{}={}",
+        shared_types::keys::label::LABEL_CLUSTER,
+        crate::NAME
+    ));
+    let rolled = wait(
+        "every pod on the pinned copy, StorageRolloutReady=True at the new generation",
+        Duration::from_secs(600),
+        || async {
+            let c = w.clusters.get(crate::NAME).await?;
+            let Some(copy) = c
+                .annotations()
+                .get(ANNOTATION_STATIC_CREDENTIALS_SECRET)
+                .cloned()
+            else {
+                return Ok(false);
+            };
+            let done = c
+                .status
+                .as_ref()
+                .and_then(|s| s.conditions.as_ref())
+                .is_some_and(|cs| {
+                    cs.iter().any(|c| {
+                        c.type_ == "StorageRolloutReady"
+                            && c.status == "True"
+                            && c.observed_generation == Some(generation)
+                    })
+                });
+            let pods = w.pods.list(&by_cluster).await?.items;
+            Ok(done && pods.len() == 3 && pods.iter().all(|p| mounts(p, &copy) && is_ready_pod(p)))
+        },
+    )
+    .await;
+    if let Err(e) = rolled {
+        let c = w.clusters.get(crate::NAME).await?;
+        return Err(anyhow!(
+            "{e:#}; status: {}",
+            serde_json::to_string(&c.status)?
+        ));
+    }
+    let c = w.clusters.get(crate::NAME).await?;
+    let copy = c
+        .annotations()
+        .get(ANNOTATION_STATIC_CREDENTIALS_SECRET)
+        .cloned()
+        .context("the cluster names no pinned admin token copy")?;
+    ensure!(
+        copy.starts_with("garage-credentials-"),
+        "unexpected copy name {copy}"
+    );
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), ns());
+    let pinned = secrets.get(&copy).await?;
+    ensure!(
+        pinned.immutable == Some(true),
+        "the copy {copy} is not immutable"
+    );
+    let token = String::from_utf8(
+        pinned.data.as_ref().context("no data")?["admin-token"]
+            .0
+            .clone(),
+    )?;
+    let source = secrets.get("garage-admin-bootstrap").await?;
+    ensure!(
+        source.data.as_ref().context("no data")?["admin-token"].0 == token.as_bytes(),
+        "the copy does not hold the GarageAdminToken's token"
+    );
+    // The new token is the one Garage now accepts, and every object reads back through it.
+    let ip = w
+        .sim
+        .pod_ip(ns(), "garage-storage-0-0")
+        .context("no pod ip")?;
+    let admin = garage_admin::AdminClient::new(
+        &format!("http://{ip}:3903"),
+        &garage_admin::AdminToken::new(token),
+    )?;
+    read_back(&admin, w.sim).await?;
+    let tokens: Api<GarageAdminToken> = Api::namespaced(client.clone(), ns());
+    wait(
+        "the GarageAdminToken Ready once the cluster uses it",
+        Duration::from_secs(60),
+        || async {
+            let t = tokens.get("admin-bootstrap").await?;
+            Ok(ready(
+                t.status.as_ref().and_then(|s| s.conditions.as_deref()),
+            ))
+        },
+    )
+    .await?;
+    // The bucket and key controllers reach the pods with the tokens they run.
+    let keys: Api<GarageKey> = Api::namespaced(client.clone(), ns());
+    let probe = json!({"metadata": {"name": "after-rotation"}, "spec": {"clusterRef": {"name": crate::NAME}}});
+    create::<GarageKey>(&client, probe).await?;
+    wait(
+        "a key made after the rotation Ready",
+        Duration::from_secs(90),
+        || async {
+            let k = keys.get("after-rotation").await?;
+            Ok(ready(
+                k.status.as_ref().and_then(|s| s.conditions.as_deref()),
+            ))
+        },
+    )
+    .await?;
+    println!(
+        "buckets: the cluster moved to the GarageAdminToken's token: pinned into immutable copy {copy}, every pod replaced one at a time onto it, the token Ready, every object read back with it ({:.1}s)",
+        t.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// After the cluster is gone the GarageAdminToken may go, and its Secret with it.
+pub(crate) async fn token_gone(w: &World<'_>) -> anyhow::Result<()> {
+    let tokens: Api<GarageAdminToken> = Api::namespaced(w.client.clone(), ns());
+    tokens
+        .delete("admin-bootstrap", &DeleteParams::default())
+        .await?;
+    let secrets: Api<Secret> = Api::namespaced(w.client.clone(), ns());
+    wait(
+        "the GarageAdminToken and its Secret gone",
+        Duration::from_secs(60),
+        || async {
+            Ok(tokens.get_opt("admin-bootstrap").await?.is_none()
+                && secrets.get_opt("garage-admin-bootstrap").await?.is_none())
+        },
+    )
+    .await?;
+    println!(
+        "buckets: with the cluster gone the GarageAdminToken was deleted, and its Secret with it"
+    );
+    Ok(())
 }
 
 /// resourceVersions of the objects the bucket and key controllers write.
@@ -722,4 +886,11 @@ async fn cleanup(w: &World<'_>, endpoint: &str) -> anyhow::Result<()> {
         .delete("existing-credentials", &dp)
         .await?;
     Ok(())
+}
+
+fn is_ready_pod(p: &k8s_openapi::api::core::v1::Pod) -> bool {
+    p.status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
 }

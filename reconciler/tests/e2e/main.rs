@@ -320,7 +320,9 @@ async fn scenario(client: &Client, sim: &KubeSim) -> anyhow::Result<()> {
             }
             volumes::run(&mut d).await?;
             buckets::run(&mut d).await?;
-            teardown::run(&mut d).await
+            volumes::manual_nodes(&d).await?;
+            teardown::destroy(&mut d, &[buckets::TOKEN_SECRET]).await?;
+            buckets::token_gone(&d).await
         });
         let (ra, rb, rc, rd) = tokio::join!(site_a, site_b, site_c, site_d);
         // Every site's failure is shown, not only the first.

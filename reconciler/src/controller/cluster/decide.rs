@@ -493,6 +493,7 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
     let membership_settled = pools.condition.as_ref().is_none_or(|c| c.status);
     let rendered = super::rollout::Rendered {
         config_hash: &config.revision,
+        admin_secret: &admin.name,
         nodes: update_nodes
             .iter()
             .filter_map(|gn| Some((gn.name_any(), super::rollout::rendered_hash_of(gn)?)))

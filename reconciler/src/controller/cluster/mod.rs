@@ -5,6 +5,7 @@
 //! A pass is observe ([`observe`]) → decide ([`decide`], pure) → act ([`act`]).
 
 pub mod act;
+pub mod credentials;
 pub mod decide;
 pub mod members;
 pub mod observe;
@@ -55,6 +56,12 @@ pub async fn reconcile(cluster: Arc<GarageCluster>, ctx: Arc<Context>) -> Result
         s.use_default_image(&cluster, ctx.config.default_garage_image.as_deref());
         s
     });
+    if let Ok(s) = &settings
+        && credentials::pin(&cluster, s, &ctx).await? == credentials::Pinned::Annotated
+    {
+        // The next pass starts from the annotated object.
+        return Ok(Action::await_change());
+    }
     let observed = observe::observe(cluster.clone(), &settings, &ctx).await?;
     let settings = match settings {
         Ok(s) => s,

@@ -13,7 +13,7 @@ use kube::{Api, ResourceExt};
 use shared_types::garage_cluster::v1beta2::GarageCluster;
 use shared_types::garage_node::GarageNode;
 
-use crate::controller::garage_access::{admin_token, pod_client, running_ip};
+use crate::controller::garage_access::{admin_token, pod_admin_token, pod_client, running_ip};
 use crate::controller::{Context, Error};
 use crate::desired::{DesiredError, Settings, is_controlled_by, labels, nodes, secrets};
 use crate::garage::{
@@ -292,10 +292,18 @@ async fn read_garage(
                 == Some(shared_types::keys::label::value::TIER_STORAGE)
         })
         .collect();
-    let asks = storage_pods
-        .iter()
-        .filter_map(|p| running_ip(p))
-        .filter_map(|ip| {
+    // Each pod is asked with the token it runs: during a rollout of a changed admin token the
+    // old pods still run the old one.
+    let mut cache = BTreeMap::new();
+    let mut tokens = Vec::new();
+    for p in &storage_pods {
+        let own = pod_admin_token(p, &secrets_api, &mut cache).await?;
+        tokens.push((running_ip(p), own.unwrap_or_else(|| token.clone())));
+    }
+    let asks = tokens
+        .into_iter()
+        .filter_map(|(ip, token)| Some((ip?, token)))
+        .filter_map(|(ip, token)| {
             let admin = pod_client(&ip, s.admin_port, &token, ctx.config.admin_timeout).ok()?;
             Some(Box::pin(async move {
                 let status = admin.cluster_status().await?;

@@ -26,10 +26,21 @@ const DS_GENERATION: &str = "pod-template-generation";
 pub struct Rendered<'a> {
     /// Content hash of the current Garage configuration revision.
     pub config_hash: &'a str,
+    /// The Secret the pods must mount their admin token from (a pinned copy changes with its
+    /// source).
+    pub admin_secret: &'a str,
     /// Generated GarageNode name to the rendered-hash annotation this pass wants it to carry.
     pub nodes: BTreeMap<String, String>,
     /// Pool DaemonSet name to the rendered-hash annotation this pass wants it to carry.
     pub daemonsets: BTreeMap<String, String>,
+}
+
+/// True when the pod spec's `admin-token` volume is the Secret `name`.
+fn mounts_admin_secret(spec: &k8s_openapi::api::core::v1::PodSpec, name: &str) -> bool {
+    spec.volumes.iter().flatten().any(|v| {
+        v.name == "admin-token"
+            && v.secret.as_ref().and_then(|s| s.secret_name.as_deref()) == Some(name)
+    })
 }
 
 /// The rendered-hash annotation of an object.
@@ -139,8 +150,12 @@ fn member(
                 .and_then(|m| m.annotations.as_ref())
                 .and_then(|a| a.get(shared_types::keys::annotation::ANNOTATION_CONFIG_HASH))
                 .is_some_and(|h| rendered.config_hash.starts_with(h.as_str()));
+            let secret_current = sts
+                .and_then(|s| s.spec.as_ref())
+                .and_then(|s| s.template.spec.as_ref())
+                .is_some_and(|t| mounts_admin_secret(t, rendered.admin_secret));
             let desired = sts
-                .filter(|_| node_current && config_current)
+                .filter(|_| node_current && config_current && secret_current)
                 .and_then(|s| {
                     s.status
                         .as_ref()

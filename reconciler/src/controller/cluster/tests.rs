@@ -69,9 +69,12 @@ fn observed(
         .map(|gn| {
             serde_json::from_value(serde_json::json!({
                 "metadata": {"name": gn.name_any(), "uid": format!("sts-{}", gn.name_any()), "generation": 1},
-                "spec": {"selector": {}, "serviceName": "x", "template": {"metadata": {"annotations": {
-                    shared_types::keys::annotation::ANNOTATION_CONFIG_HASH: config_hash,
-                }}}},
+                "spec": {"selector": {}, "serviceName": "x", "template": {
+                    "metadata": {"annotations": {
+                        shared_types::keys::annotation::ANNOTATION_CONFIG_HASH: config_hash,
+                    }},
+                    "spec": {"containers": [], "volumes": [{"name": "admin-token", "secret": {"secretName": "garage-admin-token"}}]},
+                }},
                 "status": {"replicas": 1, "observedGeneration": 1, "updateRevision": "rev-1"},
             }))
             .unwrap()
@@ -604,7 +607,10 @@ fn old_config_revisions_go_only_once_the_rollout_converged_and_nothing_mounts_th
         "selector": {}, "serviceName": "x",
         "template": {
             "metadata": {"annotations": {shared_types::keys::annotation::ANNOTATION_CONFIG_HASH: &hash16}},
-            "spec": {"containers": [], "volumes": [{"name": "config", "configMap": {"name": "garage-config-000000000000"}}]},
+            "spec": {"containers": [], "volumes": [
+                {"name": "config", "configMap": {"name": "garage-config-000000000000"}},
+                {"name": "admin-token", "secret": {"secretName": "garage-admin-token"}},
+            ]},
         },
     })).unwrap());
     o.statefulsets[0] = kept;

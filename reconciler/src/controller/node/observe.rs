@@ -11,7 +11,7 @@ use shared_types::garage_cluster::v1beta2::GarageCluster;
 use shared_types::garage_node::GarageNode;
 use shared_types::keys::label;
 
-use crate::controller::garage_access::{admin_token, pod_client, running_ip};
+use crate::controller::garage_access::{admin_token, pod_admin_token, pod_client, running_ip};
 use crate::controller::pool::membership;
 use crate::controller::{Context, Error};
 use crate::desired::{DesiredError, Settings, config, is_controlled_by, nodes, secrets};
@@ -166,7 +166,17 @@ async fn discover_identity(
     };
     let ns = observed.node.namespace().unwrap_or_default();
     let source = secrets::admin_token_source(cluster, s);
-    let token = admin_token(&Api::<Secret>::namespaced(ctx.client.clone(), &ns), &source).await?;
+    let secrets_api = Api::<Secret>::namespaced(ctx.client.clone(), &ns);
+    // The token the pod runs with, which differs from the desired one while a changed token
+    // rolls out.
+    let own = match &observed.pod {
+        Some(pod) => pod_admin_token(pod, &secrets_api, &mut Default::default()).await?,
+        None => None,
+    };
+    let token = match own {
+        Some(t) => Some(t),
+        None => admin_token(&secrets_api, &source).await?,
+    };
     if let (Some(pod), Some(token)) = (&observed.pod, token)
         && let Some(ip) = running_ip(pod)
     {

@@ -14,7 +14,9 @@ use shared_types::garage_reference_grant::{
 };
 use shared_types::keys::label;
 
-use crate::controller::garage_access::{admin_token, is_ready, pod_client, running_ip};
+use crate::controller::garage_access::{
+    admin_token, is_ready, pod_admin_token, pod_client, running_ip,
+};
 use crate::controller::{Context, Error};
 use crate::desired::{Settings, secrets};
 use crate::garage::AdminClient;
@@ -180,7 +182,7 @@ pub async fn reach(
     let mut ready: Vec<&Pod> = pods.iter().filter(|p| is_ready(p)).collect();
     // The same pod each pass while it is Ready, so that reads and writes see one view.
     ready.sort_by_key(|p| p.name_any());
-    let Some(ip) = ready.iter().find_map(|p| running_ip(p)) else {
+    let Some((pod, ip)) = ready.iter().find_map(|p| running_ip(p).map(|ip| (*p, ip))) else {
         return Ok(Reach::Waiting {
             reason: reason::REASON_CLUSTER_NOT_READY,
             message: format!(
@@ -189,6 +191,11 @@ pub async fn reach(
             ),
         });
     };
+    // The pod's own token: it differs from the desired one while a changed token rolls out.
+    let secrets_api = Api::<Secret>::namespaced(ctx.client.clone(), ns);
+    let token = pod_admin_token(pod, &secrets_api, &mut Default::default())
+        .await?
+        .unwrap_or(token);
     let admin = pod_client(&ip, settings.admin_port, &token, ctx.config.admin_timeout)?;
     Ok(Reach::Ready(Box::new(Target {
         cluster,

@@ -3,7 +3,7 @@
 //! `ImportKey` that a retried pass (or another operator sharing the RPC secret) repeats
 //! harmlessly, with nothing to remember between the call and the status write.
 
-use sha2::{Digest, Sha256};
+use crate::names::{hex, hmac_sha256};
 
 /// An S3 access key ID and its secret. Never logged.
 #[derive(Clone, PartialEq, Eq)]
@@ -37,32 +37,6 @@ pub fn derive(rpc_secret: &[u8], namespace: &str, name: &str, nonce: Option<&str
         access_key_id: format!("GK{}", hex(&ak[..12])),
         secret_access_key: hex(&sk),
     }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// HMAC-SHA256 (RFC 2104).
-fn hmac_sha256(key: &[u8], message: &[u8]) -> [u8; 32] {
-    const BLOCK: usize = 64;
-    let mut k = [0u8; BLOCK];
-    if key.len() > BLOCK {
-        k[..32].copy_from_slice(&Sha256::digest(key));
-    } else {
-        k[..key.len()].copy_from_slice(key);
-    }
-    let inner_pad: Vec<u8> = k.iter().map(|b| b ^ 0x36).collect();
-    let outer_pad: Vec<u8> = k.iter().map(|b| b ^ 0x5c).collect();
-    let inner = Sha256::new()
-        .chain_update(&inner_pad)
-        .chain_update(message)
-        .finalize();
-    Sha256::new()
-        .chain_update(&outer_pad)
-        .chain_update(inner)
-        .finalize()
-        .into()
 }
 
 #[cfg(test)]
