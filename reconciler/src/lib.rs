@@ -5,6 +5,7 @@
 //! - [`layout`]: the pure layout planner ([`layout::plan_layout`]).
 //! - [`controller`]: the kube-runtime controllers: observe, decide (pure), act.
 //! - [`machine`]: multi-step transactions as pure steps (teardown).
+//! - [`leader`]: leader election on a Lease; the controllers run only while it is held.
 //! - [`garage`]: the typed Admin API v2 client (the `garage-admin` crate).
 
 pub mod controller;

@@ -3,15 +3,14 @@
 //! SIGTERM or Ctrl-C.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::Context as _;
 use axum::Router;
-use axum::http::header;
+use axum::http::{StatusCode, header};
 use axum::routing::get;
 use reconciler::controller::{self, Metrics};
-use reconciler::leader::{self, LeaseConfig};
+use reconciler::leader::{Elector, LeaseConfig, Outcome, Status, Timing};
 use tokio::net::TcpListener;
 
 fn main() -> anyhow::Result<()> {
@@ -42,18 +41,6 @@ async fn run() -> anyhow::Result<()> {
         .await
         .context("no Kubernetes client configuration (in-cluster or KUBECONFIG)")?;
     let metrics = Arc::new(Metrics::default());
-    let leading = Arc::new(AtomicBool::new(false));
-    let server = TcpListener::bind(&listen)
-        .await
-        .with_context(|| format!("binding {listen}"))?;
-    tokio::spawn(serve(server, metrics.clone(), leading.clone()));
-    // Probes may have a port of their own (the Go operator's charts probe :8081).
-    if let Some(health) = env_value("GARAGE_RECONCILER_HEALTH_LISTEN").filter(|h| *h != listen) {
-        let server = TcpListener::bind(&health)
-            .await
-            .with_context(|| format!("binding {health} (GARAGE_RECONCILER_HEALTH_LISTEN)"))?;
-        tokio::spawn(serve(server, metrics.clone(), leading.clone()));
-    }
     let defaults = controller::Config::default();
     let drain_quiet = match env_value("GARAGE_DRAIN_QUIET_SECONDS") {
         Some(v) => Duration::from_secs(v.parse().with_context(|| {
@@ -87,54 +74,54 @@ async fn run() -> anyhow::Result<()> {
         name: env_value("GARAGE_RECONCILER_LEASE")
             .unwrap_or_else(|| "garage-reconciler-leader".into()),
         identity,
-        duration: Duration::from_secs(15),
-        renew_every: Duration::from_secs(4),
+        timing: Timing::DEFAULT,
     };
-    let terminate = async {
-        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-            .context("installing the SIGTERM handler")?;
+    let elector = Elector::new(client.clone(), lease).context("leader election settings")?;
+    let status = elector.status();
+    let server = TcpListener::bind(&listen)
+        .await
+        .with_context(|| format!("binding {listen}"))?;
+    tokio::spawn(serve(server, metrics.clone(), status.clone()));
+    // Probes may have a port of their own (the Go operator's charts probe :8081).
+    if let Some(health) = env_value("GARAGE_RECONCILER_HEALTH_LISTEN").filter(|h| *h != listen) {
+        let server = TcpListener::bind(&health)
+            .await
+            .with_context(|| format!("binding {health} (GARAGE_RECONCILER_HEALTH_LISTEN)"))?;
+        tokio::spawn(serve(server, metrics.clone(), status));
+    }
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .context("installing the SIGTERM handler")?;
+    let terminate = async move {
         tokio::select! {
             _ = term.recv() => {}
             _ = tokio::signal::ctrl_c() => {}
         }
-        anyhow::Ok(())
     };
-    tokio::pin!(terminate);
-    tokio::select! {
-        () = leader::acquire(&client, &lease) => {}
-        r = &mut terminate => { r?; tracing::info!("stopping before leadership"); return Ok(()); }
-    }
-    leading.store(true, Ordering::Relaxed);
-    tracing::info!(identity = %lease.identity, "leading");
-    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let controllers = tokio::spawn(controller::run(
-        client.clone(),
-        config,
-        metrics,
-        async move {
-            let _ = stop_rx.await;
-        },
-    ));
-    let lost = tokio::select! {
-        () = leader::hold(&client, &lease) => true,
-        r = &mut terminate => { r?; false }
-    };
-    let _ = stop_tx.send(());
-    // In-flight reconciles finish; each Garage write is a single call, so none is cut in half.
-    let stopped = tokio::time::timeout(Duration::from_secs(20), controllers)
-        .await
-        .is_ok();
-    leading.store(false, Ordering::Relaxed);
-    if !lost && stopped {
-        // The controllers have stopped: no write of ours can follow the hand-over.
-        if let Err(e) = leader::release(&client, &lease).await {
-            tracing::warn!(error = %e, "could not release the lease; a successor waits for it to expire");
+    // On a worker thread, with the runtime's large stacks: the election task polls the
+    // controllers itself, so that it can drop them the moment its tenure ends.
+    let outcome = tokio::spawn(async move {
+        elector
+            .lead(terminate, move |stop| {
+                controller::run(client, config, metrics, stop)
+            })
+            .await
+    })
+    .await
+    .context("the election task panicked; exiting so that a restart re-elects")?;
+    match outcome {
+        Outcome::NeverLed => tracing::info!("stopped before leadership"),
+        Outcome::SteppedDown { .. } => tracing::info!("stopped"),
+        Outcome::WorkEnded { .. } => {
+            anyhow::bail!(
+                "the controllers stopped on their own; exiting so that a restart re-elects"
+            )
+        }
+        Outcome::Lost(loss) => {
+            anyhow::bail!(
+                "leadership lost ({loss}); exiting so that the restart waits as a standby"
+            )
         }
     }
-    if lost {
-        anyhow::bail!("leadership lost; exiting so that a restart re-elects");
-    }
-    tracing::info!("stopped");
     Ok(())
 }
 
@@ -146,10 +133,16 @@ fn env_value(name: &str) -> Option<String> {
         .filter(|v| !v.is_empty())
 }
 
-/// `/metrics`, `/healthz` (process alive) and `/readyz` (ready to lead or leading; the body
-/// says which). A standby is ready: were it not, a rolling update would wait for a new pod that
-/// cannot lead before the old one has stopped.
-async fn serve(listener: TcpListener, metrics: Arc<Metrics>, leading: Arc<AtomicBool>) {
+/// `/metrics`, `/healthz` and `/readyz`.
+///
+/// - `/readyz` answers 200 for a leader and for a standby alike; the body says which. A
+///   standby is ready: were it not, a rolling update would wait for a new pod that cannot lead
+///   before the old one has stopped.
+/// - `/healthz` answers 503 when the election loop (renewals of a leader, reads of a standby)
+///   has made no progress for longer than any of its iterations can take, so that the kubelet
+///   restarts a process whose loop is stuck.
+async fn serve(listener: TcpListener, metrics: Arc<Metrics>, status: Arc<Status>) {
+    let health = status.clone();
     let app = Router::new()
         .route(
             "/metrics",
@@ -166,18 +159,27 @@ async fn serve(listener: TcpListener, metrics: Arc<Metrics>, leading: Arc<Atomic
                 }
             }),
         )
-        .route("/healthz", get(|| async { "ok\n" }))
+        .route(
+            "/healthz",
+            get(move || {
+                let live = health.live(tokio::time::Instant::now());
+                async move {
+                    if live {
+                        (StatusCode::OK, "ok\n")
+                    } else {
+                        (
+                            StatusCode::SERVICE_UNAVAILABLE,
+                            "leader election loop stuck\n",
+                        )
+                    }
+                }
+            }),
+        )
         .route(
             "/readyz",
             get(move || {
-                let leading = leading.clone();
-                async move {
-                    if leading.load(Ordering::Relaxed) {
-                        "leading\n"
-                    } else {
-                        "standby\n"
-                    }
-                }
+                let leading = status.leading(tokio::time::Instant::now());
+                async move { if leading { "leading\n" } else { "standby\n" } }
             }),
         );
     if let Err(e) = axum::serve(listener, app).await {
