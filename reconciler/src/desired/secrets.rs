@@ -54,13 +54,16 @@ pub fn rpc_secret_source(c: &GarageCluster, s: &Settings) -> SecretSource {
     }
 }
 
-/// The Secret the user names for the RPC secret (`spec.network.rpcSecretRef`), if any.
-pub fn rpc_secret_user_source(c: &GarageCluster) -> Option<SecretSource> {
-    let r = c.spec.network.as_ref()?.rpc_secret_ref.as_ref()?;
+/// A user's Secret reference, with the key Garage's file is read from by default.
+fn user_source(
+    r: Option<&k8s_openapi::api::core::v1::SecretKeySelector>,
+    default_key: &str,
+) -> Option<SecretSource> {
+    let r = r?;
     Some(SecretSource {
         name: r.name.clone(),
         key: if r.key.is_empty() {
-            RPC_SECRET_KEY.into()
+            default_key.into()
         } else {
             r.key.clone()
         },
@@ -68,25 +71,31 @@ pub fn rpc_secret_user_source(c: &GarageCluster) -> Option<SecretSource> {
     })
 }
 
+/// The Secret the user names for the RPC secret (`spec.network.rpcSecretRef`), if any.
+pub fn rpc_secret_user_source(c: &GarageCluster) -> Option<SecretSource> {
+    user_source(
+        c.spec.network.as_ref()?.rpc_secret_ref.as_ref(),
+        RPC_SECRET_KEY,
+    )
+}
+
 /// The Secret the user names for the admin token (`spec.admin.adminTokenSecretRef`), if any.
 pub fn admin_token_user_source(c: &GarageCluster) -> Option<SecretSource> {
-    let r = c.spec.admin.as_ref()?.admin_token_secret_ref.as_ref()?;
-    Some(SecretSource {
-        name: r.name.clone(),
-        key: if r.key.is_empty() {
-            ADMIN_TOKEN_KEY.into()
-        } else {
-            r.key.clone()
-        },
-        generated: false,
-    })
+    user_source(
+        c.spec.admin.as_ref()?.admin_token_secret_ref.as_ref(),
+        ADMIN_TOKEN_KEY,
+    )
 }
 
 /// The static admin token the pods mount. A user-named token is mounted from its immutable
 /// copy once the cluster controller has made it (the cluster's `static-credentials-secret`
 /// annotation names it), so an edit of the user's Secret reaches pods only through a rollout.
 pub fn admin_token_source(c: &GarageCluster, s: &Settings) -> SecretSource {
-    if admin_token_user_source(c).is_some()
+    if c.spec
+        .admin
+        .as_ref()
+        .and_then(|a| a.admin_token_secret_ref.as_ref())
+        .is_some()
         && let Some(copy) = c
             .metadata
             .annotations
@@ -100,27 +109,11 @@ pub fn admin_token_source(c: &GarageCluster, s: &Settings) -> SecretSource {
             generated: false,
         };
     }
-    match c
-        .spec
-        .admin
-        .as_ref()
-        .and_then(|a| a.admin_token_secret_ref.as_ref())
-    {
-        Some(r) => SecretSource {
-            name: r.name.clone(),
-            key: if r.key.is_empty() {
-                ADMIN_TOKEN_KEY.into()
-            } else {
-                r.key.clone()
-            },
-            generated: false,
-        },
-        None => SecretSource {
-            name: names::admin_token_secret(&s.name),
-            key: ADMIN_TOKEN_KEY.into(),
-            generated: true,
-        },
-    }
+    admin_token_user_source(c).unwrap_or_else(|| SecretSource {
+        name: names::admin_token_secret(&s.name),
+        key: ADMIN_TOKEN_KEY.into(),
+        generated: true,
+    })
 }
 
 /// True for 64 hex digits (32 bytes), the only RPC secret Garage accepts.

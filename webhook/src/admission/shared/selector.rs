@@ -92,23 +92,7 @@ pub fn matches(selector: &LabelSelector, labels: &BTreeMap<String, String>) -> b
     if is_empty(Some(selector)) || conversion_error(selector).is_some() {
         return false;
     }
-    let labels_ok = selector
-        .match_labels
-        .iter()
-        .flatten()
-        .all(|(k, v)| labels.get(k) == Some(v));
-    let exprs_ok = selector.match_expressions.iter().flatten().all(|e| {
-        let values = e.values.as_deref().unwrap_or_default();
-        let have = labels.get(&e.key);
-        match e.operator.as_str() {
-            "In" => have.is_some_and(|h| values.contains(h)),
-            "NotIn" => have.is_none_or(|h| !values.contains(h)),
-            "Exists" => have.is_some(),
-            "DoesNotExist" => have.is_none(),
-            _ => false,
-        }
-    });
-    labels_ok && exprs_ok
+    shared_types::selector::matches(selector, labels)
 }
 
 /// The selector as the query string of a LIST's `labelSelector`, which the
