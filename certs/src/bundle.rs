@@ -41,30 +41,83 @@ pub fn encode_certificate(der: &[u8]) -> String {
     out
 }
 
-/// `first` followed by every certificate of `previous` that is still valid at `now` and is not
-/// `first` itself. A rotated-out CA stays trusted until it expires, so serving certificates it
-/// signed keep working while replicas move to the new one.
-pub fn rotate_bundle(first: &str, previous: &str, now: SystemTime) -> String {
-    let first_der =
-        inspect::certificates_der(first.as_bytes(), "CA certificate").unwrap_or_default();
-    let mut out = String::from(first);
+/// Most certificates a bundle carries besides the signing CA. Retired CAs leave the bundle on
+/// their own (see [`trusted_bundle`]); the cap only bounds what a tampered caBundle could add.
+pub const MAX_OTHERS: usize = 8;
+
+/// `signing` (PEM) followed by the certificates of `others` (DER) the API server must still
+/// trust: each one that is not `signing`, is valid at `now` and, when `keep_until` is given,
+/// only while `now` is before it. Duplicates are dropped; at most [`MAX_OTHERS`] are kept, the
+/// first ones in `others` first.
+///
+/// A serving certificate never outlives the CA that signed it, so a CA past its end signs
+/// nothing in use; `keep_until` is the instant after which no certificate any of `others`
+/// signed can still be valid (see [`crate::renewal::retirement_end`]).
+pub fn trusted_bundle(
+    signing: &str,
+    others: &[Vec<u8>],
+    keep_until: Option<SystemTime>,
+    now: SystemTime,
+) -> String {
+    let signing_der =
+        inspect::certificates_der(signing.as_bytes(), "CA certificate").unwrap_or_default();
+    let mut out = String::from(signing);
     if !out.ends_with('\n') {
         out.push('\n');
     }
-    let Ok(previous) = inspect::certificates_der(previous.as_bytes(), "CA bundle") else {
-        return out;
-    };
-    for der in previous {
-        if first_der.contains(&der) {
-            continue;
-        }
-        let pem = encode_certificate(&der);
-        let alive = inspect::validity(&pem, "CA bundle entry").is_ok_and(|v| v.not_after > now);
-        if alive {
-            out.push_str(&pem);
-        }
+    for der in kept_others(&signing_der, others, keep_until, now) {
+        out.push_str(&encode_certificate(der));
     }
     out
+}
+
+/// When [`trusted_bundle`] of the same arguments next drops a certificate (the earliest end
+/// among those it keeps, or `keep_until`), or `None` when it keeps none besides `signing`.
+pub fn next_retirement(
+    signing: &str,
+    others: &[Vec<u8>],
+    keep_until: Option<SystemTime>,
+    now: SystemTime,
+) -> Option<SystemTime> {
+    let signing_der =
+        inspect::certificates_der(signing.as_bytes(), "CA certificate").unwrap_or_default();
+    kept_others(&signing_der, others, keep_until, now)
+        .into_iter()
+        .filter_map(|der| inspect::validity_der(der, "CA bundle entry").ok())
+        .map(|v| keep_until.map_or(v.not_after, |until| v.not_after.min(until)))
+        .min()
+}
+
+fn kept_others<'a>(
+    signing: &[Vec<u8>],
+    others: &'a [Vec<u8>],
+    keep_until: Option<SystemTime>,
+    now: SystemTime,
+) -> Vec<&'a [u8]> {
+    let mut kept: Vec<&[u8]> = Vec::new();
+    if keep_until.is_some_and(|until| now >= until) {
+        return kept;
+    }
+    for der in others {
+        if kept.len() == MAX_OTHERS {
+            break;
+        }
+        if signing.contains(der) || kept.contains(&der.as_slice()) {
+            continue;
+        }
+        let alive = inspect::validity_der(der, "CA bundle entry").is_ok_and(|v| v.not_after > now);
+        if alive {
+            kept.push(der);
+        }
+    }
+    kept
+}
+
+/// `first` followed by every certificate of `previous` that is still valid at `now` and is not
+/// `first` itself: [`trusted_bundle`] with no end besides each certificate's own.
+pub fn rotate_bundle(first: &str, previous: &str, now: SystemTime) -> String {
+    let previous = inspect::certificates_der(previous.as_bytes(), "CA bundle").unwrap_or_default();
+    trusted_bundle(first, &previous, None, now)
 }
 
 #[cfg(test)]
@@ -72,7 +125,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::generate::new_authority;
+    use crate::generate::{new_authority, test_ca};
 
     #[test]
     fn order_and_whitespace_do_not_matter() {
@@ -123,5 +176,65 @@ mod tests {
         let later = now + Duration::from_secs(4000);
         let bundle = rotate_bundle(&new, &bundle, later);
         assert!(bundle_matches(Some(bundle.as_bytes()), new.as_bytes()));
+    }
+
+    fn der(pem: &str) -> Vec<u8> {
+        inspect::certificates_der(pem.as_bytes(), "pem")
+            .unwrap()
+            .remove(0)
+    }
+
+    #[test]
+    fn others_stay_until_the_retirement_end_or_their_own_end() {
+        let now = SystemTime::now();
+        let signing = test_ca(now, Duration::from_secs(7200));
+        let long = test_ca(now, Duration::from_secs(7200));
+        let short = test_ca(now, Duration::from_secs(600));
+        let others = vec![der(&long), der(&short), der(&long), der(&signing)];
+        let until = now + Duration::from_secs(1800);
+
+        let bundle = trusted_bundle(&signing, &others, Some(until), now);
+        assert!(bundle.starts_with(&signing));
+        let all = format!("{signing}{long}{short}");
+        assert!(bundle_matches(Some(bundle.as_bytes()), all.as_bytes()));
+        assert_eq!(
+            inspect::certificates_der(bundle.as_bytes(), "b")
+                .unwrap()
+                .len(),
+            3
+        );
+        // The short one ends first, at its own not_after.
+        let first_drop = next_retirement(&signing, &others, Some(until), now).unwrap();
+        assert_eq!(
+            first_drop,
+            inspect::validity(&short, "short").unwrap().not_after
+        );
+
+        let later = now + Duration::from_secs(900);
+        let bundle = trusted_bundle(&signing, &others, Some(until), later);
+        let kept = format!("{signing}{long}");
+        assert!(bundle_matches(Some(bundle.as_bytes()), kept.as_bytes()));
+        assert_eq!(
+            next_retirement(&signing, &others, Some(until), later),
+            Some(until)
+        );
+
+        let after = until + Duration::from_secs(1);
+        let bundle = trusted_bundle(&signing, &others, Some(until), after);
+        assert!(bundle_matches(Some(bundle.as_bytes()), signing.as_bytes()));
+        assert_eq!(next_retirement(&signing, &others, Some(until), after), None);
+    }
+
+    #[test]
+    fn a_bundle_keeps_at_most_max_others() {
+        let now = SystemTime::now();
+        let signing = test_ca(now, Duration::from_secs(3600));
+        let others: Vec<Vec<u8>> = (0..MAX_OTHERS + 3)
+            .map(|_| der(&test_ca(now, Duration::from_secs(3600))))
+            .collect();
+        let bundle = trusted_bundle(&signing, &others, None, now);
+        let certs = inspect::certificates_der(bundle.as_bytes(), "b").unwrap();
+        assert_eq!(certs.len(), MAX_OTHERS + 1);
+        assert_eq!(certs[1], others[0], "the first others are kept first");
     }
 }

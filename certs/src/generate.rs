@@ -17,8 +17,9 @@ pub const CA_COMMON_NAME: &str = "garage-webhook-ca";
 pub const ORGANIZATION: &str = "garage-operator";
 
 /// Certificates start a little in the past so that an API server whose clock runs behind ours
-/// does not see a certificate that is not valid yet.
-const BACKDATE: Duration = Duration::from_secs(5 * 60);
+/// does not see a certificate that is not valid yet. This is the most any certificate is
+/// backdated: a certificate was made no later than `not_before + BACKDATE`.
+pub const BACKDATE: Duration = Duration::from_secs(5 * 60);
 
 /// A PEM certificate with its PEM (PKCS#8) private key.
 #[derive(Clone, PartialEq, Eq)]
@@ -125,6 +126,12 @@ pub fn issue_serving(
         cert_pem: cert.pem(),
         key_pem: key.serialize_pem(),
     })
+}
+
+/// The PEM certificate of a new CA valid for `lifetime` from `now` (tests).
+#[cfg(test)]
+pub(crate) fn test_ca(now: SystemTime, lifetime: Duration) -> String {
+    new_authority(now, lifetime).unwrap().cert_pem
 }
 
 #[cfg(test)]

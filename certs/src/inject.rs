@@ -14,7 +14,7 @@ use kube::{Api, Client};
 use serde_json::{Value, json};
 
 use crate::bundle::bundle_matches;
-use crate::{Error, InstallLabel};
+use crate::{Error, InstallLabel, inspect};
 
 /// JSON Patch operations that set the caBundle of every webhook whose bundle differs from
 /// `bundle_pem`, or `None` when all match. `webhooks` holds each webhook's name and current
@@ -96,6 +96,41 @@ fn current(config: &WebhookClientConfig) -> Option<&[u8]> {
     config.ca_bundle.as_ref().map(|b| b.0.as_slice())
 }
 
+fn crd_bundle(crd: &CustomResourceDefinition) -> Option<&[u8]> {
+    let conversion = crd.spec.conversion.as_ref()?;
+    let config = conversion.webhook.as_ref()?.client_config.as_ref()?;
+    config.ca_bundle.as_ref().map(|b| b.0.as_slice())
+}
+
+/// Every certificate (DER, each once, in order of first appearance) of the caBundles
+/// installed on `validating`, `mutating` and `crds`: what the API server trusts for this
+/// install now. A caBundle that does not parse contributes nothing.
+pub fn installed_certificates(
+    validating: &[ValidatingWebhookConfiguration],
+    mutating: &[MutatingWebhookConfiguration],
+    crds: &[CustomResourceDefinition],
+) -> Vec<Vec<u8>> {
+    let hooks = validating
+        .iter()
+        .map(|c| c as &dyn Hooks)
+        .chain(mutating.iter().map(|c| c as &dyn Hooks))
+        .flat_map(|c| {
+            c.hooks()
+                .into_iter()
+                .filter_map(|(_, config)| current(config))
+        });
+    let bundles = hooks.chain(crds.iter().filter_map(crd_bundle));
+    let mut out: Vec<Vec<u8>> = Vec::new();
+    for bundle in bundles {
+        for der in inspect::certificates_der(bundle, "installed caBundle").unwrap_or_default() {
+            if !out.contains(&der) {
+                out.push(der);
+            }
+        }
+    }
+    out
+}
+
 /// Publishes the CA bundle of one install.
 #[derive(Clone)]
 pub struct Injector {
@@ -117,6 +152,28 @@ impl Injector {
     /// The label selecting this install's objects.
     pub fn label(&self) -> &InstallLabel {
         &self.label
+    }
+
+    /// The certificates the API server trusts for this install now
+    /// ([`installed_certificates`] of every labelled webhook configuration and CRD). Fails when
+    /// any list fails: a caller replacing the CA must not guess what is trusted.
+    pub async fn installed(&self) -> Result<Vec<Vec<u8>>, Error> {
+        let list = ListParams::default().labels(&self.label.selector());
+        let validating = self.list::<ValidatingWebhookConfiguration>(&list).await?;
+        let mutating = self.list::<MutatingWebhookConfiguration>(&list).await?;
+        let crds = self.list::<CustomResourceDefinition>(&list).await?;
+        Ok(installed_certificates(&validating, &mutating, &crds))
+    }
+
+    async fn list<K>(&self, list: &ListParams) -> Result<Vec<K>, Error>
+    where
+        K: kube::Resource<DynamicType = ()> + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+    {
+        let api: Api<K> = Api::all(self.client.clone());
+        match api.list(list).await {
+            Ok(objects) => Ok(objects.items),
+            Err(e) => Err(Error::kube(format!("listing {}s", K::kind(&())), e)),
+        }
     }
 
     fn params(&self) -> PatchParams {
@@ -163,12 +220,10 @@ impl Injector {
     {
         let kind = K::kind(&());
         let api: Api<K> = Api::all(self.client.clone());
-        let objects = match api.list(list).await {
+        let objects = match self.list::<K>(list).await {
             Ok(objects) => objects,
             Err(e) => {
-                outcome
-                    .1
-                    .get_or_insert(Error::kube(format!("listing {kind}s"), e));
+                outcome.1.get_or_insert(e);
                 return;
             }
         };
@@ -248,10 +303,9 @@ mod tests {
         assert!(webhooks_patch(&all_good, &bundle).is_none());
     }
 
-    #[test]
-    fn crds_without_webhook_conversion_are_left_alone() {
-        let bundle = pem();
-        let mut crd: CustomResourceDefinition = serde_json::from_value(json!({
+    /// The GarageCluster CRD converting through a webhook reached with `client_config`.
+    fn conversion_crd(client_config: Value) -> CustomResourceDefinition {
+        serde_json::from_value(json!({
             "metadata": {"name": "garageclusters.garage.rajsingh.info"},
             "spec": {
                 "group": "garage.rajsingh.info",
@@ -259,12 +313,18 @@ mod tests {
                 "scope": "Namespaced",
                 "versions": [],
                 "conversion": {"strategy": "Webhook", "webhook": {
-                    "clientConfig": {"url": "https://127.0.0.1:1/convert"},
+                    "clientConfig": client_config,
                     "conversionReviewVersions": ["v1"]
                 }}
             }
         }))
-        .unwrap();
+        .unwrap()
+    }
+
+    #[test]
+    fn crds_without_webhook_conversion_are_left_alone() {
+        let bundle = pem();
+        let mut crd = conversion_crd(json!({"url": "https://127.0.0.1:1/convert"}));
         assert!(crd_patch(&crd, &bundle).is_some());
         if let Some(c) = crd.spec.conversion.as_mut() {
             c.strategy = "None".into();
@@ -272,5 +332,37 @@ mod tests {
         assert!(crd_patch(&crd, &bundle).is_none());
         crd.spec.conversion = None;
         assert!(crd_patch(&crd, &bundle).is_none());
+    }
+
+    #[test]
+    fn installed_certificates_are_collected_once_from_every_object() {
+        let a = pem();
+        let b = pem();
+        let der = |p: &str| {
+            inspect::certificates_der(p.as_bytes(), "p")
+                .unwrap()
+                .remove(0)
+        };
+        let hook = |bundle: Option<&str>| {
+            json!({"name": "h.example", "admissionReviewVersions": ["v1"], "sideEffects": "None",
+                "clientConfig": {"url": "https://x/", "caBundle": bundle.map(|b| STANDARD.encode(b))}})
+        };
+        let validating: ValidatingWebhookConfiguration = serde_json::from_value(json!({
+            "metadata": {"name": "v"},
+            "webhooks": [hook(Some(&a)), hook(None), hook(Some("garbage"))]
+        }))
+        .unwrap();
+        let mutating: MutatingWebhookConfiguration = serde_json::from_value(json!({
+            "metadata": {"name": "m"},
+            "webhooks": [hook(Some(&format!("{a}{b}")))]
+        }))
+        .unwrap();
+        let crd =
+            conversion_crd(json!({"url": "https://x/convert", "caBundle": STANDARD.encode(&b)}));
+        assert_eq!(
+            installed_certificates(&[validating], &[mutating], &[crd]),
+            [der(&a), der(&b)]
+        );
+        assert!(installed_certificates(&[], &[], &[]).is_empty());
     }
 }

@@ -52,14 +52,22 @@ fn with_first<T>(
     f(&cert)
 }
 
+fn validity_of(cert: &X509Certificate<'_>) -> Validity {
+    Validity {
+        not_before: to_system_time(cert.validity().not_before.timestamp()),
+        not_after: to_system_time(cert.validity().not_after.timestamp()),
+    }
+}
+
 /// Validity of the first certificate in `pem`.
 pub fn validity(pem: &str, what: &'static str) -> Result<Validity, Error> {
-    with_first(pem, what, |cert| {
-        Ok(Validity {
-            not_before: to_system_time(cert.validity().not_before.timestamp()),
-            not_after: to_system_time(cert.validity().not_after.timestamp()),
-        })
-    })
+    with_first(pem, what, |cert| Ok(validity_of(cert)))
+}
+
+/// Validity of one DER certificate.
+pub fn validity_der(der: &[u8], what: &'static str) -> Result<Validity, Error> {
+    let (_, cert) = x509_parser::parse_x509_certificate(der).map_err(|e| Error::parse(what, e))?;
+    Ok(validity_of(&cert))
 }
 
 /// DNS names and IP addresses of the first certificate in `pem`, as text.

@@ -8,7 +8,9 @@
 //!   stored. The serving certificate is renewed at two thirds of its life and hot-swapped into
 //!   rustls through [`CertResolver`]; the CA bundle is written into this install's webhook
 //!   configurations and the GarageCluster CRD's conversion stanza ([`inject`]) and put back when
-//!   someone changes it.
+//!   someone changes it. A CA that may still have signed a certificate in use stays in the
+//!   bundle, also across a deleted Secret (read back from the installed caBundles); how
+//!   injection goes is recorded in [`InjectionHealth`].
 //! - **cert-manager** ([`Mounted`]): the keypair cert-manager keeps in a mounted Secret,
 //!   reloaded when the files change; cert-manager's cainjector owns the caBundle.
 //!
@@ -19,6 +21,7 @@
 
 mod config;
 mod error;
+mod health;
 mod mounted;
 mod resolver;
 mod self_managed;
@@ -36,6 +39,7 @@ pub use config::{
     DEFAULT_INSTALL_LABEL_KEY, InstallLabel, Lifetimes, MountedConfig, SelfManagedConfig,
 };
 pub use error::Error;
+pub use health::InjectionHealth;
 pub use mounted::{Mounted, Poll};
 pub use resolver::{
     CertResolver, certified_key, install_default_provider, provider, server_config,

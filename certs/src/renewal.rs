@@ -3,8 +3,8 @@
 
 use std::time::{Duration, SystemTime};
 
-use crate::bundle::{bundle_matches, rotate_bundle};
-use crate::generate::{KeyedCert, issue_serving, new_authority};
+use crate::bundle::{bundle_matches, next_retirement, trusted_bundle};
+use crate::generate::{BACKDATE, KeyedCert, issue_serving, new_authority};
 use crate::inspect::{self, Validity};
 use crate::{Error, Lifetimes, resolver};
 
@@ -75,6 +75,50 @@ pub enum Plan {
     },
 }
 
+/// Until when CAs other than the signing one (whose validity is `signing`) must stay trusted.
+///
+/// Once a CA signs, no older CA signs again: every serving certificate an older CA signed was
+/// issued before the signing CA was made (at most [`BACKDATE`] after its `not_before`), so it
+/// expires no later than that plus the serving lifetime. Until then a replica may still serve
+/// one (it has not read the new Secret yet, or cannot reach the API server), and the API server
+/// must keep trusting its CA. The bound holds while the serving lifetime is not lengthened
+/// between two CAs.
+pub fn retirement_end(signing: Validity, lifetimes: &Lifetimes) -> SystemTime {
+    signing.not_before + BACKDATE + lifetimes.serving
+}
+
+/// The DER certificates of a PEM bundle; an unreadable bundle has none.
+fn bundle_certificates(bundle: &str) -> Vec<Vec<u8>> {
+    inspect::certificates_der(bundle.as_bytes(), "CA bundle").unwrap_or_default()
+}
+
+/// The bundle `ca` (PEM) signs under, keeping those of `others` still in use at `now`.
+fn bundle_for(
+    ca: &str,
+    others: &[Vec<u8>],
+    lifetimes: &Lifetimes,
+    now: SystemTime,
+) -> Result<String, Error> {
+    let end = retirement_end(inspect::validity(ca, "CA certificate")?, lifetimes);
+    Ok(trusted_bundle(ca, others, Some(end), now))
+}
+
+/// Makes `material`, whose CA was just made, also trust the CAs of the caBundles installed now
+/// (`installed`, DER): when the certificate Secret was deleted or unreadable, those are the
+/// CAs that signed the certificates replicas still serve. They stay in the bundle until
+/// [`retirement_end`] of the new CA, or their own end when sooner.
+pub fn adopt_installed(
+    material: &mut Material,
+    installed: &[Vec<u8>],
+    lifetimes: &Lifetimes,
+    now: SystemTime,
+) -> Result<(), Error> {
+    let mut others = bundle_certificates(&material.bundle);
+    others.extend(installed.iter().cloned());
+    material.bundle = bundle_for(&material.ca.cert_pem, &others, lifetimes, now)?;
+    Ok(())
+}
+
 fn fresh(names: &[String], lifetimes: &Lifetimes, now: SystemTime) -> Result<Material, Error> {
     let ca = new_authority(now, lifetimes.ca)?;
     let serving = issue_serving(&ca, names, now, lifetimes.serving)?;
@@ -127,9 +171,12 @@ fn serving_due(material: &Material, lifetimes: &Lifetimes) -> Result<SystemTime,
 /// Decides what the Secret should hold, given what it holds now (`None`: no Secret, or one
 /// whose material does not parse), the serving names and the lifetimes.
 ///
-/// A CA past its renewal point is replaced and the old one stays in the bundle while it is
-/// valid; a serving certificate is reissued when it is due, names other hosts, was signed by
-/// another CA or does not match its key. Anything unreadable starts over with a new CA.
+/// A CA past its renewal point is replaced and the old one stays in the bundle until no
+/// certificate it signed can be in use ([`retirement_end`]); a serving certificate is reissued
+/// when it is due, names other hosts, was signed by another CA or does not match its key; a
+/// bundle holding a CA no longer needed is rewritten without it. Anything unreadable starts
+/// over with a new CA. A new CA's bundle holds only what the Secret held: the caller adds the
+/// CAs installed in the API server ([`adopt_installed`]).
 pub fn plan(
     stored: Option<&Material>,
     names: &[String],
@@ -154,7 +201,9 @@ pub fn plan(
     if let Decision::Renew = decide(ca_validity, lifetimes.renew_at, now) {
         let ca = new_authority(now, lifetimes.ca)?;
         let serving = issue_serving(&ca, names, now, lifetimes.serving)?;
-        let bundle = rotate_bundle(&ca.cert_pem, &stored.bundle, now);
+        let mut previous = bundle_certificates(&stored.ca.cert_pem);
+        previous.extend(bundle_certificates(&stored.bundle));
+        let bundle = bundle_for(&ca.cert_pem, &previous, lifetimes, now)?;
         return Ok(Plan::Write {
             material: Material {
                 ca,
@@ -170,21 +219,24 @@ pub fn plan(
             "the stored serving certificate is unreadable ({e})"
         )),
     };
-    // The signing CA must be in the bundle, or nothing it signs is trusted.
-    let bundle_ok = inspect::certificates_der(stored.ca.cert_pem.as_bytes(), "CA certificate")
-        .ok()
-        .and_then(|ca| ca.into_iter().next())
-        .is_some_and(|ca| {
-            inspect::certificates_der(stored.bundle.as_bytes(), "CA bundle")
-                .is_ok_and(|bundle| bundle.contains(&ca))
-        });
+    // The signing CA first, then the retired CAs still in use: the signing CA must be in the
+    // bundle or nothing it signs is trusted, and a CA no longer needed leaves it.
+    let others = bundle_certificates(&stored.bundle);
+    let bundle = bundle_for(&stored.ca.cert_pem, &others, lifetimes, now)?;
+    let bundle_ok = bundle_matches(Some(stored.bundle.as_bytes()), bundle.as_bytes());
     match (problem, bundle_ok) {
         (None, true) => {
             let serving_at = serving_due(stored, lifetimes)?;
             let ca_at = renew_at(ca_validity, lifetimes.renew_at);
+            let end = retirement_end(ca_validity, lifetimes);
+            let retire_at = next_retirement(&stored.ca.cert_pem, &others, Some(end), now);
             Ok(Plan::Keep {
                 material: stored.clone(),
-                next_check: serving_at.min(ca_at),
+                next_check: [Some(serving_at), Some(ca_at), retire_at]
+                    .into_iter()
+                    .flatten()
+                    .min()
+                    .unwrap_or(serving_at),
             })
         }
         (problem, _) => {
@@ -192,8 +244,9 @@ pub fn plan(
                 Some(_) => issue_serving(&stored.ca, names, now, lifetimes.serving)?,
                 None => stored.serving.clone(),
             };
-            let bundle = rotate_bundle(&stored.ca.cert_pem, &stored.bundle, now);
-            let reason = problem.unwrap_or_else(|| "the CA bundle lacks the signing CA".to_owned());
+            let reason = problem.unwrap_or_else(|| {
+                "the CA bundle lacks the signing CA or holds a CA no longer needed".to_owned()
+            });
             Ok(Plan::Write {
                 material: Material {
                     ca: stored.ca.clone(),
@@ -233,6 +286,16 @@ mod tests {
         match plan {
             Plan::Write { material, reason } => (material, reason),
             Plan::Keep { .. } => panic!("expected a write"),
+        }
+    }
+
+    fn kept(plan: Plan) -> (Material, SystemTime) {
+        match plan {
+            Plan::Keep {
+                material,
+                next_check,
+            } => (material, next_check),
+            Plan::Write { reason, .. } => panic!("rewrote: {reason}"),
         }
     }
 
@@ -318,6 +381,13 @@ mod tests {
             both.as_bytes()
         ));
         assert!(!same_bundle(&m, &next));
+
+        // The old CA leaves once the new one is a serving lifetime old: every certificate the
+        // old one signed has expired by then.
+        let retired = later + lifetimes().serving + BACKDATE;
+        let (after, reason) = written(plan(Some(&next), &names(), &lifetimes(), retired).unwrap());
+        assert!(!trusts(&after, &m.ca), "{reason}");
+        assert!(trusts(&after, &next.ca));
     }
 
     #[test]
@@ -343,5 +413,95 @@ mod tests {
         let (next, reason) = written(plan(Some(&m), &names(), &lifetimes(), now).unwrap());
         assert!(reason.contains("starting over"), "{reason}");
         assert!(inspect::signed_by(&next.serving.cert_pem, &next.ca.cert_pem).unwrap());
+    }
+
+    fn certificates(bundle: &str) -> Vec<Vec<u8>> {
+        inspect::certificates_der(bundle.as_bytes(), "bundle").unwrap()
+    }
+
+    fn trusts(m: &Material, ca: &KeyedCert) -> bool {
+        certificates(&m.bundle).contains(&certificates(&ca.cert_pem)[0])
+    }
+
+    /// The certificate Secret is deleted while replicas serve a certificate of its CA: the new
+    /// material has a new CA, and its bundle also holds the old CA read from the installed
+    /// caBundle, until no certificate the old CA signed can still be valid.
+    #[test]
+    fn a_deleted_secret_keeps_the_installed_ca_until_its_certificates_are_gone() {
+        let start = SystemTime::now();
+        let (old, _) = written(plan(None, &names(), &lifetimes(), start).unwrap());
+        // What the webhook configurations carry: the old bundle.
+        let installed = certificates(&old.bundle);
+
+        let deleted_at = start + 5 * HOUR;
+        let (mut new, reason) = written(plan(None, &names(), &lifetimes(), deleted_at).unwrap());
+        assert!(reason.contains("no certificate material"), "{reason}");
+        assert_ne!(new.ca, old.ca);
+        assert!(
+            !trusts(&new, &old.ca),
+            "the Secret alone knows nothing of the old CA"
+        );
+        adopt_installed(&mut new, &installed, &lifetimes(), deleted_at).unwrap();
+        assert!(
+            new.bundle.starts_with(&new.ca.cert_pem),
+            "the signing CA comes first"
+        );
+        assert!(trusts(&new, &new.ca) && trusts(&new, &old.ca));
+        assert_eq!(certificates(&new.bundle).len(), 2);
+        // The old serving certificate, still served by replicas, chains to the bundle.
+        assert!(inspect::signed_by(&old.serving.cert_pem, &old.ca.cert_pem).unwrap());
+
+        // Kept while any certificate the old CA signed can be valid, with a look scheduled
+        // for the moment it can be dropped.
+        let end = retirement_end(
+            inspect::validity(&new.ca.cert_pem, "ca").unwrap(),
+            &lifetimes(),
+        );
+        let old_leaf_end = inspect::validity(&old.serving.cert_pem, "leaf")
+            .unwrap()
+            .not_after;
+        assert!(end >= old_leaf_end, "dropped before the old leaf expires");
+        assert!(end <= deleted_at + lifetimes().serving + BACKDATE);
+        let (material, next_check) =
+            kept(plan(Some(&new), &names(), &lifetimes(), deleted_at + HOUR).unwrap());
+        assert_eq!(material, new);
+        assert!(next_check <= end, "{next_check:?} after {end:?}");
+
+        // The new leaf is renewed (20 h) before the old CA's retirement (30 h): both stay.
+        let (renewed, reason) =
+            written(plan(Some(&new), &names(), &lifetimes(), deleted_at + 21 * HOUR).unwrap());
+        assert!(reason.contains("due"), "{reason}");
+        assert!(trusts(&renewed, &old.ca) && trusts(&renewed, &new.ca));
+
+        // Past the end the old CA leaves and only the signing CA remains.
+        let (pruned, reason) =
+            written(plan(Some(&renewed), &names(), &lifetimes(), end + HOUR / 60).unwrap());
+        assert!(reason.contains("no longer needed"), "{reason}");
+        assert_eq!(certificates(&pruned.bundle), certificates(&new.ca.cert_pem));
+        assert_eq!(pruned.serving, renewed.serving);
+        kept(plan(Some(&pruned), &names(), &lifetimes(), end + HOUR / 30).unwrap());
+    }
+
+    #[test]
+    fn an_installed_ca_that_expires_first_leaves_at_its_own_end() {
+        let now = SystemTime::now();
+        let short = new_authority(now, 2 * HOUR).unwrap();
+        let (mut m, _) = written(plan(None, &names(), &lifetimes(), now).unwrap());
+        adopt_installed(&mut m, &certificates(&short.cert_pem), &lifetimes(), now).unwrap();
+        assert!(trusts(&m, &short));
+        match plan(Some(&m), &names(), &lifetimes(), now + HOUR).unwrap() {
+            Plan::Keep { next_check, .. } => assert_eq!(
+                next_check,
+                inspect::validity(&short.cert_pem, "short")
+                    .unwrap()
+                    .not_after
+            ),
+            Plan::Write { reason, .. } => panic!("rewrote: {reason}"),
+        }
+        let (next, _) = written(plan(Some(&m), &names(), &lifetimes(), now + 3 * HOUR).unwrap());
+        assert!(!trusts(&next, &short));
+        // Garbage among the installed bundles is ignored.
+        adopt_installed(&mut m, &[b"junk".to_vec()], &lifetimes(), now).unwrap();
+        assert!(trusts(&m, &m.ca.clone()));
     }
 }

@@ -12,6 +12,7 @@ use rustls::server::{ClientHello, ResolvesServerCert};
 use rustls::sign::CertifiedKey;
 
 use crate::Error;
+use crate::inspect::Validity;
 
 /// The one crypto provider of this workspace's TLS servers.
 pub fn provider() -> CryptoProvider {
@@ -79,6 +80,12 @@ impl CertResolver {
             .as_ref()
             .and_then(|k| k.cert.first().cloned())
     }
+
+    /// When the leaf served now starts and stops being valid, if one is served.
+    pub fn current_validity(&self) -> Option<Validity> {
+        let leaf = self.current_leaf()?;
+        crate::inspect::validity_der(&leaf, "served certificate").ok()
+    }
 }
 
 impl ResolvesServerCert for CertResolver {
@@ -116,8 +123,13 @@ mod tests {
         let b = issue_serving(&ca, &["b".into()], now, Duration::from_secs(600)).unwrap();
         let resolver = CertResolver::new();
         assert!(!resolver.is_ready());
+        assert_eq!(resolver.current_validity(), None);
         assert_eq!(resolver.install(&a.cert_pem, &a.key_pem).unwrap(), 1);
         let first = resolver.current_leaf().unwrap();
+        assert_eq!(
+            resolver.current_validity(),
+            Some(crate::inspect::validity(&a.cert_pem, "a").unwrap())
+        );
         assert_eq!(resolver.install(&b.cert_pem, &b.key_pem).unwrap(), 2);
         assert_ne!(resolver.current_leaf().unwrap(), first);
         assert!(resolver.install(&a.cert_pem, &b.key_pem).is_err());

@@ -11,7 +11,8 @@ use kube::Api;
 use kube::api::PostParams;
 
 use crate::generate::KeyedCert;
-use crate::renewal::{Material, Plan, plan};
+use crate::inject::Injector;
+use crate::renewal::{Material, Plan, adopt_installed, plan};
 use crate::{Error, Lifetimes};
 
 /// Secret key of the serving certificate.
@@ -113,11 +114,15 @@ impl SecretStore {
     /// Reads the Secret and, when it is missing, unreadable or due, writes new material. A
     /// write that loses a race (AlreadyExists, Conflict) re-reads and plans again from what the
     /// winner wrote, so every replica ends up with the same material.
+    ///
+    /// Material with a new CA also trusts the CAs `installed` finds in the API server now
+    /// ([`adopt_installed`]); when they cannot be read, nothing is written.
     pub async fn ensure(
         &self,
         names: &[String],
         lifetimes: &Lifetimes,
         now: impl Fn() -> SystemTime,
+        installed: &Injector,
     ) -> Result<Ensured, Error> {
         for _ in 0..ATTEMPTS {
             let found = self
@@ -126,7 +131,8 @@ impl SecretStore {
                 .await
                 .map_err(|e| Error::kube(format!("reading {}", self.describe()), e))?;
             let stored = found.as_ref().and_then(decode);
-            match plan(stored.as_ref(), names, lifetimes, now())? {
+            let at = now();
+            match plan(stored.as_ref(), names, lifetimes, at)? {
                 Plan::Keep {
                     material,
                     next_check,
@@ -137,7 +143,17 @@ impl SecretStore {
                         wrote: None,
                     });
                 }
-                Plan::Write { material, reason } => {
+                Plan::Write {
+                    mut material,
+                    reason,
+                } => {
+                    let new_ca = stored
+                        .as_ref()
+                        .is_none_or(|s| s.ca.cert_pem != material.ca.cert_pem);
+                    if new_ca {
+                        let trusted = installed.installed().await?;
+                        adopt_installed(&mut material, &trusted, lifetimes, at)?;
+                    }
                     let result = match found {
                         Some(existing) => {
                             self.api

@@ -1,12 +1,15 @@
 //! The webhook server against a real kube-apiserver (tests/localcluster): admission and
-//! conversion through the API server, self-managed certificates with caBundle injection, and a
-//! serving-certificate rotation under load.
+//! conversion through the API server, self-managed certificates with caBundle injection, a
+//! serving-certificate rotation under load, and the certificate Secret deleted under load.
 //!
 //! The local cluster has no kubelet, so the server runs in this process on 127.0.0.1 and the
 //! webhook configurations point at it by URL; the caBundle is written by the server itself
 //! (self-managed mode), exactly as in a real install.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "local_cluster/deleted_secret.rs"]
+mod deleted_secret;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -201,6 +204,14 @@ async fn bundles_injected(client: &Client) -> bool {
         .and_then(|w| w.client_config)
         .is_some_and(|cc| cc.ca_bundle.is_some());
     hooks_ok && crd_ok
+}
+
+/// The caBundle of the first validating webhook of the test install.
+async fn first_ca_bundle(client: &Client) -> Vec<u8> {
+    let v: Api<ValidatingWebhookConfiguration> = Api::all(client.clone());
+    let hooks = v.get("garage-webhook-test-validating").await.unwrap();
+    let bundle = hooks.webhooks.unwrap()[0].client_config.ca_bundle.clone();
+    bundle.unwrap().0
 }
 
 fn api(client: &Client, version: &str, kind: &str, namespace: &str) -> Api<DynamicObject> {
@@ -654,21 +665,15 @@ async fn webhook_through_a_real_api_server() {
     wait(
         "the tampered caBundle restored",
         Duration::from_secs(30),
-        || async {
-            let hooks = v.get("garage-webhook-test-validating").await.unwrap();
-            let bundle = hooks.webhooks.unwrap()[0]
-                .client_config
-                .ca_bundle
-                .clone()
-                .unwrap();
-            bundle.0 != b"garbage"
-        },
+        || async { first_ca_bundle(&client).await != b"garbage" },
     )
     .await;
     println!("caBundle restored after {:?}", tampered_at.elapsed());
     create(&client, &cluster("after-tamper"), true)
         .await
         .unwrap();
+
+    deleted_secret::deleted_secret_keeps_every_ca_in_use(&client, &server).await;
 
     let metrics = server.metrics().render();
     assert!(

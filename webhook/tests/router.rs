@@ -4,39 +4,40 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
+use std::time::{Duration, SystemTime};
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
-use certs::CertResolver;
+use certs::{CertResolver, InjectionHealth};
 use serde_json::{Value, json};
 use tower::ServiceExt;
 use webhook::cli::state::StateDir;
 use webhook::server::dispatch::{Endpoint, Settings};
 use webhook::server::limits::Limits;
 use webhook::server::metrics::Metrics;
+use webhook::server::readiness::Signals;
 use webhook::server::router::{AppState, router};
 
-fn app(ready: bool) -> axum::Router {
+/// State serving a certificate issued at `issued` for `life` (none when `None`).
+fn state(certificate: Option<(SystemTime, Duration)>) -> AppState<StateDir> {
     let resolver = Arc::new(CertResolver::new());
-    if ready {
-        let now = std::time::SystemTime::now();
-        let ca = certs::generate::new_authority(now, std::time::Duration::from_secs(3600)).unwrap();
-        let leaf = certs::generate::issue_serving(
-            &ca,
-            &["x".into()],
-            now,
-            std::time::Duration::from_secs(600),
-        )
-        .unwrap();
+    if let Some((issued, life)) = certificate {
+        let ca = certs::generate::new_authority(issued, Duration::from_secs(3600)).unwrap();
+        let leaf = certs::generate::issue_serving(&ca, &["x".into()], issued, life).unwrap();
         resolver.install(&leaf.cert_pem, &leaf.key_pem).unwrap();
     }
-    router(Arc::new(AppState {
-        source: StateDir::default(),
-        settings: Settings::default(),
-        metrics: Arc::new(Metrics::new()),
+    AppState::new(
+        StateDir::default(),
+        Settings::default(),
+        Arc::new(Metrics::new()),
         resolver,
-        limits: Limits::default(),
-    }))
+        Limits::default(),
+    )
+}
+
+fn app(ready: bool) -> axum::Router {
+    let certificate = ready.then(|| (SystemTime::now(), Duration::from_secs(600)));
+    router(Arc::new(state(certificate)))
 }
 
 async fn call(
@@ -206,8 +207,74 @@ async fn probes_and_metrics() {
         text.contains("garage_webhook_certificate_generation 1"),
         "{text}"
     );
+    for metric in [
+        "garage_webhook_certificate_expiry_seconds 59",
+        "garage_webhook_ca_bundle_injection_failures_total 0",
+        "garage_webhook_ca_bundle_injection_failing_passes 0",
+        "garage_webhook_review_budget_bytes 50331648",
+        "garage_webhook_review_budget_in_use_bytes 0",
+    ] {
+        assert!(text.contains(metric), "{metric} missing from {text}");
+    }
     let response = app(true).oneshot(get("/nope")).await.unwrap();
     assert_eq!(response.status(), StatusCode::NOT_FOUND);
+}
+
+async fn readyz(app: axum::Router) -> (StatusCode, String, Option<String>) {
+    let request = Request::get("/readyz").body(Body::empty()).unwrap();
+    let response = app.oneshot(request).await.unwrap();
+    let status = response.status();
+    let connection = response
+        .headers()
+        .get(header::CONNECTION)
+        .map(|v| v.to_str().unwrap().to_owned());
+    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    (
+        status,
+        String::from_utf8_lossy(&bytes).into_owned(),
+        connection,
+    )
+}
+
+#[tokio::test]
+async fn readiness_follows_shutdown_expiry_and_injection() {
+    let now = SystemTime::now();
+    let (status, _, connection) = readyz(app(true)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(connection, None);
+
+    // Shutdown: not ready, and every answer closes its connection.
+    let draining = state(Some((now, Duration::from_secs(600))));
+    draining.signals.begin_draining();
+    let (status, text, connection) = readyz(router(Arc::new(draining))).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    assert!(text.contains("shutting down"), "{text}");
+    assert_eq!(connection.as_deref(), Some("close"));
+
+    // A 600 s certificate with 30 s left is inside its 60 s window.
+    let expiring = state(Some((
+        now - Duration::from_secs(570),
+        Duration::from_secs(600),
+    )));
+    let (status, text, _) = readyz(router(Arc::new(expiring))).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    assert!(text.contains("expires in"), "{text}");
+
+    // Three injection passes failed in a row.
+    let mut failing = state(Some((now, Duration::from_secs(600))));
+    let injection = Arc::new(InjectionHealth::new());
+    for _ in 0..3 {
+        injection.record(&Err::<(), _>(certs::Error::Config(
+            "patch forbidden".into(),
+        )));
+    }
+    failing.signals = Arc::new(Signals::new(injection));
+    let (status, text, _) = readyz(router(Arc::new(failing))).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    assert!(text.contains("failed 3 times in a row"), "{text}");
+    assert!(text.contains("patch forbidden"), "{text}");
 }
 
 fn v1beta1_review(resource: &str, operation: &str, object: Value) -> Vec<u8> {

@@ -149,6 +149,22 @@ pub fn of_kind<'a>(objects: &'a [Value], kind: &str) -> Vec<&'a Value> {
     objects.iter().filter(|o| o["kind"] == kind).collect()
 }
 
+/// The Deployment of `component` (`webhook` or `reconciler`).
+pub fn deployment<'a>(objects: &'a [Value], component: &str) -> Option<&'a Value> {
+    of_kind(objects, "Deployment")
+        .into_iter()
+        .find(|d| d["metadata"]["labels"]["app.kubernetes.io/component"] == component)
+}
+
+/// The value of the environment variable `name` of `container`.
+pub fn env<'a>(container: &'a Value, name: &str) -> Option<&'a Value> {
+    container["env"]
+        .as_array()?
+        .iter()
+        .find(|e| e["name"] == name)
+        .map(|e| &e["value"])
+}
+
 /// The one object of `kind` named `name`.
 pub fn find<'a>(objects: &'a [Value], kind: &str, name: &str) -> Option<&'a Value> {
     objects

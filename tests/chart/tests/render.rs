@@ -6,7 +6,8 @@
 use std::collections::BTreeSet;
 
 use chart_tests::{
-    Combo, NAMESPACE, WATCHED, combos, find, lint, of_kind, template, template_text,
+    Combo, NAMESPACE, WATCHED, combos, deployment, env, find, lint, of_kind, template,
+    template_text,
 };
 use serde_json::Value;
 use webhook::server::endpoint::{CONVERT_PATH, Endpoint};
@@ -37,20 +38,6 @@ fn strings(v: &Value) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
-}
-
-fn env<'a>(container: &'a Value, name: &str) -> Option<&'a Value> {
-    container["env"]
-        .as_array()?
-        .iter()
-        .find(|e| e["name"] == name)
-        .map(|e| &e["value"])
-}
-
-fn deployment<'a>(objects: &'a [Value], component: &str) -> Option<&'a Value> {
-    of_kind(objects, "Deployment")
-        .into_iter()
-        .find(|d| d["metadata"]["labels"]["app.kubernetes.io/component"] == component)
 }
 
 fn webhooks(objects: &[Value]) -> Vec<&Value> {

@@ -12,8 +12,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use webhook::cli::review::{Input, ManifestOperation, Propagation, ReviewCommand, Subresource};
 use webhook::cli::{EXIT_UNUSABLE, convert, review};
 use webhook::server::dispatch::Settings;
-use webhook::server::limits::Limits;
-use webhook::server::{ServeConfig, start};
+use webhook::server::limits::{Limits, MAX_BODY_BYTES, REVIEW_BUDGET_BYTES};
+use webhook::server::{ServeConfig, Shutdown, start};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -116,6 +116,17 @@ struct ServeArgs {
     /// Name of the reconciler's ServiceAccount.
     #[arg(long, env = "POD_SERVICE_ACCOUNT")]
     controller_service_account_name: Option<String>,
+    /// After SIGTERM: how long to keep serving while readiness is false, so that the pod's
+    /// endpoint is removed before connections are refused (SIGINT skips it).
+    #[arg(long, env = "WEBHOOK_SHUTDOWN_GRACE", default_value = "10s", value_parser = parse_duration)]
+    shutdown_grace: Duration,
+    /// Then how long open requests get to finish before their connections are cut.
+    #[arg(long, env = "WEBHOOK_SHUTDOWN_DRAIN", default_value = "10s", value_parser = parse_duration)]
+    shutdown_drain: Duration,
+    /// Memory (MiB) the reviews in flight may hold together; derived from the chart's 128 MiB
+    /// memory limit, lower it with the limit.
+    #[arg(long, env = "WEBHOOK_REVIEW_BUDGET_MIB", default_value_t = REVIEW_BUDGET_BYTES >> 20)]
+    review_budget_mib: usize,
     /// Log format.
     #[arg(long, env = "WEBHOOK_LOG_FORMAT", value_enum, default_value = "json")]
     log_format: LogFormat,
@@ -214,6 +225,14 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         );
     };
     let controller_username = format!("system:serviceaccount:{namespace}:{account}");
+    let review_budget_bytes = args.review_budget_mib.saturating_mul(1 << 20);
+    if review_budget_bytes < MAX_BODY_BYTES {
+        bail!(
+            "--review-budget-mib {} is smaller than one request body may be ({} MiB)",
+            args.review_budget_mib,
+            MAX_BODY_BYTES >> 20
+        );
+    }
     let certificates = match args.cert_mode {
         CertMode::CertManager => Mode::CertManager(MountedConfig::new(&args.cert_dir)),
         CertMode::SelfManaged => {
@@ -247,17 +266,27 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         settings: Settings {
             controller_username,
         },
-        limits: Limits::default(),
+        limits: Limits {
+            review_budget_bytes,
+            ..Limits::default()
+        },
     };
     let running = start(config, client).await?;
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .context("installing the SIGTERM handler")?;
+    let mut timings = Shutdown {
+        grace: args.shutdown_grace,
+        drain: args.shutdown_drain,
+    };
     tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = terminate.recv() => {}
+        _ = tokio::signal::ctrl_c() => {
+            // Someone at a terminal: no endpoint to take out of rotation first.
+            timings.grace = Duration::ZERO;
+            tracing::info!("interrupted; shutting down");
+        }
+        _ = terminate.recv() => tracing::info!("terminated; shutting down"),
     }
-    tracing::info!("shutting down");
-    running.stop().await;
+    running.shutdown(timings).await;
     Ok(())
 }
 

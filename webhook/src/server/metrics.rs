@@ -1,7 +1,10 @@
-//! Prometheus metrics: reviews by path and verdict, and review latency by path.
+//! Prometheus metrics: reviews by path and verdict, review latency by path, the review memory
+//! budget, and certificate health (time left on the served certificate, caBundle injection
+//! failures).
 
 use std::sync::Mutex;
-use std::time::Duration;
+use std::sync::atomic::AtomicU64;
+use std::time::{Duration, SystemTime};
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::encoding::text::encode;
@@ -9,7 +12,7 @@ use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
-use prometheus_client::registry::Registry;
+use prometheus_client::registry::{Metric, Registry};
 
 /// Labels of the request counter.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -17,8 +20,9 @@ pub struct RequestLabels {
     /// The endpoint path (unknown paths are counted as `other`, so a scanner cannot grow the
     /// label set without bound).
     pub path: String,
-    /// `allowed`, `patched`, `denied`, `invalid`, `unavailable`, or `rejected` for a body
-    /// refused before it became a review.
+    /// `allowed`, `patched`, `denied`, `invalid`, `unavailable`, `rejected` for a body
+    /// refused before it became a review, `throttled` for one answered 429 because the review
+    /// memory budget had no room, `too_large` for one that could not fit in it at all.
     pub verdict: String,
 }
 
@@ -27,6 +31,12 @@ pub struct RequestLabels {
 pub struct PathLabels {
     /// The endpoint path.
     pub path: String,
+}
+
+/// `metric`, registered in `registry` under `name`.
+fn registered<M: Metric + Clone>(registry: &mut Registry, name: &str, help: &str, metric: M) -> M {
+    registry.register(name, help, metric.clone());
+    metric
 }
 
 fn latency_histogram() -> Histogram {
@@ -41,6 +51,30 @@ pub struct Metrics {
     requests: Family<RequestLabels, Counter>,
     latency: Family<PathLabels, Histogram, fn() -> Histogram>,
     certificate_generation: Gauge,
+    certificate_expiry: Gauge<f64, AtomicU64>,
+    injection_failures: Counter,
+    injection_failing_passes: Gauge,
+    budget_total: Gauge,
+    budget_in_use: Gauge,
+}
+
+/// What the metrics endpoint reads from elsewhere at each scrape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Snapshot {
+    /// Keypairs installed since start.
+    pub certificate_generation: u64,
+    /// When the served certificate expires, if one is served.
+    pub certificate_not_after: Option<SystemTime>,
+    /// The clock.
+    pub now: SystemTime,
+    /// Injection passes that failed since start.
+    pub injection_failures: u64,
+    /// Injection passes that failed in a row, up to the last one.
+    pub injection_failing_passes: u32,
+    /// The review memory budget.
+    pub budget_total: usize,
+    /// Bytes of it charged now.
+    pub budget_in_use: usize,
 }
 
 impl Default for Metrics {
@@ -73,11 +107,46 @@ impl Metrics {
             "How many serving keypairs were installed since start",
             certificate_generation.clone(),
         );
+        let certificate_expiry = registered(
+            &mut registry,
+            "certificate_expiry_seconds",
+            "Seconds until the served certificate expires (negative once expired)",
+            Gauge::<f64, AtomicU64>::default(),
+        );
+        let injection_failures = registered(
+            &mut registry,
+            "ca_bundle_injection_failures",
+            "caBundle injection passes that failed (self-managed certificates)",
+            Counter::default(),
+        );
+        let injection_failing_passes = registered(
+            &mut registry,
+            "ca_bundle_injection_failing_passes",
+            "caBundle injection passes that failed in a row, up to the last one",
+            Gauge::default(),
+        );
+        let budget_total = registered(
+            &mut registry,
+            "review_budget_bytes",
+            "Memory the reviews in flight may hold together",
+            Gauge::default(),
+        );
+        let budget_in_use = registered(
+            &mut registry,
+            "review_budget_in_use_bytes",
+            "Memory charged to the reviews in flight",
+            Gauge::default(),
+        );
         Metrics {
             registry: Mutex::new(registry),
             requests,
             latency,
             certificate_generation,
+            certificate_expiry,
+            injection_failures,
+            injection_failing_passes,
+            budget_total,
+            budget_in_use,
         }
     }
 
@@ -100,6 +169,29 @@ impl Metrics {
     pub fn set_certificate_generation(&self, generation: u64) {
         self.certificate_generation
             .set(i64::try_from(generation).unwrap_or(i64::MAX));
+    }
+
+    /// Records what a scrape reads from elsewhere.
+    pub fn record(&self, snapshot: &Snapshot) {
+        self.set_certificate_generation(snapshot.certificate_generation);
+        let left = snapshot.certificate_not_after.map_or(0.0, |at| {
+            match at.duration_since(snapshot.now) {
+                Ok(left) => left.as_secs_f64(),
+                Err(past) => -past.duration().as_secs_f64(),
+            }
+        });
+        self.certificate_expiry.set(left);
+        // The source counts up only; the counter follows it.
+        let counted = self.injection_failures.get();
+        if snapshot.injection_failures > counted {
+            self.injection_failures
+                .inc_by(snapshot.injection_failures - counted);
+        }
+        self.injection_failing_passes
+            .set(i64::from(snapshot.injection_failing_passes));
+        let bytes = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
+        self.budget_total.set(bytes(snapshot.budget_total));
+        self.budget_in_use.set(bytes(snapshot.budget_in_use));
     }
 
     /// The Prometheus text exposition.
@@ -131,5 +223,35 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("garage_webhook_request_duration_seconds_bucket"));
+    }
+
+    #[test]
+    fn renders_certificate_health_and_the_budget() {
+        let m = Metrics::new();
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000);
+        let mut snapshot = Snapshot {
+            certificate_generation: 2,
+            certificate_not_after: Some(now + Duration::from_secs(90)),
+            now,
+            injection_failures: 3,
+            injection_failing_passes: 2,
+            budget_total: 48 << 20,
+            budget_in_use: 1 << 20,
+        };
+        m.record(&snapshot);
+        snapshot.injection_failures = 4;
+        snapshot.certificate_not_after = Some(now - Duration::from_secs(5));
+        m.record(&snapshot);
+        let text = m.render();
+        for line in [
+            "garage_webhook_certificate_generation 2",
+            "garage_webhook_certificate_expiry_seconds -5.0",
+            "garage_webhook_ca_bundle_injection_failures_total 4",
+            "garage_webhook_ca_bundle_injection_failing_passes 2",
+            "garage_webhook_review_budget_bytes 50331648",
+            "garage_webhook_review_budget_in_use_bytes 1048576",
+        ] {
+            assert!(text.contains(line), "{line} missing from {text}");
+        }
     }
 }

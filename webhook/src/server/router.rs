@@ -1,25 +1,28 @@
 //! HTTP routes: the admission and conversion endpoints, health, readiness and metrics.
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
 use axum::Router;
-use axum::body::Bytes;
+use axum::body::{Body, Bytes, HttpBody};
 use axum::error_handling::HandleErrorLayer;
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use certs::CertResolver;
+use futures::StreamExt;
 use kube::core::DynamicObject;
 use kube::core::admission::{AdmissionRequest, AdmissionReview};
 use kube::core::conversion::ConversionReview;
 use tower::{BoxError, ServiceBuilder};
 
+use super::budget::{Budget, Charge, Refusal, decode_cost};
 use super::context_reader::ContextSource;
 use super::dispatch::{self, CONVERT_PATH, Endpoint, Settings};
 use super::limits::Limits;
-use super::metrics::Metrics;
+use super::metrics::{Metrics, Snapshot};
+use super::readiness::{self, Inputs, Readiness, Signals, Thresholds};
 
 /// What every handler shares.
 pub struct AppState<S> {
@@ -33,6 +36,44 @@ pub struct AppState<S> {
     pub resolver: Arc<CertResolver>,
     /// Request limits.
     pub limits: Limits,
+    /// The memory budget of the reviews in flight (sized by `limits`).
+    pub budget: Arc<Budget>,
+    /// Shutdown and caBundle injection state, for readiness.
+    pub signals: Arc<Signals>,
+}
+
+impl<S> AppState<S> {
+    /// State with a budget sized by `limits` and signals that report no shutdown and no
+    /// injection failure.
+    pub fn new(
+        source: S,
+        settings: Settings,
+        metrics: Arc<Metrics>,
+        resolver: Arc<CertResolver>,
+        limits: Limits,
+    ) -> Self {
+        AppState {
+            source,
+            settings,
+            metrics,
+            resolver,
+            budget: Budget::new(limits.review_budget_bytes, limits.budget_wait),
+            limits,
+            signals: Arc::default(),
+        }
+    }
+
+    /// What readiness is decided from now.
+    pub fn readiness_inputs(&self) -> Inputs {
+        let injection = self.signals.injection();
+        Inputs {
+            draining: self.signals.is_draining(),
+            certificate: self.resolver.current_validity(),
+            now: SystemTime::now(),
+            injection_failing_passes: injection.failing_passes(),
+            injection_error: injection.last_error(),
+        }
+    }
 }
 
 /// A plain-text client error. The body names the problem; the API server shows it to the user
@@ -63,20 +104,104 @@ fn is_json(headers: &HeaderMap) -> bool {
         .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"))
 }
 
-/// Reads a JSON body within the size limit, or says why not.
-async fn json_body(request: Request, limit: usize) -> Result<Bytes, Response> {
+/// A review refused for want of memory: 429 with a Retry-After when the budget had no room,
+/// 413 when the review could never fit.
+fn over_budget(refusal: Refusal) -> Response {
+    let message = refusal.message();
+    match refusal {
+        Refusal::Busy { .. } => (
+            StatusCode::TOO_MANY_REQUESTS,
+            [
+                (header::CONTENT_TYPE, "text/plain; charset=utf-8"),
+                (header::RETRY_AFTER, "1"),
+            ],
+            message,
+        )
+            .into_response(),
+        Refusal::TooLarge { .. } => (
+            StatusCode::PAYLOAD_TOO_LARGE,
+            [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+            message,
+        )
+            .into_response(),
+    }
+}
+
+fn refusal_verdict(refusal: Refusal) -> &'static str {
+    match refusal {
+        Refusal::Busy { .. } => "throttled",
+        Refusal::TooLarge { .. } => "too_large",
+    }
+}
+
+/// Reads and discards up to `limit` bytes of `body`, one frame at a time, so that a refusal
+/// sent before the body was read reaches the client instead of a reset connection.
+async fn discard(body: Body, limit: usize) {
+    let mut frames = body.into_data_stream();
+    let mut seen = 0usize;
+    while let Some(Ok(frame)) = frames.next().await {
+        seen = seen.saturating_add(frame.len());
+        if seen > limit {
+            break;
+        }
+    }
+}
+
+/// Reads `body` into one buffer of `expected` bytes (grown if the body is longer), at most
+/// `limit` bytes. Each piece is dropped once copied, so the body is held once, not as its
+/// pieces and again as their concatenation.
+async fn read_within(body: Body, limit: usize, expected: usize) -> Result<Bytes, String> {
+    let mut frames = body.into_data_stream();
+    let mut out = Vec::with_capacity(expected.min(limit));
+    while let Some(frame) = frames.next().await {
+        let frame = frame.map_err(|e| e.to_string())?;
+        if out.len().saturating_add(frame.len()) > limit {
+            return Err("length limit exceeded".to_owned());
+        }
+        out.extend_from_slice(&frame);
+    }
+    Ok(Bytes::from(out))
+}
+
+/// Reads a JSON review body within the size limit and the memory budget, or says why not
+/// (with the verdict label for metrics). The body is charged before it is read (its declared
+/// length, or the size limit when none is declared), then raised to what decoding it will
+/// take; the charge must be held until the answer is written.
+async fn review_body(
+    request: Request,
+    limit: usize,
+    budget: &Arc<Budget>,
+) -> Result<(Bytes, Charge), (&'static str, Response)> {
     if !is_json(request.headers()) {
-        return Err(bad_request(
-            "the request body must be JSON (Content-Type: application/json)",
+        return Err((
+            "rejected",
+            bad_request("the request body must be JSON (Content-Type: application/json)"),
         ));
     }
-    axum::body::to_bytes(request.into_body(), limit)
+    let declared = request.body().size_hint().upper().unwrap_or(u64::MAX);
+    let declared = usize::try_from(declared).unwrap_or(usize::MAX).min(limit);
+    let mut charge = match budget.charge(declared).await {
+        Ok(charge) => charge,
+        Err(refusal) => {
+            discard(request.into_body(), limit).await;
+            return Err((refusal_verdict(refusal), over_budget(refusal)));
+        }
+    };
+    let body = read_within(request.into_body(), limit, declared)
         .await
         .map_err(|e| {
-            bad_request(format!(
-                "the request body could not be read within the {limit}-byte limit: {e}"
-            ))
-        })
+            (
+                "rejected",
+                bad_request(format!(
+                    "the request body could not be read within the {limit}-byte limit: {e}"
+                )),
+            )
+        })?;
+    let needed = body.len().saturating_add(decode_cost(&body));
+    if let Err(refusal) = charge.grow_to(needed).await {
+        return Err((refusal_verdict(refusal), over_budget(refusal)));
+    }
+    Ok((body, charge))
 }
 
 /// Decodes an HTTP body into the AdmissionRequest every admission endpoint reviews, or says why
@@ -103,13 +228,14 @@ async fn admission<S: ContextSource + 'static>(
 ) -> Response {
     let started = Instant::now();
     let path = endpoint.path();
-    let body = match json_body(request, state.limits.max_body_bytes).await {
-        Ok(body) => body,
-        Err(response) => {
-            state.metrics.observe(path, "rejected", started.elapsed());
-            return response;
-        }
-    };
+    let (body, charge) =
+        match review_body(request, state.limits.max_body_bytes, &state.budget).await {
+            Ok(read) => read,
+            Err((verdict, response)) => {
+                state.metrics.observe(path, verdict, started.elapsed());
+                return response;
+            }
+        };
     let request = match decode_review(&body) {
         Ok(request) => request,
         Err(message) => {
@@ -129,7 +255,14 @@ async fn admission<S: ContextSource + 'static>(
     } else {
         tracing::info!(path, uid = %request.uid, namespace, name = %request.name, user, verdict, message = %answer.response.result.message, elapsed_ms = elapsed.as_millis() as u64, "denied");
     }
-    match serde_json::to_vec(&answer.response.into_review()) {
+    drop(request);
+    drop(body);
+    charge.hold_until_sent(encoded(&answer.response.into_review()))
+}
+
+/// The JSON answer, or a 500 saying why it does not encode.
+fn encoded(answer: &impl serde::Serialize) -> Response {
+    match serde_json::to_vec(answer) {
         Ok(body) => json(body),
         Err(e) => (
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -144,15 +277,16 @@ async fn convert<S: ContextSource + 'static>(
     request: Request,
 ) -> Response {
     let started = Instant::now();
-    let body = match json_body(request, state.limits.max_body_bytes).await {
-        Ok(body) => body,
-        Err(response) => {
-            state
-                .metrics
-                .observe(CONVERT_PATH, "rejected", started.elapsed());
-            return response;
-        }
-    };
+    let (body, charge) =
+        match review_body(request, state.limits.max_body_bytes, &state.budget).await {
+            Ok(read) => read,
+            Err((verdict, response)) => {
+                state
+                    .metrics
+                    .observe(CONVERT_PATH, verdict, started.elapsed());
+                return response;
+            }
+        };
     let review: ConversionReview = match serde_json::from_slice(&body) {
         Ok(review) => review,
         Err(e) => {
@@ -180,32 +314,28 @@ async fn convert<S: ContextSource + 'static>(
         if ok { "allowed" } else { "denied" },
         started.elapsed(),
     );
-    match serde_json::to_vec(&answered) {
-        Ok(body) => json(body),
-        Err(e) => (
-            StatusCode::INTERNAL_SERVER_ERROR,
-            format!("the response does not encode: {e}"),
-        )
-            .into_response(),
-    }
+    drop(body);
+    charge.hold_until_sent(encoded(&answered))
 }
 
 async fn readyz<S: ContextSource + 'static>(State(state): State<Arc<AppState<S>>>) -> Response {
-    if state.resolver.is_ready() {
-        (StatusCode::OK, "ok").into_response()
-    } else {
-        (
-            StatusCode::SERVICE_UNAVAILABLE,
-            "no serving certificate is loaded yet",
-        )
-            .into_response()
+    match readiness::decide(&state.readiness_inputs(), &Thresholds::default()) {
+        Readiness::Ready => (StatusCode::OK, "ok").into_response(),
+        Readiness::NotReady(why) => (StatusCode::SERVICE_UNAVAILABLE, why).into_response(),
     }
 }
 
 async fn metrics<S: ContextSource + 'static>(State(state): State<Arc<AppState<S>>>) -> Response {
-    state
-        .metrics
-        .set_certificate_generation(state.resolver.generation());
+    let injection = state.signals.injection();
+    state.metrics.record(&Snapshot {
+        certificate_generation: state.resolver.generation(),
+        certificate_not_after: state.resolver.current_validity().map(|v| v.not_after),
+        now: SystemTime::now(),
+        injection_failures: injection.failures_total(),
+        injection_failing_passes: injection.failing_passes(),
+        budget_total: state.budget.total(),
+        budget_in_use: state.budget.in_use(),
+    });
     (
         StatusCode::OK,
         [(
@@ -229,8 +359,24 @@ async fn overloaded(error: BoxError) -> Response {
     }
 }
 
-/// The webhook's routes. Review endpoints share a timeout and a bound on concurrent reviews;
-/// the probes and metrics stay outside both so that a saturated webhook still answers them.
+/// Once shutdown has begun, every answer closes its connection, so that a client holding a
+/// keep-alive connection to this replica opens its next one through the Service, to a replica
+/// that stays.
+async fn close_when_draining<S: ContextSource + 'static>(
+    State(state): State<Arc<AppState<S>>>,
+    mut response: Response,
+) -> Response {
+    if state.signals.is_draining() {
+        response
+            .headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
+    response
+}
+
+/// The webhook's routes. Review endpoints share a timeout, a bound on concurrent reviews and
+/// the memory budget; the probes and metrics stay outside them so that a saturated webhook
+/// still answers them.
 pub fn router<S: ContextSource + 'static>(state: Arc<AppState<S>>) -> Router {
     let limits = state.limits;
     let mut reviews = Router::new().route(CONVERT_PATH, post(convert::<S>));
@@ -254,5 +400,9 @@ pub fn router<S: ContextSource + 'static>(state: Arc<AppState<S>>) -> Router {
         .route("/metrics", get(metrics::<S>))
         .merge(reviews)
         .fallback(|| async { (StatusCode::NOT_FOUND, "no such endpoint") })
+        .layer(axum::middleware::map_response_with_state(
+            state.clone(),
+            close_when_draining::<S>,
+        ))
         .with_state(state)
 }

@@ -1,6 +1,10 @@
 //! The HTTPS accept loop: TCP, a rustls handshake with whatever keypair the resolver holds at
 //! that moment, then HTTP/1.1 served by hyper into the axum router. A certificate rotation
 //! only changes what the next handshake gets; open connections are not touched.
+//!
+//! Stopping is a drain: the listening socket is closed (new connections are refused), each
+//! open connection finishes the request it is serving and closes, and whatever is still open
+//! at the deadline is cut.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -17,27 +21,33 @@ use tokio_rustls::TlsAcceptor;
 
 use super::limits::Limits;
 
-/// How long open connections get to finish their requests after shutdown starts.
-const DRAIN: Duration = Duration::from_secs(10);
+/// How the drain ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Drained {
+    /// Connections open when the drain began.
+    pub open: usize,
+    /// Of those, connections still open at the deadline and cut.
+    pub cut: usize,
+}
 
-/// Serves `app` over TLS on `listener` until `shutdown` completes, then lets open connections
-/// finish their current request (up to 10 s).
+/// Serves `app` over TLS on `listener` until `shutdown` completes with the drain deadline,
+/// then stops accepting and lets open connections finish their current request until then.
 pub async fn serve(
     listener: TcpListener,
     tls: Arc<rustls::ServerConfig>,
     app: Router,
     limits: Limits,
-    shutdown: impl Future<Output = ()>,
-) {
+    shutdown: impl Future<Output = Duration>,
+) -> Drained {
     let acceptor = TlsAcceptor::from(tls);
     let slots = Arc::new(Semaphore::new(limits.max_connections));
     let (stop, stopped) = watch::channel(false);
     let mut connections = JoinSet::new();
     tokio::pin!(shutdown);
-    loop {
+    let deadline = loop {
         tokio::select! {
             biased;
-            () = &mut shutdown => break,
+            deadline = &mut shutdown => break deadline,
             Some(_) = connections.join_next(), if !connections.is_empty() => {}
             accepted = listener.accept() => {
                 let (tcp, peer) = match accepted {
@@ -73,6 +83,7 @@ pub async fn serve(
                     let connection = http1::Builder::new()
                         .timer(TokioTimer::new())
                         .header_read_timeout(limits.header_read_timeout)
+                        .max_buf_size(limits.read_buffer_bytes)
                         .serve_connection(TokioIo::new(tls), TowerToHyperService::new(app));
                     tokio::pin!(connection);
                     tokio::select! {
@@ -89,14 +100,23 @@ pub async fn serve(
                 });
             }
         }
-    }
+    };
+    // Closing the socket refuses new connections at once instead of leaving them in the
+    // accept queue until the process exits.
+    drop(listener);
+    let open = connections.len();
     let _ = stop.send(true);
-    let drained = tokio::time::timeout(DRAIN, async {
+    let drained = tokio::time::timeout(deadline, async {
         while connections.join_next().await.is_some() {}
     })
     .await;
+    let cut = connections.len();
     if drained.is_err() {
-        tracing::warn!("connections still open after the drain period; closing them");
+        tracing::warn!(
+            cut,
+            "connections still open at the drain deadline; closing them"
+        );
         connections.abort_all();
     }
+    Drained { open, cut }
 }
