@@ -87,6 +87,15 @@ pub fn admin_token_user_source(c: &GarageCluster) -> Option<SecretSource> {
     )
 }
 
+/// False while a user-named admin token has no copy yet: nothing that mounts it may be
+/// rendered before, or every pod would be replaced as soon as the copy exists.
+pub fn admin_token_pinned(c: &GarageCluster, s: &Settings) -> bool {
+    admin_token_user_source(c).is_none()
+        || admin_token_source(c, s)
+            .name
+            .starts_with(&format!("{}-credentials-", s.name))
+}
+
 /// The static admin token the pods mount. A user-named token is mounted from its immutable
 /// copy once the cluster controller has made it (the cluster's `static-credentials-secret`
 /// annotation names it), so an edit of the user's Secret reaches pods only through a rollout.

@@ -20,6 +20,7 @@ use serde_json::json;
 use shared_types::garage_cluster::v1beta2::GarageCluster;
 use shared_types::keys::{annotation, label};
 
+use crate::controller::garage_access::random_hex32;
 use crate::controller::write::ensure_immutable;
 use crate::controller::{Context, Error};
 use crate::desired::{Settings, is_controlled_by, secrets};
@@ -50,10 +51,14 @@ pub async fn pin(cluster: &GarageCluster, s: &Settings, ctx: &Context) -> Result
     let uid = s.uid.clone();
     let rpc_value = match secrets::rpc_secret_user_source(cluster) {
         Some(source) => pin_rpc(cluster, s, ctx, &secrets_api, &source, &uid).await?,
-        None => secrets_api
-            .get_opt(&crate::names::rpc_secret(&s.name))
-            .await?
-            .and_then(|sec| value_of(&sec, crate::desired::config::RPC_SECRET_KEY)),
+        None => {
+            // The admin token copy is named with the RPC secret: the generated one is made
+            // here, before any workload, so that the first workloads already mount the copy.
+            let generated = secrets::rpc_secret(cluster, s, &random_hex32()?)?;
+            let live =
+                ensure_immutable(&secrets_api, &ctx.metrics, &generated, &uid, |_| true).await?;
+            value_of(&live, crate::desired::config::RPC_SECRET_KEY)
+        }
     };
     let Some(source) = secrets::admin_token_user_source(cluster) else {
         return Ok(Pinned::Unchanged);

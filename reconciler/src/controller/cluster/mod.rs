@@ -62,6 +62,12 @@ pub async fn reconcile(cluster: Arc<GarageCluster>, ctx: Arc<Context>) -> Result
         // The next pass starts from the annotated object.
         return Ok(Action::await_change());
     }
+    if let Ok(s) = &settings
+        && !crate::desired::secrets::admin_token_pinned(&cluster, s)
+    {
+        tracing::info!(cluster = %s.name, "waiting for the admin token Secret named in spec.admin.adminTokenSecretRef before rendering any workload");
+        return Ok(Action::requeue(ctx.config.short_requeue));
+    }
     let observed = observe::observe(cluster.clone(), &settings, &ctx).await?;
     let settings = match settings {
         Ok(s) => s,

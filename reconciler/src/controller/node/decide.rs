@@ -174,7 +174,7 @@ pub fn decide(o: &Observed, t: &Config) -> Result<Decision, DesiredError> {
                 crate::machine::rollout::MAX_RETIRED_WORKLOADS
             ),
         });
-    } else if o.config_published {
+    } else if o.config_published && secrets::admin_token_pinned(cluster, s) {
         let revision = config::revision(cluster, s)?;
         d.statefulset = Some(statefulset(NodeInputs {
             cluster,
