@@ -65,12 +65,7 @@ pub fn run(args: &[&str]) -> Result<()> {
     };
     let mut rest = args.iter();
     while let Some(arg) = rest.next() {
-        let mut number = |name: &str| -> Result<u64> {
-            rest.next()
-                .with_context(|| format!("{name} needs a value\n\n{USAGE}"))?
-                .parse()
-                .with_context(|| format!("{name} needs a whole number\n\n{USAGE}"))
-        };
+        let mut number = |name: &str| crate::bench::number(&mut rest, name, USAGE);
         match *arg {
             "--debug" => opts.release = false,
             "--runs" => opts.runs = usize::try_from(number("--runs")?)?,
@@ -87,10 +82,7 @@ pub fn run(args: &[&str]) -> Result<()> {
     if opts.runs == 0 || opts.objects == 0 {
         bail!("--runs and --objects must be at least 1\n\n{USAGE}");
     }
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?
-        .block_on(bench(opts))
+    crate::bench::block_on(bench(opts))
 }
 
 async fn bench(opts: Opts) -> Result<()> {

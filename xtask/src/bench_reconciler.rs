@@ -18,7 +18,7 @@ pub(crate) mod pools;
 pub(crate) mod process;
 pub(crate) mod timeline;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -141,10 +141,7 @@ pub fn run(args: &[&str]) -> Result<()> {
             pools::MAX_NODES
         );
     }
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?
-        .block_on(bench(opts))
+    crate::bench::block_on(bench(opts))
 }
 
 pub(crate) fn build(release: bool) -> Result<PathBuf> {
@@ -234,8 +231,59 @@ pub(crate) fn manifest(name: &str, placeholder: bool) -> Result<GarageCluster> {
 }
 
 async fn bench(opts: Opts) -> Result<()> {
-    let binary = build(opts.release)?;
-    let env = if opts.image_env {
+    let prepared = prepare(opts.release, opts.image_env, "reconciler-bench")?;
+
+    let (name, nodes) = if opts.pools {
+        ("reconciler-bench-pools", pools::node_specs(opts.pool_nodes))
+    } else {
+        ("reconciler-bench", zone_nodes())
+    };
+    let Stage {
+        cluster,
+        client,
+        sim,
+        sim_dir,
+    } = stage(name, nodes, &prepared.garage).await?;
+    let bench = Bench {
+        client,
+        kubeconfig: cluster.kubeconfig().to_path_buf(),
+        binary: prepared.binary,
+        env: prepared.env,
+        garage: prepared.garage,
+        sim_dir,
+        dir: prepared.dir,
+        opts,
+    };
+    let result = if bench.opts.pools {
+        bench.pool_case(&sim).await
+    } else {
+        bench.phases().await
+    };
+    println!("stopping kubesim and the local control plane…");
+    sim.shutdown().await;
+    drop(cluster);
+    result
+}
+
+/// The reconciler binary and what it runs with.
+pub(crate) struct Prepared {
+    pub binary: PathBuf,
+    /// The bench's directory for logs, under `target/tmp`.
+    pub dir: PathBuf,
+    /// The image's `ENV` settings, unless left out.
+    pub env: Vec<(String, String)>,
+    /// The pinned garage kubesim runs for Garage pods.
+    pub garage: PathBuf,
+}
+
+/// Builds the binary and finds what it runs with: the image's `ENV` settings (unless
+/// `image_env` is false) and the pinned garage kubesim runs; prints them and the machine, and
+/// makes the directory `target/tmp/<dir>` for the logs.
+pub(crate) fn prepare(release: bool, image_env: bool, dir: &str) -> Result<Prepared> {
+    let dir = crate::target_dir().join("tmp").join(dir);
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let binary = build(release)?;
+    let env = if image_env {
         crate::image::env(&crate::workspace_root())?
     } else {
         Vec::new()
@@ -251,14 +299,26 @@ async fn bench(opts: Opts) -> Result<()> {
         machine(),
         process::load_average()
     );
-    let dir = crate::target_dir().join("tmp").join("reconciler-bench");
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    Ok(Prepared {
+        binary,
+        dir,
+        env,
+        garage,
+    })
+}
 
-    let (name, nodes) = if opts.pools {
-        ("reconciler-bench-pools", pools::node_specs(opts.pool_nodes))
-    } else {
-        ("reconciler-bench", zone_nodes())
-    };
+/// A local control plane with the CRDs and the bench's and the operator's namespaces, and
+/// kubesim running its Nodes.
+pub(crate) struct Stage {
+    pub cluster: LocalCluster,
+    pub client: Client,
+    pub sim: KubeSim,
+    /// kubesim's state directory: the garage processes it runs have their config here.
+    pub sim_dir: PathBuf,
+}
+
+/// Starts the control plane `name` and kubesim with `nodes`, running `garage` for Garage pods.
+pub(crate) async fn stage(name: &str, nodes: Vec<NodeSpec>, garage: &Path) -> Result<Stage> {
     println!(
         "starting a local control plane and kubesim ({} nodes)…",
         nodes.len()
@@ -282,32 +342,39 @@ async fn bench(opts: Opts) -> Result<()> {
     }
     let sim_dir = cluster.dir().join("kubesim");
     let mut sim_options =
-        kubesim::Options::new(&sim_dir, &garage, cluster.server(), cluster.ca_pem());
+        kubesim::Options::new(&sim_dir, garage, cluster.server(), cluster.ca_pem());
     for node in nodes {
         sim_options = sim_options.node(node);
     }
     let sim = KubeSim::start(client.clone(), sim_options)
         .await
         .context("starting kubesim (needs CAP_NET_ADMIN)")?;
-    let bench = Bench {
+    Ok(Stage {
+        cluster,
         client,
-        kubeconfig: cluster.kubeconfig().to_path_buf(),
-        binary,
-        env,
-        garage,
+        sim,
         sim_dir,
-        dir,
-        opts,
-    };
-    let result = if bench.opts.pools {
-        bench.pool_case(&sim).await
-    } else {
-        bench.phases().await
-    };
-    println!("stopping kubesim and the local control plane…");
-    sim.shutdown().await;
-    drop(cluster);
-    result
+    })
+}
+
+/// Starts `binary` against the cluster of `kubeconfig`, its JSON log in `log`, and waits
+/// until it leads; prints its pid and memory.
+pub(crate) async fn start_reconciler(
+    binary: &Path,
+    env: &[(String, String)],
+    kubeconfig: &Path,
+    log: &Path,
+) -> Result<Reconciler> {
+    let mut reconciler = Reconciler::start(binary, env, kubeconfig, OPERATOR_NS, log)?;
+    let took = reconciler.wait_leading(Duration::from_secs(60)).await?;
+    let (hwm, rss) = process::memory(reconciler.pid())?;
+    println!(
+        "garage-reconciler pid {} leading after {:.2} s; RSS {rss:.1} MiB (peak {hwm:.1} MiB); log {}",
+        reconciler.pid(),
+        secs(took),
+        reconciler.log().display()
+    );
+    Ok(reconciler)
 }
 
 /// kubesim's Nodes for the default steps: three, one per zone.
@@ -351,22 +418,13 @@ fn print_levels(levels: &[Level]) {
 
 impl Bench {
     async fn start_reconciler(&self, log: &str) -> Result<Reconciler> {
-        let mut reconciler = Reconciler::start(
+        start_reconciler(
             &self.binary,
             &self.env,
             &self.kubeconfig,
-            OPERATOR_NS,
             &self.dir.join(log),
-        )?;
-        let took = reconciler.wait_leading(Duration::from_secs(60)).await?;
-        let (hwm, rss) = process::memory(reconciler.pid())?;
-        println!(
-            "garage-reconciler pid {} leading after {:.2} s; RSS {rss:.1} MiB (peak {hwm:.1} MiB); log {}",
-            reconciler.pid(),
-            secs(took),
-            reconciler.log().display()
-        );
-        Ok(reconciler)
+        )
+        .await
     }
 
     /// Stops a reconciler and removes its Lease, so that the next one leads at once.

@@ -7,6 +7,7 @@
 mod bench;
 mod bench_drain;
 mod bench_reconciler;
+mod bench_resources;
 mod bench_rollout;
 mod bench_webhook;
 mod bundle;
@@ -33,6 +34,7 @@ commands:
   up [--nodes N] [--name NAME] [--no-build]  local cluster, N nodes (default 3) and the operator, until Ctrl-C; prints KUBECONFIG=, NODE and READY lines
   bench webhook [--debug] [--musl] [--binary P] [--seconds N]  measure the garage-webhook binary over TLS (latency, throughput, RSS)
   bench reconciler [--debug] [--runs N] [--clusters LIST] [--real N] [--settle S]  apply -> Ready of garage-reconciler beside a by-hand floor, and its RSS with 1, 10 and 50 clusters
+  bench resources [--debug] [--count N] [--in-flight N] [--settle S]  N GarageBuckets and N GarageKeys (default 1000) on one Garage cluster: time to all Ready, RSS, writes at steady state
   bench rollout [--debug] [--runs N] [--members LIST] [--only floor|operator]  the operator's storage rollout of 3 and 10 members beside a by-hand floor";
 
 fn main() -> Result<()> {

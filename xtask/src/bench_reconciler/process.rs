@@ -329,6 +329,48 @@ pub fn processes_of(binary: &Path, within: &Path) -> (usize, f64) {
     (count, kib / 1024.0)
 }
 
+/// Clock ticks per second of /proc/<pid>/stat (USER_HZ, 100 on Linux).
+pub const TICKS_PER_SECOND: f64 = 100.0;
+
+/// CPU time (user + system) of `pid` so far, in clock ticks; 0 when it is gone.
+pub fn cpu_ticks(pid: u32) -> u64 {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return 0;
+    };
+    // The command name may hold spaces and parentheses; the fields after its last `)` are
+    // fixed: utime and stime are the 12th and 13th of them.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest.split_whitespace().collect())
+        .unwrap_or_default();
+    let field = |i: usize| fields.get(i).and_then(|f| f.parse::<u64>().ok());
+    field(11).unwrap_or(0) + field(12).unwrap_or(0)
+}
+
+/// The processes whose command line contains `marker`, with the file name of their program
+/// (`kube-apiserver`, `etcd`, `garage`, ...).
+pub fn processes_naming(marker: &str) -> Vec<(u32, String)> {
+    let pids = std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok());
+    let mut out = Vec::new();
+    for pid in pids {
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let cmdline = String::from_utf8_lossy(&cmdline);
+        if !cmdline.contains(marker) {
+            continue;
+        }
+        let program = cmdline.split('\0').next().unwrap_or_default();
+        let name = Path::new(program)
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        out.push((pid, name.to_owned()));
+    }
+    out
+}
+
 /// `MemAvailable` of the machine, in MiB.
 pub fn mem_available_mib() -> Result<f64> {
     Ok(status_kib(&std::fs::read_to_string("/proc/meminfo")?, "MemAvailable:")? / 1024.0)

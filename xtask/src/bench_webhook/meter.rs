@@ -4,27 +4,12 @@ use std::path::Path;
 
 use anyhow::{Context as _, Result};
 
+use crate::bench_reconciler::process::{TICKS_PER_SECOND, cpu_ticks, processes_naming};
+
 /// CPU time (user + system, from /proc) of the processes a validation passes through, so that
 /// "what dominates the cost" is measured rather than guessed.
 pub(super) struct CpuMeter {
     parts: Vec<(&'static str, Vec<u32>)>,
-}
-
-/// Clock ticks per second of /proc/<pid>/stat (USER_HZ, 100 on Linux).
-const TICKS_PER_SECOND: f64 = 100.0;
-
-fn cpu_ticks(pid: u32) -> u64 {
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-        return 0;
-    };
-    // The command name may hold spaces and parentheses; the fields after its last `)` are
-    // fixed: utime and stime are the 12th and 13th of them.
-    let fields: Vec<&str> = stat
-        .rsplit_once(')')
-        .map(|(_, rest)| rest.split_whitespace().collect())
-        .unwrap_or_default();
-    let field = |i: usize| fields.get(i).and_then(|f| f.parse::<u64>().ok());
-    field(11).unwrap_or(0) + field(12).unwrap_or(0)
 }
 
 impl CpuMeter {
@@ -39,20 +24,10 @@ impl CpuMeter {
             ("other control plane", Vec::new()),
             ("load generator", vec![std::process::id()]),
         ];
-        let pids = std::fs::read_dir("/proc")
-            .into_iter()
-            .flatten()
-            .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok());
-        for pid in pids {
-            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            let cmdline = String::from_utf8_lossy(&cmdline);
-            if !cmdline.contains(&marker) {
-                continue;
-            }
-            let program = cmdline.split('\0').next().unwrap_or_default();
-            let index = match Path::new(program).file_name().and_then(|n| n.to_str()) {
-                Some("kube-apiserver") => 1,
-                Some("etcd") => 2,
+        for (pid, program) in processes_naming(&marker) {
+            let index = match program.as_str() {
+                "kube-apiserver" => 1,
+                "etcd" => 2,
                 _ => 3,
             };
             parts[index].1.push(pid);
