@@ -164,9 +164,12 @@ pub fn with_ready(
     )
 }
 
-/// Parses an RFC 3339 time as Garage writes it.
+/// Parses an RFC 3339 time as Garage writes it, cut to whole seconds: the API server keeps
+/// status times to the second, and a finer one would never compare equal to what it stored,
+/// so the status would be written again at every pass.
 pub fn timestamp(s: &str) -> Option<k8s_openapi::jiff::Timestamp> {
-    s.parse().ok()
+    let t: k8s_openapi::jiff::Timestamp = s.parse().ok()?;
+    k8s_openapi::jiff::Timestamp::from_second(t.as_second()).ok()
 }
 
 /// True when the GarageCluster `reference` leads to (from `from_ns`) is being deleted or gone.
@@ -415,6 +418,12 @@ fn buckets_of_key(k: &GarageKey, buckets: &Store<GarageBucket>) -> Vec<ObjectRef
 mod tests {
     use super::merge_patch;
     use serde_json::json;
+
+    #[test]
+    fn garage_times_are_kept_to_the_second_as_the_api_server_stores_them() {
+        let t = super::timestamp("2026-12-02T07:54:47.123456789Z").unwrap();
+        assert_eq!(t.to_string(), "2026-12-02T07:54:47Z");
+    }
 
     #[test]
     fn a_merge_patch_clears_what_is_gone_and_sends_only_what_changed() {
