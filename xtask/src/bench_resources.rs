@@ -42,8 +42,8 @@ const USAGE: &str = "usage: cargo xtask bench resources [--debug] [--no-image-en
   --no-image-env    run it without the image's Dockerfile ENV (by default it runs as it ships)
   --count N         GarageBuckets, and as many GarageKeys (default 1000)
   --in-flight N     creates in flight at once (default 32)
-  --settle S        seconds watched for writes once everything is Ready (default 70, more
-                    than one 60 s resync)
+  --settle S        seconds watched for writes once everything is Ready (default 340, more
+                    than one drift check: 300 s, spread over up to 330 s)
   --timeout S       seconds from the first create before the bench gives up waiting and
                     reports what it sees (default 1800)";
 
@@ -94,7 +94,7 @@ pub fn run(args: &[&str]) -> Result<()> {
         image_env: true,
         count: 1000,
         in_flight: 32,
-        settle: Duration::from_secs(70),
+        settle: Duration::from_secs(340),
         timeout: Duration::from_secs(1800),
     };
     let mut rest = args.iter();

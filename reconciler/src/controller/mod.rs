@@ -48,6 +48,10 @@ pub use metrics::Metrics;
 pub struct Config {
     /// Resync of a converged object.
     pub resync: Duration,
+    /// Resync of a converged GarageBucket or GarageKey: the check for drift made in Garage
+    /// behind the operator's back. Longer than [`Config::resync`] because an install holds
+    /// thousands of them and each check asks Garage.
+    pub drift_resync: Duration,
     /// Requeue while something is still converging.
     pub short_requeue: Duration,
     /// Requeue after an error.
@@ -68,6 +72,7 @@ impl Default for Config {
     fn default() -> Self {
         Self {
             resync: Duration::from_secs(60),
+            drift_resync: Duration::from_secs(300),
             short_requeue: Duration::from_secs(5),
             error_requeue: Duration::from_secs(30),
             admin_timeout: Duration::from_secs(5),

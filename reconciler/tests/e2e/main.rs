@@ -187,6 +187,7 @@ impl<'a> World<'a> {
 fn start_reconciler(client: &Client, metrics: &Arc<Metrics>) -> Reconciler {
     let config = controller::Config {
         resync: RESYNC,
+        drift_resync: RESYNC,
         short_requeue: Duration::from_secs(1),
         error_requeue: Duration::from_secs(2),
         admin_timeout: Duration::from_secs(5),

@@ -57,6 +57,20 @@ impl Grants {
     }
 }
 
+/// True when what `key` declares can only be resolved against Garage's own bucket list: it is
+/// granted every bucket (or was, and the grants must now be taken back), or names a bucket by
+/// ID or global alias rather than by GarageBucket.
+pub fn reads_garage_buckets(key: &GarageKey) -> bool {
+    key.spec.all_buckets.is_some()
+        || key.status.as_ref().and_then(|s| s.cluster_wide) == Some(true)
+        || key
+            .spec
+            .bucket_permissions
+            .iter()
+            .flatten()
+            .any(|p| p.bucket_ref.is_none())
+}
+
 /// What the declarations of one cluster's objects resolve to.
 pub struct Cluster<'a> {
     /// Namespace of the GarageCluster.
@@ -271,4 +285,41 @@ pub fn changes(
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn key(spec: serde_json::Value, status: serde_json::Value) -> GarageKey {
+        serde_json::from_value(serde_json::json!({
+            "apiVersion": "garage.rajsingh.info/v1beta1",
+            "kind": "GarageKey",
+            "metadata": {"name": "k", "namespace": "apps"},
+            "spec": spec,
+            "status": status,
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn only_keys_that_name_garage_buckets_directly_need_the_bucket_list() {
+        let by_ref = serde_json::json!({"clusterRef": {"name": "g"},
+            "bucketPermissions": [{"bucketRef": {"name": "b"}, "read": true}]});
+        assert!(!reads_garage_buckets(&key(by_ref, serde_json::json!({}))));
+        let by_alias = serde_json::json!({"clusterRef": {"name": "g"},
+            "bucketPermissions": [{"globalAlias": "b", "read": true}]});
+        assert!(reads_garage_buckets(&key(by_alias, serde_json::json!({}))));
+        let wide = serde_json::json!({"clusterRef": {"name": "g"}, "allBuckets": {"read": true}});
+        assert!(reads_garage_buckets(&key(wide, serde_json::json!({}))));
+        // The baseline is gone from the spec but its grants are still in Garage: revoking
+        // them needs the list.
+        let was_wide = serde_json::json!({"clusterRef": {"name": "g"}});
+        assert!(reads_garage_buckets(&key(
+            was_wide,
+            serde_json::json!({"clusterWide": true})
+        )));
+    }
 }

@@ -33,6 +33,11 @@ use super::{Context, Error, error_policy, instrumented, scoped};
 /// Requeue while a prerequisite (the cluster, a referenced object) is missing.
 pub const WAITING: Duration = Duration::from_secs(10);
 
+/// Passes of one kind (keys, buckets) run at once. Each asks one Garage storage pod's Admin
+/// API; unbounded, a thousand objects created together overwhelm that pod until its health
+/// probe fails and every object reports the cluster not ready.
+pub const CONCURRENCY: u16 = 4;
+
 /// What the key and bucket controllers see of each other.
 pub struct Stores {
     /// Every GarageKey in scope.
@@ -119,7 +124,19 @@ impl Stores {
         target: &reach::Target,
         me: Me,
     ) -> Result<Snapshot, Error> {
-        let garage_buckets = target.admin.list_buckets().await?;
+        // Garage's whole bucket list is read only when a declaration of this cluster needs it
+        // (a key granted every bucket, or naming buckets by ID or alias): it grows with every
+        // bucket, and the pass of each key and bucket would fetch it.
+        let view_needs_list = self.keys.state().iter().any(|k| {
+            reach::leads_to(k, &target.settings.namespace, &target.settings.name)
+                && access::reads_garage_buckets(k)
+        });
+        let garage_buckets =
+            if view_needs_list || matches!(&me, Me::Key(k) if access::reads_garage_buckets(k)) {
+                target.admin.list_buckets().await?
+            } else {
+                Vec::new()
+            };
         let grants = self.grants(ctx).await?;
         let mut keys = self.keys.state();
         let mut buckets = self.buckets.state();
@@ -140,6 +157,18 @@ impl Stores {
             grants,
         })
     }
+}
+
+/// When a converged key or bucket is looked at again: the drift resync, stretched by up to a
+/// tenth according to its UID, so that objects created together do not all ask Garage in the
+/// same second ever after.
+pub fn drift_check(base: Duration, uid: Option<&str>) -> Duration {
+    let spread = uid
+        .unwrap_or_default()
+        .bytes()
+        .fold(0u32, |h, b| h.wrapping_mul(31).wrapping_add(u32::from(b)))
+        % 1000;
+    base + base / 10 * spread / 1000
 }
 
 /// `current` with its `Ready` condition set (and nothing else of ours changed).
@@ -254,11 +283,14 @@ pub async fn run_scope(
     };
     let client: Client = ctx.client.clone();
     let ns = namespace.as_deref();
-    let keys = Controller::new(scoped::<GarageKey>(&client, ns), watcher::Config::default());
+    let bounded = || kube::runtime::controller::Config::default().concurrency(CONCURRENCY);
+    let keys = Controller::new(scoped::<GarageKey>(&client, ns), watcher::Config::default())
+        .with_config(bounded());
     let buckets = Controller::new(
         scoped::<GarageBucket>(&client, ns),
         watcher::Config::default(),
-    );
+    )
+    .with_config(bounded());
     let stores = Arc::new(Stores {
         keys: keys.store(),
         buckets: buckets.store(),
@@ -418,6 +450,21 @@ fn buckets_of_key(k: &GarageKey, buckets: &Store<GarageBucket>) -> Vec<ObjectRef
 mod tests {
     use super::merge_patch;
     use serde_json::json;
+    use std::time::Duration;
+
+    #[test]
+    fn drift_checks_are_spread_over_a_tenth_of_the_interval() {
+        let base = Duration::from_secs(300);
+        let spread: std::collections::BTreeSet<Duration> = (0..100)
+            .map(|i| super::drift_check(base, Some(&format!("0e4f6a2c-{i:04}"))))
+            .collect();
+        assert!(spread.iter().all(|d| *d >= base && *d < base + base / 10));
+        assert!(spread.len() > 50, "{} distinct delays of 100", spread.len());
+        assert_eq!(
+            super::drift_check(base, Some("u")),
+            super::drift_check(base, Some("u"))
+        );
+    }
 
     #[test]
     fn garage_times_are_kept_to_the_second_as_the_api_server_stores_them() {

@@ -54,6 +54,13 @@ pub fn target_namespace<'a>(from_ns: &'a str, namespace: Option<&'a str>) -> &'a
     namespace.filter(|n| !n.is_empty()).unwrap_or(from_ns)
 }
 
+/// True when `key`'s cluster reference leads to GarageCluster `ns`/`name`.
+pub fn leads_to(key: &shared_types::garage_key::GarageKey, ns: &str, name: &str) -> bool {
+    let from = key.metadata.namespace.as_deref().unwrap_or_default();
+    key.spec.cluster_ref.name == name
+        && target_namespace(from, key.spec.cluster_ref.namespace.as_deref()) == ns
+}
+
 /// Every GarageReferenceGrant in `ns`, and the labels of `from_ns` when some grant needs them
 /// (`None` when they cannot be read: selector grants then admit nothing).
 pub async fn grants_into(

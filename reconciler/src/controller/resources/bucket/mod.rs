@@ -109,7 +109,10 @@ pub async fn reconcile(
         }
     };
     match converge(&api, &ctx, &stores, &bucket, &target).await? {
-        Ok(()) => Ok(Action::requeue(ctx.config.resync)),
+        Ok(()) => Ok(Action::requeue(super::drift_check(
+            ctx.config.drift_resync,
+            bucket.metadata.uid.as_deref(),
+        ))),
         Err(b) => waiting(&api, &ctx, &bucket, b.reason, b.message).await,
     }
 }

@@ -150,7 +150,10 @@ pub async fn reconcile(
             .and_then(|s| s.effective_permissions.clone()),
     };
     patch_status_if_changed(&api, &ctx, &key, key.status.as_ref(), &status).await?;
-    Ok(Action::requeue(ctx.config.resync))
+    Ok(Action::requeue(super::drift_check(
+        ctx.config.drift_resync,
+        key.metadata.uid.as_deref(),
+    )))
 }
 
 /// Reports why the key cannot be made ready now and looks again soon.
