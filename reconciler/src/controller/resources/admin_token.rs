@@ -17,7 +17,7 @@ use shared_types::garage_admin_token::{GarageAdminToken, GarageAdminTokenStatus}
 use shared_types::garage_cluster::v1beta2::GarageCluster;
 use shared_types::keys::{annotation, finalizer as finalizers, label};
 
-use super::{WAITING, patch_status_if_changed};
+use super::WAITING;
 use crate::controller::garage_access::random_hex32;
 use crate::controller::{Context, Error, finalizer};
 use crate::desired::{Settings, controller_ref, is_controlled_by};
@@ -283,33 +283,26 @@ async fn report(
         Ok(m) => (true, reason::REASON_RECONCILE_SUCCESS, m),
         Err((why, m)) => (false, why, m),
     };
-    let mut status = t.status.clone().unwrap_or_default();
-    status.conditions = Some(super::with_ready(
-        status.conditions.as_deref(),
-        ready,
-        why,
-        message,
-        t.metadata.generation,
-    ));
-    status.phase = Some(if ready {
-        KeyPhase::Ready
-    } else if why == reason::REASON_VALIDATION_FAILED {
-        KeyPhase::Failed
-    } else {
-        KeyPhase::Pending
-    });
-    status.observed_generation = t.metadata.generation;
-    status.expires_at = None;
-    if let Some(d) = digest {
-        status.token_id = Some(fingerprint(&d));
-        status.token_digest = Some(d);
-        status.secret_ref = Some(SecretReference {
-            name: Some(secret_location(t).0),
-            namespace: t.namespace(),
+    let current: Option<&GarageAdminTokenStatus> = t.status.as_ref();
+    super::report(api, ctx, t, current, ready, why, message, |status| {
+        status.phase = Some(if ready {
+            KeyPhase::Ready
+        } else if why == reason::REASON_VALIDATION_FAILED {
+            KeyPhase::Failed
+        } else {
+            KeyPhase::Pending
         });
-    }
-    let status: GarageAdminTokenStatus = status;
-    patch_status_if_changed(api, ctx, t, t.status.as_ref(), &status).await?;
+        status.expires_at = None;
+        if let Some(d) = digest {
+            status.token_id = Some(fingerprint(&d));
+            status.token_digest = Some(d);
+            status.secret_ref = Some(SecretReference {
+                name: Some(secret_location(t).0),
+                namespace: t.namespace(),
+            });
+        }
+    })
+    .await?;
     Ok(if ready {
         Action::requeue(ctx.config.resync)
     } else {

@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::{Namespace, Secret};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::api::ListParams;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::{Controller, watcher};
@@ -171,14 +172,73 @@ pub fn drift_check(base: Duration, uid: Option<&str>) -> Duration {
     base + base / 10 * spread / 1000
 }
 
+/// A status that reports readiness: a `Ready` condition among its conditions, and the
+/// generation it was decided from.
+pub trait ReadyStatus: Clone + Default + Serialize + PartialEq {
+    /// Its conditions.
+    fn conditions_mut(&mut self) -> &mut Option<Vec<Condition>>;
+    /// The generation it was decided from.
+    fn observed_generation_mut(&mut self) -> &mut Option<i64>;
+}
+
+macro_rules! ready_status {
+    ($($status:ty),*) => {$(
+        impl ReadyStatus for $status {
+            fn conditions_mut(&mut self) -> &mut Option<Vec<Condition>> {
+                &mut self.conditions
+            }
+            fn observed_generation_mut(&mut self) -> &mut Option<i64> {
+                &mut self.observed_generation
+            }
+        }
+    )*};
+}
+
+ready_status!(
+    shared_types::garage_key::GarageKeyStatus,
+    shared_types::garage_bucket::GarageBucketStatus,
+    shared_types::garage_admin_token::GarageAdminTokenStatus
+);
+
+/// Writes `object`'s status with `Ready` as given, the generation observed and `adjust`
+/// applied (its phase, what else the verdict changes), unless that is what it already says.
+#[allow(clippy::too_many_arguments)]
+pub async fn report<K, S: ReadyStatus>(
+    api: &Api<K>,
+    ctx: &Context,
+    object: &K,
+    current: Option<&S>,
+    ready: bool,
+    why: &'static str,
+    message: String,
+    adjust: impl FnOnce(&mut S),
+) -> Result<(), Error>
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    let generation = object.meta().generation;
+    let mut status = current.cloned().unwrap_or_default();
+    let conditions = with_ready(
+        status.conditions_mut().as_deref(),
+        ready,
+        why,
+        message,
+        generation,
+    );
+    *status.conditions_mut() = Some(conditions);
+    *status.observed_generation_mut() = generation;
+    adjust(&mut status);
+    patch_status_if_changed(api, ctx, object, current, &status).await
+}
+
 /// `current` with its `Ready` condition set (and nothing else of ours changed).
 pub fn with_ready(
-    current: Option<&[k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition]>,
+    current: Option<&[Condition]>,
     ready: bool,
     reason: &'static str,
     message: String,
     generation: Option<i64>,
-) -> Vec<k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition> {
+) -> Vec<Condition> {
     use shared_types::conditions::common::CONDITION_READY;
     super::conditions::merge(
         current,

@@ -557,21 +557,15 @@ async fn waiting(
     why: &'static str,
     message: String,
 ) -> Result<Action, Error> {
-    let mut status = bucket.status.clone().unwrap_or_default();
-    status.conditions = Some(super::with_ready(
-        status.conditions.as_deref(),
-        false,
-        why,
-        message,
-        bucket.metadata.generation,
-    ));
-    status.phase = Some(if why == reason::REASON_VALIDATION_FAILED {
-        BucketPhase::Failed
-    } else {
-        BucketPhase::Pending
-    });
-    status.observed_generation = bucket.metadata.generation;
-    patch_status_if_changed(api, ctx, bucket, bucket.status.as_ref(), &status).await?;
+    let current = bucket.status.as_ref();
+    super::report(api, ctx, bucket, current, false, why, message, |s| {
+        s.phase = Some(if why == reason::REASON_VALIDATION_FAILED {
+            BucketPhase::Failed
+        } else {
+            BucketPhase::Pending
+        });
+    })
+    .await?;
     Ok(Action::requeue(WAITING))
 }
 

@@ -164,17 +164,19 @@ async fn waiting(
     why: &'static str,
     message: String,
 ) -> Result<Action, Error> {
-    let mut status = key.status.clone().unwrap_or_default();
-    status.conditions = Some(super::with_ready(
-        status.conditions.as_deref(),
+    super::report(
+        api,
+        ctx,
+        key,
+        key.status.as_ref(),
         false,
         why,
         message,
-        key.metadata.generation,
-    ));
-    status.phase = Some(KeyPhase::Pending);
-    status.observed_generation = key.metadata.generation;
-    patch_status_if_changed(api, ctx, key, key.status.as_ref(), &status).await?;
+        |s| {
+            s.phase = Some(KeyPhase::Pending);
+        },
+    )
+    .await?;
     Ok(Action::requeue(WAITING))
 }
 
