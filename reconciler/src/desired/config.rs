@@ -36,7 +36,7 @@ pub fn render(c: &GarageCluster, s: &Settings) -> Result<String, DesiredError> {
     let storage = spec.storage.as_ref();
     let mut t = String::new();
     line(&mut t, "metadata_dir", &quote(METADATA_DIR));
-    line(&mut t, "data_dir", &quote(DATA_DIR));
+    line(&mut t, "data_dir", &data_dir(s.data_dirs.as_deref()));
     let db = spec.database.as_ref();
     let engine = match db.and_then(|d| d.engine) {
         None | Some(DatabaseEngine::Lmdb) => "lmdb",
@@ -247,6 +247,30 @@ pub fn revision(c: &GarageCluster, s: &Settings) -> Result<ConfigRevision, Desir
     })
 }
 
+/// The `data_dir` value: the single data directory, or one inline table per directory of
+/// `spec.storage.data.paths` in their order, a writable one with its capacity as a string of
+/// integral bytes (a Kubernetes `m` suffix would read as mega to Garage) and a read-only one
+/// with none.
+fn data_dir(dirs: Option<&[super::data_dirs::DataDir]>) -> String {
+    let Some(dirs) = dirs else {
+        return quote(DATA_DIR);
+    };
+    let mut v = String::from("[\n");
+    for d in dirs {
+        let _ = match d.capacity {
+            Some(bytes) => writeln!(
+                v,
+                "  {{ path = {}, capacity = {} }},",
+                quote(&d.path),
+                quote(&bytes.to_string())
+            ),
+            None => writeln!(v, "  {{ path = {}, read_only = true }},", quote(&d.path)),
+        };
+    }
+    v.push(']');
+    v
+}
+
 fn line(t: &mut String, key: &str, value: &str) {
     // Writing into a String cannot fail.
     let _ = writeln!(t, "{key} = {value}");
@@ -354,6 +378,24 @@ mod tests {
         assert!(t.contains("compression_level = \"none\"\n"));
         assert!(t.contains(r#"s3_region = "eu\"west\\1""#), "{t}");
         assert_eq!(quote("a\u{1}b"), "\"a\\u0001b\"");
+    }
+
+    #[test]
+    fn data_paths_render_a_data_dir_array_of_integral_bytes() {
+        let c = crate::desired::test_support::paths_cluster(1);
+        let t = rendered(&c);
+        let want = concat!(
+            "data_dir = [\n",
+            "  { path = \"/data/fast\", capacity = \"629145600\" },\n",
+            "  { path = \"/data/slow\", capacity = \"2147483648\" },\n",
+            "  { path = \"/data/old\", read_only = true },\n",
+            "]\n",
+        );
+        assert!(t.contains(want), "{t}");
+        assert!(t.starts_with("metadata_dir = \"/data/metadata\"\ndata_dir = [\n"));
+        assert!(!t.contains("Mi"), "never a unit suffix: {t}");
+        // The single directory is unchanged for every other cluster.
+        assert!(rendered(&cluster(3)).contains("data_dir = \"/data/data\"\n"));
     }
 
     #[test]

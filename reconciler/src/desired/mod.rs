@@ -2,11 +2,13 @@
 //! to the Kubernetes objects the reconciler owns. Nothing here does I/O; the controllers read,
 //! call these and write the difference.
 //!
-//! Scope: the default storage group (Auto) and user-written GarageNodes (Manual or beside an
-//! Auto group). Gateways, node-local pools, federation and Consul are refused by
-//! [`Settings::from_cluster`] as unsupported, naming the field, rather than rendered half-way.
+//! Scope: the default storage group (Auto, one data volume or `data.paths`), user-written
+//! GarageNodes (Manual or beside an Auto group) and node-local pools. Gateways, federation and
+//! Consul are refused by [`Settings::from_cluster`] as unsupported, naming the field, rather
+//! than rendered half-way.
 
 pub mod config;
+pub mod data_dirs;
 pub mod labels;
 pub mod nodes;
 pub mod pdb;
@@ -92,6 +94,9 @@ pub struct Settings {
     pub image: String,
     /// Layout capacity of each Auto member, in bytes.
     pub capacity: u64,
+    /// The data directories of `spec.storage.data.paths` that the shared garage.toml lists;
+    /// `None` for the single `/data/data`.
+    pub data_dirs: Option<Vec<data_dirs::DataDir>>,
     /// Garage's RPC timeout (`network.rpcTimeout`; Garage's own default when unset). Garage
     /// checks a block it was told about only after twice this, so the drain proof's quiet
     /// window must cover that.
@@ -185,13 +190,13 @@ impl Settings {
             }
         }
         let manual = storage.layout_policy.or(spec.layout_policy) == Some(LayoutPolicy::Manual);
-        if storage
-            .data
-            .as_ref()
-            .and_then(|d| d.paths.as_ref())
-            .is_some_and(|p| !p.is_empty())
-        {
-            return Err(DesiredError::Unsupported("spec.storage.data.paths"));
+        let data_dirs = data_dirs::cluster_data_dirs(storage)?;
+        // Pool members mount the cluster's garage.toml too, with one data HostPath at
+        // /data/data: a list of other directories would send their blocks nowhere durable.
+        if data_dirs.is_some() && !pools.is_empty() {
+            return Err(DesiredError::Unsupported(
+                "spec.storage.data.paths beside spec.storage.nodeLocalPools",
+            ));
         }
         let replicas =
             u32::try_from(storage.replicas.unwrap_or(3)).map_err(|_| DesiredError::Invalid {
@@ -257,7 +262,7 @@ impl Settings {
             (None, Some(repo)) => format!("{repo}:{DEFAULT_GARAGE_TAG}"),
             (None, None) => DEFAULT_GARAGE_IMAGE.to_owned(),
         };
-        let capacity = auto_capacity(storage)?;
+        let capacity = auto_capacity(storage, data_dirs.as_deref())?;
         let rpc_timeout = match spec.network.as_ref().and_then(|n| n.rpc_timeout.as_deref()) {
             None => GARAGE_DEFAULT_RPC_TIMEOUT,
             Some(text) => shared_types::duration::go_duration(text)
@@ -282,26 +287,36 @@ impl Settings {
             zone,
             image,
             capacity,
+            data_dirs,
             rpc_timeout,
             pools,
         })
     }
 }
 
-/// Layout capacity of an Auto member: the data volume size (default 10Gi) less
-/// `capacityReservePercent` (spec §5.5).
+/// Layout capacity of an Auto member: the data volume size (default 10Gi), or with
+/// `data.paths` the capacity of its writable directories together, less
+/// `capacityReservePercent` (spec §5.5). With paths the top-level size is not what Garage
+/// gets to fill, so it is not used even when set.
 fn auto_capacity(
     storage: &shared_types::garage_cluster::v1beta2::StorageSpec,
+    dirs: Option<&[data_dirs::DataDir]>,
 ) -> Result<u64, DesiredError> {
-    let size = storage
-        .data
-        .as_ref()
-        .and_then(|d| d.size.as_ref())
-        .map_or(DEFAULT_VOLUME_SIZE, |q| q.0.as_str());
-    let bytes = quantity::to_bytes(size).ok_or_else(|| DesiredError::Invalid {
-        field: "spec.storage.data.size",
-        message: format!("{size:?} is not a quantity"),
-    })?;
+    let (bytes, field) = match dirs {
+        Some(dirs) => (data_dirs::writable_bytes(dirs), "spec.storage.data.paths"),
+        None => {
+            let size = storage
+                .data
+                .as_ref()
+                .and_then(|d| d.size.as_ref())
+                .map_or(DEFAULT_VOLUME_SIZE, |q| q.0.as_str());
+            let bytes = quantity::to_bytes(size).ok_or_else(|| DesiredError::Invalid {
+                field: "spec.storage.data.size",
+                message: format!("{size:?} is not a quantity"),
+            })?;
+            (bytes, "spec.storage.data.size")
+        }
+    };
     let reserve = storage.capacity_reserve_percent.unwrap_or(0);
     if !(0..=50).contains(&reserve) {
         return Err(DesiredError::Invalid {
@@ -314,7 +329,7 @@ fn auto_capacity(
     let capacity = u64::try_from(kept).unwrap_or(bytes);
     if capacity < 1024 {
         return Err(DesiredError::Invalid {
-            field: "spec.storage.data.size",
+            field,
             message: "the advertised capacity must be at least 1Ki".into(),
         });
     }
@@ -397,8 +412,9 @@ pub(crate) mod test_support;
 
 #[cfg(test)]
 mod tests {
-    use super::test_support::cluster;
+    use super::test_support::{self, cluster};
     use super::*;
+    use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
     #[test]
     fn defaults_are_applied_explicitly() {
@@ -424,6 +440,48 @@ mod tests {
         let s = Settings::from_cluster(&c).unwrap();
         assert_eq!(s.capacity, (1u64 << 30) * 9 / 10);
         assert_eq!(s.s3_port, 9000);
+    }
+
+    #[test]
+    fn paths_capacity_is_the_writable_sum_less_the_reserve() {
+        let mut c = test_support::paths_cluster(1);
+        let s = Settings::from_cluster(&c).unwrap();
+        // 600Mi declared on /data/fast, the 2Gi volume of /data/slow; /data/old takes no
+        // new blocks.
+        let sum = (600u64 << 20) + (2 << 30);
+        assert_eq!(s.capacity, sum);
+        assert_eq!(s.data_dirs.as_ref().map(Vec::len), Some(3));
+        let storage = c.spec.storage.as_mut().unwrap();
+        storage.capacity_reserve_percent = Some(10);
+        // A top-level size beside paths is not what Garage fills.
+        storage.data.as_mut().unwrap().size = Some(Quantity("100Gi".into()));
+        assert_eq!(Settings::from_cluster(&c).unwrap().capacity, sum * 9 / 10);
+    }
+
+    #[test]
+    fn paths_are_refused_beside_pools_and_bad_paths_are_invalid() {
+        let mut c = test_support::paths_cluster(1);
+        c.spec.storage.as_mut().unwrap().node_local_pools = Some(vec![NodeLocalPoolSpec {
+            name: "p".into(),
+            data: Some(Default::default()),
+            ..Default::default()
+        }]);
+        assert_eq!(
+            Settings::from_cluster(&c),
+            Err(DesiredError::Unsupported(
+                "spec.storage.data.paths beside spec.storage.nodeLocalPools"
+            ))
+        );
+        let mut c = test_support::paths_cluster(1);
+        let data = c.spec.storage.as_mut().unwrap().data.as_mut().unwrap();
+        data.paths.as_mut().unwrap()[1].path = "/data/fast/inner".into();
+        assert!(matches!(
+            Settings::from_cluster(&c),
+            Err(DesiredError::Invalid {
+                field: "spec.storage.data.paths",
+                ..
+            })
+        ));
     }
 
     #[test]

@@ -11,7 +11,7 @@ use shared_types::garage_node::{
 };
 use shared_types::keys::{annotation, label, tag};
 
-use super::{DesiredError, Settings, controller_ref, labels, rendered_hash};
+use super::{DesiredError, Settings, controller_ref, data_dirs, labels, rendered_hash};
 use crate::garage::NodeId;
 use crate::names;
 
@@ -35,7 +35,16 @@ pub fn auto_storage_node(
         tags: Some(tags),
         storage: Some(NodeStorageConfig {
             metadata: storage.and_then(|st| st.metadata.as_ref()).map(node_volume),
-            data: storage.and_then(|st| st.data.as_ref()).map(node_volume),
+            // With paths each directory is its own volume, as the shared garage.toml lists
+            // them; the top-level volume only lends them its defaults.
+            data: storage
+                .and_then(|st| st.data.as_ref())
+                .filter(|_| s.data_dirs.is_none())
+                .map(node_volume),
+            data_paths: storage
+                .and_then(|st| st.data.as_ref())
+                .filter(|_| s.data_dirs.is_some())
+                .map(data_dirs::node_data_paths),
             ..Default::default()
         }),
         env: storage.and_then(|st| st.env.clone()),
@@ -143,6 +152,41 @@ mod tests {
     }
 
     #[test]
+    fn slot_nodes_of_a_paths_cluster_carry_data_paths_and_the_summed_capacity() {
+        let c = crate::desired::test_support::paths_cluster(1);
+        let s = Settings::from_cluster(&c).unwrap();
+        let n = auto_storage_node(&c, &s, 0).unwrap();
+        // The layout role: 600Mi + 2Gi, the read-only directory adds nothing.
+        let sum = (600u64 << 20) + (2 << 30);
+        assert_eq!(n.spec.capacity, Some(Quantity(sum.to_string())));
+        let storage = n.spec.storage.as_ref().unwrap();
+        assert!(
+            storage.data.is_none(),
+            "data XOR dataPaths, as admission wants"
+        );
+        let paths = storage.data_paths.as_ref().unwrap();
+        let got: Vec<(Option<&str>, Option<&str>, Option<bool>)> = paths
+            .iter()
+            .map(|p| {
+                (
+                    p.path.as_deref(),
+                    p.volume_attributes_class_name.as_deref(),
+                    p.read_only,
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (Some("/data/fast"), Some("fast"), None),
+                (Some("/data/slow"), Some("slow"), None),
+                (Some("/data/old"), None, Some(true)),
+            ]
+        );
+        assert_eq!(shape(&n), Ok(NodeShape::Managed));
+    }
+
+    #[test]
     fn ordinals_round_trip() {
         assert_eq!(auto_ordinal("g", "g-storage-12"), Some(12));
         assert_eq!(auto_ordinal("g", "g-storage-01"), None);
@@ -219,13 +263,7 @@ pub fn shape(node: &GarageNode) -> Result<NodeShape, DesiredError> {
             address: format!("{host}:{port}"),
         });
     }
-    if spec
-        .storage
-        .as_ref()
-        .and_then(|s| s.data_paths.as_ref())
-        .is_some_and(|p| !p.is_empty())
-    {
-        return Err(DesiredError::Unsupported("spec.storage.dataPaths"));
-    }
+    // Whether its data volumes fit the cluster's garage.toml is a question of the cluster
+    // too: `data_dirs::check_node`.
     Ok(NodeShape::Managed)
 }

@@ -1,5 +1,5 @@
 //! The single-replica StatefulSet of a storage GarageNode (reconciler spec §3.2, §3.6) with its
-//! claim templates (§3.12).
+//! claim templates (§3.12): `metadata`, then `data` or one `data-<i>` per data path.
 //!
 //! Default-group storage runs on PVCs, so no `.garage-volume-id` marker volume is added: the
 //! marker guards HostPath mounts of node-local pools only (§3.8).
@@ -31,7 +31,9 @@ use super::config::{
     METADATA_DIR, RPC_SECRET_DIR, RPC_SECRET_KEY,
 };
 use super::secrets::{SECRET_FILE_MODE, SecretSource};
-use super::{DEFAULT_VOLUME_SIZE, DesiredError, Settings, controller_ref, labels, rendered_hash};
+use super::{
+    DEFAULT_VOLUME_SIZE, DesiredError, Settings, controller_ref, data_dirs, labels, rendered_hash,
+};
 use crate::names;
 
 /// Name of the Garage container.
@@ -69,27 +71,63 @@ pub struct NodeInputs<'a> {
 
 /// The claims the StatefulSet of `node` generates from its templates (volumes that are
 /// neither an emptyDir nor an existing claim), by claim name, with the VolumeAttributesClass
-/// each volume asks for.
+/// each volume asks for: `metadata`, then `data` or each data path's `data-<i>`.
 pub fn managed_claims(node: &GarageNode) -> Vec<(String, Option<String>)> {
     let name = node.metadata.name.clone().unwrap_or_default();
+    storage_volumes(node)
+        .into_iter()
+        .filter(|d| {
+            d.volume.type_ != Some(VolumeType::EmptyDir)
+                && d.volume
+                    .existing_claim
+                    .as_ref()
+                    .is_none_or(String::is_empty)
+        })
+        .map(|d| {
+            (
+                format!("{}-{name}-0", d.name),
+                d.volume.volume_attributes_class_name,
+            )
+        })
+        .collect()
+}
+
+/// One storage volume of a node's pod.
+struct Disk {
+    /// Pod volume name, which is also the claim template's.
+    name: String,
+    /// What backs it.
+    volume: NodeVolumeConfig,
+    /// Where Garage finds it.
+    mount_path: String,
+}
+
+/// The node's storage volumes in mount order: `metadata` (a default claim when unset), then
+/// `data`, or one `data-<i>` per data path mounted at its path. A node with neither gets a
+/// default `data` here; [`statefulset`] refuses it.
+fn storage_volumes(node: &GarageNode) -> Vec<Disk> {
     let storage = node.spec.storage.as_ref();
-    [
-        (
-            "metadata",
-            storage.and_then(|s| s.metadata.clone()).unwrap_or_default(),
-        ),
-        (
-            "data",
-            storage.and_then(|s| s.data.clone()).unwrap_or_default(),
-        ),
-    ]
-    .into_iter()
-    .filter(|(_, v)| {
-        v.type_ != Some(VolumeType::EmptyDir)
-            && v.existing_claim.as_ref().is_none_or(String::is_empty)
-    })
-    .map(|(role, v)| (format!("{role}-{name}-0"), v.volume_attributes_class_name))
-    .collect()
+    let mut disks = vec![Disk {
+        name: "metadata".into(),
+        volume: storage.and_then(|s| s.metadata.clone()).unwrap_or_default(),
+        mount_path: METADATA_DIR.into(),
+    }];
+    match storage
+        .and_then(|s| s.data_paths.as_deref())
+        .filter(|p| !p.is_empty())
+    {
+        Some(paths) => disks.extend(paths.iter().enumerate().map(|(i, v)| Disk {
+            name: data_dirs::volume_name(i),
+            volume: v.clone(),
+            mount_path: data_dirs::mount_path(v, i),
+        })),
+        None => disks.push(Disk {
+            name: "data".into(),
+            volume: storage.and_then(|s| s.data.clone()).unwrap_or_default(),
+            mount_path: DATA_DIR.into(),
+        }),
+    }
+    disks
 }
 
 /// The StatefulSet of a storage GarageNode.
@@ -108,15 +146,15 @@ pub fn statefulset(i: NodeInputs<'_>) -> Result<StatefulSet, DesiredError> {
         .clone()
         .ok_or(DesiredError::MissingMetadata("uid"))?;
     let storage = i.node.spec.storage.as_ref();
-    let metadata = storage
-        .and_then(|st| st.metadata.clone())
-        .unwrap_or_default();
-    let data = storage
-        .and_then(|st| st.data.clone())
-        .ok_or(DesiredError::Invalid {
+    if storage
+        .is_none_or(|st| st.data.is_none() && st.data_paths.as_ref().is_none_or(Vec::is_empty))
+    {
+        return Err(DesiredError::Invalid {
             field: "spec.storage.data",
-            message: "a storage node needs a data volume".into(),
-        })?;
+            message: "a storage node needs a data volume or dataPaths".into(),
+        });
+    }
+    let disks = storage_volumes(i.node);
     let pod_labels = labels::storage_pod_labels(&s.name, &node_name);
     let mut claims = Vec::new();
     let mut volumes = vec![
@@ -136,7 +174,8 @@ pub fn statefulset(i: NodeInputs<'_>) -> Result<StatefulSet, DesiredError> {
         secret_volume("rpc-secret", i.rpc_secret, RPC_SECRET_KEY),
         secret_volume("admin-token", i.admin_token, ADMIN_TOKEN_KEY),
     ];
-    for (name, volume) in [("metadata", &metadata), ("data", &data)] {
+    for Disk { name, volume, .. } in &disks {
+        let name = name.as_str();
         if volume.type_ == Some(VolumeType::EmptyDir) {
             volumes.push(Volume {
                 name: name.into(),
@@ -160,13 +199,13 @@ pub fn statefulset(i: NodeInputs<'_>) -> Result<StatefulSet, DesiredError> {
             claims.push(claim_template(name, volume, &pod_labels, &node_uid));
         }
     }
-    let mounts = vec![
+    let mut mounts = vec![
         mount("config", CONFIG_DIR, true),
         mount("rpc-secret", RPC_SECRET_DIR, true),
         mount("admin-token", ADMIN_TOKEN_DIR, true),
-        mount("metadata", METADATA_DIR, false),
-        mount("data", DATA_DIR, false),
     ];
+    // Writable even for a read-only data path: Garage keeps a marker file in each directory.
+    mounts.extend(disks.iter().map(|d| mount(&d.name, &d.mount_path, false)));
     let pod_spec = pod_spec(i, mounts, volumes);
     let storage_spec = i.cluster.spec.storage.as_ref();
     let user_labels = user_pod_labels(

@@ -1,13 +1,19 @@
 use super::*;
 use crate::desired::nodes::auto_storage_node;
 use crate::desired::secrets::{admin_token_source, rpc_secret_source};
-use crate::desired::test_support::cluster;
+use crate::desired::test_support::{claim_template_names, cluster};
 use crate::desired::{Settings, config};
 
 fn render(c: &GarageCluster) -> StatefulSet {
+    render_with(c, |_| {})
+}
+
+/// The StatefulSet of `c`'s first Auto node after `change` to that node.
+fn render_with(c: &GarageCluster, change: impl FnOnce(&mut GarageNode)) -> StatefulSet {
     let s = Settings::from_cluster(c).unwrap();
     let mut node = auto_storage_node(c, &s, 0).unwrap();
     node.metadata.uid = Some("node-uid".into());
+    change(&mut node);
     let rev = config::revision(c, &s).unwrap();
     statefulset(NodeInputs {
         fenced: false,
@@ -192,4 +198,172 @@ fn hash_tracks_the_template_but_not_replicas_of_the_cluster() {
         .unwrap();
     assert!(annotations.contains_key(annotation::ANNOTATION_POD_SPEC_HASH));
     assert_eq!(annotations[annotation::ANNOTATION_CONFIG_HASH].len(), 16);
+}
+
+#[test]
+fn each_data_path_is_a_claim_template_with_its_class_mounted_at_its_path() {
+    use crate::desired::test_support::paths_cluster;
+    let c = paths_cluster(1);
+    let sts = render(&c);
+    let spec = sts.spec.unwrap();
+    let claims = spec.volume_claim_templates.unwrap();
+    let got: Vec<(String, Option<String>, Quantity)> = claims
+        .iter()
+        .map(|c| {
+            let spec = c.spec.as_ref().unwrap();
+            (
+                c.metadata.name.clone().unwrap(),
+                spec.volume_attributes_class_name.clone(),
+                spec.resources.as_ref().unwrap().requests.as_ref().unwrap()["storage"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("metadata".into(), None, Quantity("100Mi".into())),
+            ("data-0".into(), Some("fast".into()), Quantity("1Gi".into())),
+            ("data-1".into(), Some("slow".into()), Quantity("2Gi".into())),
+            // The top-level class is not taken; the top-level storage class is.
+            ("data-2".into(), None, Quantity("1Gi".into())),
+        ]
+    );
+    assert!(
+        claims[1..].iter().all(|c| {
+            c.spec.as_ref().unwrap().storage_class_name.as_deref() == Some("local-sim")
+        })
+    );
+    let pod = spec.template.spec.unwrap();
+    let mounts: Vec<(String, String, Option<bool>)> = pod.containers[0]
+        .volume_mounts
+        .clone()
+        .unwrap()
+        .into_iter()
+        .map(|m| (m.name, m.mount_path, m.read_only))
+        .collect();
+    assert_eq!(
+        mounts[3..],
+        [
+            ("metadata".into(), "/data/metadata".into(), None),
+            ("data-0".into(), "/data/fast".into(), None),
+            ("data-1".into(), "/data/slow".into(), None),
+            // Read-only for Garage's placement only: it keeps a marker file there.
+            ("data-2".into(), "/data/old".into(), None),
+        ]
+    );
+    assert!(!mounts.iter().any(|m| m.1 == "/data/data"));
+    // Templates need no pod volume of their own.
+    let volumes = pod.volumes.unwrap();
+    assert!(!volumes.iter().any(|v| v.name.starts_with("data")));
+}
+
+#[test]
+fn data_path_emptydir_and_existing_claim_are_pod_volumes() {
+    use shared_types::garage_node::NodeStorageConfig;
+    let paths = vec![
+        NodeVolumeConfig {
+            type_: Some(VolumeType::EmptyDir),
+            size: Some(Quantity("1Gi".into())),
+            ..Default::default()
+        },
+        NodeVolumeConfig {
+            existing_claim: Some("mine".into()),
+            path: Some("/mnt/hdd".into()),
+            ..Default::default()
+        },
+    ];
+    let mut node = None;
+    let sts = render_with(&cluster(1), |n| {
+        n.spec.storage = Some(NodeStorageConfig {
+            metadata: n.spec.storage.as_ref().unwrap().metadata.clone(),
+            data_paths: Some(paths),
+            ..Default::default()
+        });
+        node = Some(n.clone());
+    });
+    assert_eq!(claim_template_names(&sts), ["metadata"]);
+    let spec = sts.spec.unwrap();
+    let pod = spec.template.spec.unwrap();
+    let volumes = pod.volumes.unwrap();
+    let empty = volumes.iter().find(|v| v.name == "data-0").unwrap();
+    assert_eq!(
+        empty.empty_dir.as_ref().unwrap().size_limit,
+        Some(Quantity("1Gi".into()))
+    );
+    let claim = volumes.iter().find(|v| v.name == "data-1").unwrap();
+    assert_eq!(
+        claim.persistent_volume_claim.as_ref().unwrap().claim_name,
+        "mine"
+    );
+    let mounts = pod.containers[0].volume_mounts.clone().unwrap();
+    let at = |name: &str| {
+        mounts
+            .iter()
+            .find(|m| m.name == name)
+            .map(|m| m.mount_path.clone())
+    };
+    assert_eq!(at("data-0").as_deref(), Some("/data/data-0"));
+    assert_eq!(at("data-1").as_deref(), Some("/mnt/hdd"));
+    assert_eq!(
+        managed_claims(&node.unwrap()),
+        [("metadata-garage-storage-0-0".to_owned(), None)]
+    );
+}
+
+#[test]
+fn managed_claims_name_each_path_claim_with_its_class() {
+    use crate::desired::test_support::paths_cluster;
+    let c = paths_cluster(1);
+    let node = auto_storage_node(&c, &Settings::from_cluster(&c).unwrap(), 0).unwrap();
+    assert_eq!(
+        managed_claims(&node),
+        [
+            ("metadata-garage-storage-0-0".to_owned(), None),
+            (
+                "data-0-garage-storage-0-0".to_owned(),
+                Some("fast".to_owned())
+            ),
+            (
+                "data-1-garage-storage-0-0".to_owned(),
+                Some("slow".to_owned())
+            ),
+            ("data-2-garage-storage-0-0".to_owned(), None),
+        ]
+    );
+    let single = cluster(1);
+    let node = auto_storage_node(&single, &Settings::from_cluster(&single).unwrap(), 0).unwrap();
+    assert_eq!(
+        managed_claims(&node),
+        [
+            ("metadata-garage-storage-0-0".to_owned(), None),
+            ("data-garage-storage-0-0".to_owned(), None),
+        ]
+    );
+}
+
+#[test]
+fn a_path_class_change_leaves_the_hash_alone() {
+    use crate::desired::test_support::paths_cluster;
+    let hash = |s: &StatefulSet| {
+        s.metadata.annotations.as_ref().unwrap()[annotation::ANNOTATION_RENDERED_HASH].clone()
+    };
+    let a = paths_cluster(1);
+    let mut b = paths_cluster(1);
+    let paths = b.spec.storage.as_mut().unwrap().data.as_mut().unwrap();
+    paths.paths.as_mut().unwrap()[0]
+        .volume
+        .as_mut()
+        .unwrap()
+        .volume_attributes_class_name = Some("slow".into());
+    let (ra, rb) = (render(&a), render(&b));
+    assert_eq!(
+        hash(&ra),
+        hash(&rb),
+        "a class change never recreates or rolls"
+    );
+    assert_ne!(
+        ra.spec.unwrap().volume_claim_templates,
+        rb.spec.unwrap().volume_claim_templates,
+        "new claims are still created with the new class"
+    );
 }

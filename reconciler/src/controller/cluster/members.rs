@@ -8,7 +8,7 @@ use shared_types::keys::tag;
 
 use crate::controller::garage_access::{is_ready, running_ip};
 use crate::controller::pool::membership;
-use crate::desired::{Settings, nodes, quantity};
+use crate::desired::{Settings, data_dirs, nodes, quantity};
 use crate::garage::NodeId;
 use crate::layout::{self, DesiredRole, Member};
 use crate::names;
@@ -61,6 +61,10 @@ pub fn member(
     generated: bool,
 ) -> Option<MemberView> {
     let shape = nodes::shape(node).ok()?;
+    // A node whose volumes do not fit the cluster's garage.toml gets no workload.
+    if shape == nodes::NodeShape::Managed && data_dirs::check_node(node, s).is_err() {
+        return None;
+    }
     let name = node.name_any();
     let status = node.status.clone().unwrap_or_default();
     let mut tags = layout::tags::storage_role_tags(

@@ -156,17 +156,21 @@ fn creation_makes_every_slot_and_the_secrets_at_once() {
     assert_eq!(d.requeue, Duration::from_millis(500));
 }
 
-#[test]
-fn bootstrap_applies_every_known_member_in_one_version() {
-    let c = cluster(3);
+/// Three known members of `c` with running pods and an empty layout, as at bootstrap.
+fn bootstrapping(c: GarageCluster) -> Observed {
     let (generated, pods) = auto(&c, &[true, true, true]);
-    let o = observed(
+    observed(
         c,
         generated,
         vec![],
         pods,
         read(layout(0, &[], &[]), &[], false),
-    );
+    )
+}
+
+#[test]
+fn bootstrap_applies_every_known_member_in_one_version() {
+    let o = bootstrapping(cluster(3));
     let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
     let change = d.layout.expect("a layout change");
     assert!(change.bootstrap);
@@ -181,6 +185,35 @@ fn bootstrap_applies_every_known_member_in_one_version() {
     );
     // New members are dialled from one side only.
     assert!(d.rejoin.is_empty());
+}
+
+#[test]
+fn a_paths_cluster_places_its_summed_capacity_and_refuses_a_single_disk_node_beside_it() {
+    let mut o = bootstrapping(crate::desired::test_support::paths_cluster(3));
+    let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
+    let change = d.layout.expect("a layout change");
+    // 600Mi declared on one directory, a 2Gi volume on another, nothing for the read-only.
+    let sum = (600u64 << 20) + (2 << 30);
+    assert_eq!(change.intended.len(), 3);
+    for r in &change.intended {
+        assert!(
+            matches!(r, RoleChange::Assign { capacity: Some(c), .. } if *c == sum),
+            "{r:?}"
+        );
+    }
+    // A user-written node on one data volume would get a garage.toml listing directories
+    // it does not mount: reported, not planned.
+    o.pods.push(pod("manual-a", 30, "sts-m"));
+    o.user_nodes.push(manual("manual-a", Some(id(9))));
+    let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
+    assert_eq!(ready(&d), (false, reason::REASON_UNSUPPORTED));
+    let planned = d.layout.map(|l| l.intended).unwrap_or_default();
+    assert!(
+        planned
+            .iter()
+            .all(|r| !matches!(r, RoleChange::Assign { id: n, .. } if *n == id(9))),
+        "{planned:?}"
+    );
 }
 
 #[test]

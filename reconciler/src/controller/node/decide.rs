@@ -23,7 +23,7 @@ use crate::controller::conditions::Desired;
 use crate::controller::events::Note;
 use crate::controller::finalizer;
 use crate::desired::statefulset::{NodeInputs, statefulset};
-use crate::desired::{DesiredError, config, nodes, secrets, services};
+use crate::desired::{DesiredError, config, data_dirs, nodes, secrets, services};
 use crate::garage::NodeId;
 use crate::names;
 use shared_types::drain;
@@ -108,6 +108,19 @@ pub fn decide(o: &Observed, t: &Config) -> Result<Decision, DesiredError> {
             ));
         }
     };
+    // Its pod would mount the cluster's garage.toml: data directories that file does not
+    // list would lose their blocks with the pod. A running workload is left as it is.
+    if shape == nodes::NodeShape::Managed
+        && let Err(e) = data_dirs::check_node(node, s)
+    {
+        status.phase = Some(ClusterPhase::Pending);
+        return Ok(idle(
+            status,
+            reason::REASON_UNSUPPORTED,
+            e.to_string(),
+            t.resync,
+        ));
+    }
     if !finalizer::has(node, FINALIZER_NODE) {
         return Ok(Decision {
             finalizer: Some(true),
@@ -498,7 +511,13 @@ fn finalize(o: &Observed, t: &Config) -> Decision {
         c.metadata.deletion_timestamp.is_some()
             && c.effective_deletion_policy() == DeletionPolicy::Destroy
     });
-    let nothing_ran = nodes::shape(node).is_err() && o.statefulset.is_none() && o.pod.is_none();
+    // A shape this version refuses never got a workload: nothing to wait for.
+    let refused = match (nodes::shape(node), &o.settings) {
+        (Err(_), _) => true,
+        (Ok(nodes::NodeShape::Managed), Some(Ok(s))) => data_dirs::check_node(node, s).is_err(),
+        _ => false,
+    };
+    let nothing_ran = refused && o.statefulset.is_none() && o.pod.is_none();
     // A completed drain proof for exactly this incarnation authorises stopping the source
     // without proving again: it is expected to vanish now.
     let proven = drain_proven(o);

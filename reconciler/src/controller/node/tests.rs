@@ -350,3 +350,38 @@ fn a_rollout_that_retired_too_many_workloads_gets_no_new_statefulset() {
             .is_some()
     );
 }
+
+#[test]
+fn a_node_whose_disks_differ_from_the_shared_config_gets_no_workload() {
+    let paths = crate::desired::test_support::paths_cluster(1);
+    // One data volume beside a cluster whose garage.toml lists three directories.
+    let d = decide(
+        &observed(manual("manual-a", None), Some(paths.clone())),
+        &timing(),
+    )
+    .unwrap();
+    assert!(d.statefulset.is_none() && d.service.is_none());
+    assert_eq!(ready(&d), (false, reason::REASON_UNSUPPORTED));
+    assert_eq!(
+        d.status.unwrap().phase,
+        Some(ClusterPhase::Pending),
+        "not a validation failure"
+    );
+    // The generated node of that cluster fits and mounts each path from its own claim.
+    let gn = generated(&paths, 0, None);
+    let d = decide(&observed(gn, Some(paths)), &timing()).unwrap();
+    let sts = d.statefulset.expect("a StatefulSet");
+    assert_eq!(
+        crate::desired::test_support::claim_template_names(&sts),
+        ["metadata", "data-0", "data-1", "data-2"]
+    );
+}
+
+#[test]
+fn a_refused_node_that_never_ran_is_released_at_once() {
+    let paths = crate::desired::test_support::paths_cluster(1);
+    let mut node = manual("manual-a", None);
+    node.metadata.deletion_timestamp = deleting();
+    let d = decide(&observed(node, Some(paths)), &timing()).unwrap();
+    assert_eq!(d.finalizer, Some(false));
+}

@@ -88,8 +88,11 @@ pub struct DataPath {
     /// writable, because Garage keeps a marker file in it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
-    /// Volume that backs this directory. Each path is configured independently and does not
-    /// inherit settings from the top-level data volume.
+    /// Volume that backs this directory, a claim per pod unless `type` is EmptyDir. A claim
+    /// field it leaves unset (storageClassName, accessModes, selector, labels, annotations)
+    /// is the top-level data volume's, and without a size it is sized by `capacity`, then by
+    /// the top-level size. Its `type` and `volumeAttributesClassName` are never taken from the
+    /// top level.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub volume: Option<DataPathVolumeConfig>,
 }
