@@ -13,6 +13,9 @@
 //! - bootstrap (no storage role yet) waits until at least `replication_factor` members have a
 //!   known node ID, then adds all known members in one version;
 //! - afterwards, one missing or drifted role is added per version, lowest member first;
+//! - a new role is never staged past Garage's limit of [`MAX_ROLES`] positive-capacity roles
+//!   (staged additions count; a staged removal frees nothing until it is committed), while a
+//!   member that already has a role may still have it corrected;
 //! - roles are never removed.
 
 pub mod tags;
@@ -20,6 +23,9 @@ pub mod tags;
 use std::collections::BTreeMap;
 
 use crate::garage::{ClusterLayout, LayoutHistory, NodeId, RoleChange, StagedRoleChange};
+
+/// Garage's hard limit on positive-capacity roles in one layout.
+pub const MAX_ROLES: usize = 256;
 
 /// The layout role the cluster wants for one member.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,6 +73,8 @@ pub enum HoldReason {
     ForeignStagedChanges,
     /// Two members report the same node ID.
     IdentityCollision,
+    /// Another role would exceed Garage's [`MAX_ROLES`].
+    RoleLimit,
 }
 
 /// What to do next.
@@ -201,6 +209,37 @@ pub fn plan_layout(o: &Observed<'_>) -> Plan {
     } else {
         missing.into_iter().take(1).collect()
     };
+    // Roles Garage counts against its limit: committed with capacity, plus staged additions
+    // of nodes that hold none yet (a staged removal frees nothing until committed).
+    let committed = |id: &NodeId| {
+        o.layout
+            .role(id)
+            .is_some_and(|r| r.capacity.is_some_and(|c| c > 0))
+    };
+    let held = o
+        .layout
+        .roles
+        .iter()
+        .filter(|r| r.capacity.is_some_and(|c| c > 0))
+        .count()
+        + intended
+            .iter()
+            .filter(|c| {
+                matches!(c, RoleChange::Assign { id, capacity: Some(n), .. } if *n > 0 && !committed(id))
+            })
+            .count();
+    let new_roles = batch
+        .iter()
+        .filter(|(_, id)| !committed(id) && !intended.iter().any(|c| change_id(c) == *id))
+        .count();
+    if held + new_roles > MAX_ROLES {
+        return hold(
+            HoldReason::RoleLimit,
+            format!(
+                "Garage holds at most {MAX_ROLES} storage roles and the layout has {held}; {new_roles} more cannot be added. Drain a member first (its removal must be committed before another joins)"
+            ),
+        );
+    }
     let mut stage = Vec::new();
     for (m, id) in batch {
         let change = assign(Some(&m.role), id);
@@ -283,6 +322,12 @@ fn assign(role: Option<&DesiredRole>, id: &NodeId) -> RoleChange {
     match role {
         Some(r) => RoleChange::storage(id.clone(), r.zone.clone(), r.capacity, r.tags.clone()),
         None => RoleChange::remove(id.clone()),
+    }
+}
+
+fn change_id(c: &RoleChange) -> &NodeId {
+    match c {
+        RoleChange::Remove { id, .. } | RoleChange::Assign { id, .. } => id,
     }
 }
 

@@ -282,3 +282,50 @@ fn verification_after_staging_is_exact() {
         .is_err()
     );
 }
+
+/// A layout of `n` committed storage roles of nodes 0..n (node IDs by two bytes).
+fn full_layout(n: u16) -> (ClusterLayout, Vec<Member>) {
+    let wide = |i: u16| -> NodeId { format!("{i:04x}{}", "0".repeat(60)).parse().unwrap() };
+    let roles: Vec<Value> = (0..n)
+        .map(|i| json!({"id": wide(i).as_str(), "zone": "z", "capacity": 1u64 << 30, "tags": []}))
+        .collect();
+    let members = (0..=n)
+        .map(|i| Member {
+            name: format!("m-{i}"),
+            node_id: Some(wide(i)),
+            role: DesiredRole {
+                zone: "z".into(),
+                capacity: 1 << 30,
+                tags: vec![],
+            },
+        })
+        .collect();
+    (layout(1, &roles, &[]), members)
+}
+
+#[test]
+fn no_role_is_added_past_garages_limit_of_256() {
+    let (full, members) = full_layout(256);
+    let p = plan(&members, &full, &settled(1));
+    assert!(
+        matches!(&p, Plan::Hold { reason: HoldReason::RoleLimit, message } if message.contains("256")),
+        "{p:?}"
+    );
+    // One below the limit, the 256th role is still added.
+    let (room, members) = full_layout(255);
+    assert!(matches!(
+        plan(&members, &room, &settled(1)),
+        Plan::Apply { .. }
+    ));
+}
+
+#[test]
+fn a_member_with_a_role_is_still_corrected_at_the_limit() {
+    let (full, mut members) = full_layout(256);
+    members.pop();
+    members[3].role.capacity = 2 << 30;
+    assert!(matches!(
+        plan(&members, &full, &settled(1)),
+        Plan::Apply { stage, .. } if stage.len() == 1
+    ));
+}

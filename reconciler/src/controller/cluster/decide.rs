@@ -368,7 +368,9 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
     if let Some(Plan::Hold { message, reason: r }) = &plan
         && matches!(
             r,
-            HoldReason::ForeignStagedChanges | HoldReason::IdentityCollision
+            HoldReason::ForeignStagedChanges
+                | HoldReason::IdentityCollision
+                | HoldReason::RoleLimit
         )
     {
         notes.push(Note::warning(
@@ -760,6 +762,7 @@ fn hold_reason(r: HoldReason) -> &'static str {
     match r {
         HoldReason::ForeignStagedChanges => reason::REASON_FOREIGN_STAGED_CHANGES,
         HoldReason::IdentityCollision => reason::REASON_IDENTITY_COLLISION,
+        HoldReason::RoleLimit => reason::REASON_GARAGE_ROLE_LIMIT_EXCEEDED,
         HoldReason::HistoryNotSettled | HoldReason::WaitingForMembers => {
             reason::REASON_LAYOUT_NOT_READY
         }
