@@ -14,7 +14,7 @@ use shared_types::garage_cluster::v1beta2::GarageClusterStatus;
 use shared_types::garage_node::GarageNode;
 
 use super::members::{self, MemberView};
-use super::observe::{GarageView, Observed};
+use super::observe::{GarageRead, GarageView, Observed};
 use super::status;
 use super::{pools, removal};
 use crate::controller::Config;
@@ -22,7 +22,7 @@ use crate::controller::conditions::Desired;
 use crate::controller::events::Note;
 use crate::desired::config::ConfigRevision;
 use crate::desired::{DesiredError, Settings, config, nodes, pdb, secrets, services};
-use crate::garage::{HealthStatus, RoleChange};
+use crate::garage::{ClusterHealth, HealthStatus, RoleChange};
 use crate::layout::{self, HoldReason, Plan};
 use crate::machine::drain::Step;
 use crate::machine::rollout as machine_rollout;
@@ -125,31 +125,7 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         .filter(|(o, _)| **o >= s.replicas && !s.manual)
         .map(|(_, gn)| gn.name_any())
         .collect();
-    let mut views: Vec<MemberView> = o
-        .generated
-        .iter()
-        .filter(|(ordinal, _)| **ordinal < s.replicas || s.manual)
-        .filter_map(|(_, gn)| members::member(gn, &o.pods, s, !s.manual))
-        .collect();
-    // Pool members stand beside the default group; a deleting one has left already.
-    views.extend(
-        o.pool_members
-            .iter()
-            .filter(|gn| gn.metadata.deletion_timestamp.is_none())
-            .filter_map(|gn| members::member(gn, &o.pods, s, true)),
-    );
-    let mut unsupported: Vec<String> = Vec::new();
-    let mut user: Vec<&GarageNode> = o.user_nodes.iter().collect();
-    user.sort_by_key(|n| n.name_any());
-    for gn in user {
-        if gn.metadata.deletion_timestamp.is_some() {
-            continue;
-        }
-        match members::member(gn, &o.pods, s, false) {
-            Some(view) => views.push(view),
-            None => unsupported.push(gn.name_any()),
-        }
-    }
+    let (mut views, unsupported) = member_views(o, s);
     // Under the Manual policy generated members are handed to the user (ejected), never
     // drained: the switch keeps every identity and role.
     let eject: Vec<String> = if s.manual {
@@ -157,33 +133,7 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
     } else {
         Vec::new()
     };
-    let mut extra_nodes: Vec<&GarageNode> = o
-        .generated
-        .iter()
-        .filter(|(ordinal, _)| **ordinal >= s.replicas && !s.manual)
-        .map(|(_, gn)| gn)
-        .collect();
-    extra_nodes.reverse();
-    // Pool members leave the same way, after the default group's surplus: a started one
-    // always continues, the next starts only once its replacements are in the layout.
-    let pool_in_layout = pool_placement(o, &views);
-    let pools = pools::decide(&pools::PoolFacts {
-        cluster,
-        settings: s,
-        config: &config,
-        rpc_secret: &rpc,
-        admin_token: &admin,
-        nodes: &o.k8s_nodes,
-        daemonsets: &o.daemonsets,
-        pods: &o.pods,
-        members: &o.pool_members,
-        in_layout: &pool_in_layout.0,
-        topology_ready: pool_in_layout.1,
-        foreign_paths: &o.foreign_paths,
-    })?;
-    extra_nodes.extend(o.pool_members.iter().filter(|gn| {
-        pools.retire.contains(&gn.name_any()) && (pools.retire_now || removal::drain_requested(gn))
-    }));
+    let (pools, extra_nodes) = pools_and_leavers(o, s, &views, &config, &rpc, &admin)?;
     let read_now = match &o.garage {
         GarageView::Read(read) => Some(read.as_ref()),
         GarageView::Unavailable(_) => None,
@@ -206,196 +156,46 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         .is_some_and(|st| st.storage_drain.is_some());
     let layout_members: Vec<layout::Member> = views.iter().map(|v| v.member.clone()).collect();
 
-    // Garage: which members hold their role, which are up, and the plan.
-    let mut in_layout: BTreeMap<String, bool> = BTreeMap::new();
-    let mut connected: BTreeMap<String, bool> = BTreeMap::new();
-    let mut reconnect = Vec::new();
-    let mut isolated: Vec<String> = Vec::new();
-    let mut settling: Vec<String> = Vec::new();
-    let mut rejoin = Vec::new();
-    let mut plan = None;
-    let mut garage_error = None;
-    let read = match &o.garage {
-        GarageView::Read(read) => Some(read.as_ref()),
-        GarageView::Unavailable(why) => {
-            garage_error = Some(why.clone());
-            None
-        }
-    };
-    if let Some(read) = read {
-        for v in &views {
-            let Some(id) = &v.member.node_id else {
-                continue;
-            };
-            let placed = read.layout.role(id).is_some_and(|r| {
-                r.zone == v.member.role.zone
-                    && r.capacity == Some(v.member.role.capacity)
-                    && layout::tags::same_multiset(&r.tags, &v.member.role.tags)
-            });
-            in_layout.insert(v.member.name.clone(), placed);
-            let seen = read.status.nodes.iter().find(|n| &n.id == id);
-            let up = seen.is_some_and(|n| n.is_up);
-            connected.insert(v.member.name.clone(), up);
-            // Up at another address than the pod's: a stale connection to an old pod.
-            let stale = seen.is_some_and(|n| {
-                n.is_up
-                    && !v.external
-                    && n.addr.is_some()
-                    && v.rpc_address.is_some()
-                    && n.addr != v.rpc_address
-            });
-            // A member that restarted with a role: the others keep a dead connection to its
-            // old address until four pings 15 s apart have failed, then reconnect. Table
-            // syncs of a layout change made meanwhile can hang on the churn and leave the
-            // history unsettled until Garage's next anti-entropy pass (10 minutes).
-            let restarted = stale || read.layout.role(id).is_some();
-            if restarted
-                && v.started_at
-                    .is_some_and(|t| o.now.duration_since(t).unsigned_abs() < RECONNECT_GRACE)
-            {
-                settling.push(v.member.name.clone());
-            }
-            if (!up || stale)
-                && let Some(address) = &v.rpc_address
-            {
-                reconnect.push(format!("{id}@{address}"));
-                // Only a stale member is asked to dial out itself: dialling a new member from
-                // both sides at once makes Garage drop one of the two connections, and table
-                // syncs in flight on it, until its next anti-entropy pass.
-                if stale {
-                    isolated.push(v.member.name.clone());
-                }
-            }
-        }
-        let peers: Vec<(String, String)> = views
-            .iter()
-            .filter_map(|v| {
-                let id = v.member.node_id.as_ref()?;
-                Some((
-                    v.member.name.clone(),
-                    format!("{id}@{}", v.rpc_address.as_ref()?),
-                ))
-            })
-            .collect();
-        for name in &isolated {
-            let Some(host) = views
-                .iter()
-                .find(|v| &v.member.name == name)
-                .and_then(|v| v.rpc_address.as_deref())
-                .and_then(|a| a.rsplit_once(':'))
-                .map(|(h, _)| h.to_owned())
-            else {
-                continue;
-            };
-            let others: Vec<String> = peers
-                .iter()
-                .filter(|(n, _)| n != name)
-                .map(|(_, p)| p.clone())
-                .collect();
-            rejoin.push((host, others));
-        }
-        plan = Some(layout::plan_layout(&layout::Observed {
-            replication_factor: s.replication_factor,
-            members: &layout_members,
-            layout: &read.layout,
-            history: &read.history,
-        }));
-    }
-    // A member Garage still sees at its previous address holds every layout change, the
-    // drain's role removal included.
-    let mut removal = removal;
-    if !settling.is_empty()
-        && let Some(Step::RemoveRole { .. }) = removal.step
-    {
-        removal.step = Some(Step::Wait {
-            reason: reason::REASON_WAITING_FOR_CLUSTER_HEALTH,
-            message: format!(
-                "{} restarted recently; the role removal waits until Garage has replaced its connections",
-                settling.join(", ")
-            ),
-        });
-    }
-    // A pod replacement in flight finishes before a new drain starts.
-    if o.cluster
-        .status
-        .as_ref()
-        .is_some_and(|st| st.storage_rollout.is_some() && st.storage_drain.is_none())
-        && let Some(Step::Record(_)) = removal.step
-    {
-        removal.step = Some(Step::Wait {
-            reason: reason::REASON_WAITING_FOR_STORAGE_ROLLOUT,
-            message: "a pod is being replaced by the storage rollout; the drain starts after it"
-                .into(),
-        });
-    }
+    let GarageFacts {
+        read,
+        error: garage_error,
+        in_layout,
+        connected,
+        reconnect,
+        rejoin,
+        settling,
+        plan,
+    } = garage_facts(o, s, &views, &layout_members);
+    let removal = hold_removal(o, removal, &settling);
     let drain_acts = matches!(
         removal.step,
         Some(Step::Record(_) | Step::RemoveRole { .. } | Step::LaunchRepairs { .. } | Step::Clear)
     );
-    if !settling.is_empty() && matches!(plan, Some(Plan::Apply { .. })) {
-        plan = Some(Plan::Hold {
-            reason: HoldReason::HistoryNotSettled,
-            message: format!(
-                "{} restarted recently; layout changes wait until Garage has replaced its connections ({} s after the pod started)",
-                settling.join(", "),
-                RECONNECT_GRACE.as_secs()
-            ),
-        });
-    }
     let rollout_recorded = o
         .cluster
         .status
         .as_ref()
         .is_some_and(|st| st.storage_rollout.is_some());
-    let layout_change = match &plan {
-        // A recorded drain or rollout holds every other layout writer (one transaction at a
-        // time).
-        _ if drain_recorded || drain_acts || rollout_recorded => None,
-        Some(Plan::Apply {
-            stage,
-            intended,
-            apply_version,
-            bootstrap,
-        }) => Some(LayoutChange {
-            stage: stage.clone(),
-            intended: intended.clone(),
-            version: *apply_version,
-            bootstrap: *bootstrap,
-        }),
-        _ => None,
-    };
-    let mut notes = Vec::new();
-    if let Some(Plan::Hold { message, reason: r }) = &plan
-        && matches!(
-            r,
-            HoldReason::ForeignStagedChanges
-                | HoldReason::IdentityCollision
-                | HoldReason::RoleLimit
-        )
-    {
-        notes.push(Note::warning(
-            hold_reason(*r),
-            "HoldLayout",
-            message.clone(),
-        ));
-    }
+    // A recorded drain or rollout holds every other layout writer (one transaction at a time).
+    let (plan, layout_change, notes) = layout_write(
+        plan,
+        &settling,
+        drain_recorded || drain_acts || rollout_recorded,
+    );
 
-    // Auto membership: every slot at bootstrap, then one at a time once the topology settled.
-    let placed = |name: &str| in_layout.get(name) == Some(&true);
-    let bootstrap =
-        o.generated.is_empty() || read.is_some() && views.iter().all(|v| !placed(&v.member.name));
-    let topology_ready =
-        matches!(plan, Some(Plan::Converged)) && views.iter().all(|v| placed(&v.member.name));
-    let missing: Vec<u32> = (0..s.replicas)
-        .filter(|o2| !o.generated.contains_key(o2))
-        .collect();
-    let create: Vec<u32> = if bootstrap && garage_error.is_none() || o.generated.is_empty() {
-        missing.clone()
-    } else if topology_ready {
-        missing.iter().copied().take(1).collect()
-    } else {
-        Vec::new()
-    };
+    let AutoSlots {
+        topology_ready,
+        missing,
+        create,
+    } = auto_slots(
+        o,
+        s,
+        &views,
+        read,
+        &in_layout,
+        plan.as_ref(),
+        garage_error.is_some(),
+    );
     let create_nodes = create
         .iter()
         .map(|ordinal| nodes::auto_storage_node(cluster, s, *ordinal))
@@ -407,7 +207,10 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         .iter()
         .filter(|v| v.ready && v.member.node_id.is_some())
         .count();
-    let all_in_layout = !views.is_empty() && views.iter().all(|v| placed(&v.member.name));
+    let all_in_layout = !views.is_empty()
+        && views
+            .iter()
+            .all(|v| in_layout.get(&v.member.name) == Some(&true));
     // Healthy as every member sees it: Garage's connections are per node, and a member that
     // has not reached the others yet fails the requests it serves.
     let healthy = read
@@ -415,61 +218,18 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         .is_some_and(|h| h.status == HealthStatus::Healthy)
         && read.is_some_and(|r| r.every_view_healthy);
     let wanted_members = views.len() + missing.len() + pools.pending;
-    let (ready, ready_reason, ready_message) = if !unsupported.is_empty() {
-        (
-            false,
-            reason::REASON_UNSUPPORTED,
-            format!(
-                "GarageNodes {} use a shape this operator version does not run; see their conditions",
-                unsupported.join(", ")
-            ),
-        )
-    } else if wanted_members == 0 {
-        (
-            false,
-            reason::REASON_WAITING_FOR_MEMBERS,
-            "the storage tier has no members: add GarageNodes (Manual) or set spec.storage.replicas".into(),
-        )
-    } else if identified < wanted_members {
-        (
-            false,
-            reason::REASON_NOT_ALL_REPLICAS_READY,
-            format!("{identified} of {wanted_members} storage members run with a known node ID"),
-        )
-    } else if let Some(Plan::Hold { reason: r, message }) = &plan {
-        (false, hold_reason(*r), message.clone())
-    } else if !all_in_layout || !missing.is_empty() {
-        (
-            false,
-            reason::REASON_STORAGE_TOPOLOGY_NOT_READY,
-            "storage members are joining the layout".into(),
-        )
-    } else if !extra.is_empty() {
-        (
-            false,
-            reason::REASON_DRAINING,
-            format!(
-                "scaling down: {} leave through prepared drains, one at a time; see StorageDrainReady",
-                extra.join(", ")
-            ),
-        )
-    } else if let Some(e) = &garage_error {
-        (false, reason::REASON_GARAGE_API_ERROR, e.clone())
-    } else if !healthy {
-        (
-            false,
-            reason::REASON_LAYOUT_NOT_READY,
-            match read.and_then(|r| r.health.as_ref()) {
-                Some(h) if h.status == HealthStatus::Healthy => {
-                    "not every member reaches every other yet (each member's own health is read)"
-                        .into()
-                }
-                h => format!("Garage reports {:?}", h.map(|h| h.status.clone())),
-            },
-        )
-    } else {
-        (true, reason::REASON_CLUSTER_READY, String::new())
-    };
+    let (ready, ready_reason, ready_message) = Readiness {
+        unsupported: &unsupported,
+        wanted_members,
+        identified,
+        plan: plan.as_ref(),
+        joining: !all_in_layout || !missing.is_empty(),
+        extra: &extra,
+        garage_error: garage_error.as_deref(),
+        healthy,
+        health: read.and_then(|r| r.health.as_ref()),
+    }
+    .verdict();
     let topology_converged = all_in_layout && missing.is_empty();
     let mut conditions = vec![
         Desired {
@@ -492,21 +252,7 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
     conditions.extend(removal.conditions.iter().cloned());
     conditions.extend(pools.condition.clone());
     conditions.extend(volume_attributes(o));
-    let membership_settled = pools.condition.as_ref().is_none_or(|c| c.status);
-    let rendered = super::rollout::Rendered {
-        config_hash: &config.revision,
-        admin_secret: &admin.name,
-        nodes: update_nodes
-            .iter()
-            .filter_map(|gn| Some((gn.name_any(), super::rollout::rendered_hash_of(gn)?)))
-            .collect(),
-        daemonsets: pools
-            .daemonsets
-            .iter()
-            .filter_map(|d| Some((d.name_any(), super::rollout::rendered_hash_of(d)?)))
-            .collect(),
-    };
-    let rollout_step = super::rollout::step(o, &views, read, membership_settled, &rendered);
+    let rollout_step = rollout(o, &views, read, &pools, &config, &admin.name, &update_nodes);
     conditions.push(machine_rollout::condition(
         &rollout_step,
         o.cluster
@@ -583,6 +329,450 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         notes,
         requeue,
     })
+}
+
+/// Every member's view: the generated default group, pool members and user GarageNodes (in
+/// name order), and the user GarageNodes whose shape this operator does not run.
+fn member_views(o: &Observed, s: &Settings) -> (Vec<MemberView>, Vec<String>) {
+    let mut views: Vec<MemberView> = o
+        .generated
+        .iter()
+        .filter(|(ordinal, _)| **ordinal < s.replicas || s.manual)
+        .filter_map(|(_, gn)| members::member(gn, &o.pods, s, !s.manual))
+        .collect();
+    // Pool members stand beside the default group; a deleting one has left already.
+    views.extend(
+        o.pool_members
+            .iter()
+            .filter(|gn| gn.metadata.deletion_timestamp.is_none())
+            .filter_map(|gn| members::member(gn, &o.pods, s, true)),
+    );
+    let mut unsupported: Vec<String> = Vec::new();
+    let mut user: Vec<&GarageNode> = o.user_nodes.iter().collect();
+    user.sort_by_key(|n| n.name_any());
+    for gn in user {
+        if gn.metadata.deletion_timestamp.is_some() {
+            continue;
+        }
+        match members::member(gn, &o.pods, s, false) {
+            Some(view) => views.push(view),
+            None => unsupported.push(gn.name_any()),
+        }
+    }
+    (views, unsupported)
+}
+
+/// The facts the cluster's `Ready` condition is decided from.
+struct Readiness<'a> {
+    /// User GarageNodes of a shape this operator does not run.
+    unsupported: &'a [String],
+    /// Members the cluster should have.
+    wanted_members: usize,
+    /// Members Ready with a known node ID.
+    identified: usize,
+    /// The layout planner's verdict.
+    plan: Option<&'a Plan>,
+    /// Some member is not in the layout yet, or not created yet.
+    joining: bool,
+    /// Generated members beyond the wanted count.
+    extra: &'a [String],
+    /// Why Garage could not be read.
+    garage_error: Option<&'a str>,
+    /// Healthy as every member sees it.
+    healthy: bool,
+    /// Garage's own health report.
+    health: Option<&'a ClusterHealth>,
+}
+
+impl Readiness<'_> {
+    /// `Ready`'s status, reason and message: the first thing that is not right, in order.
+    fn verdict(&self) -> (bool, &'static str, String) {
+        if !self.unsupported.is_empty() {
+            (
+                false,
+                reason::REASON_UNSUPPORTED,
+                format!(
+                    "GarageNodes {} use a shape this operator version does not run; see their conditions",
+                    self.unsupported.join(", ")
+                ),
+            )
+        } else if self.wanted_members == 0 {
+            (
+            false,
+            reason::REASON_WAITING_FOR_MEMBERS,
+            "the storage tier has no members: add GarageNodes (Manual) or set spec.storage.replicas".into(),
+        )
+        } else if self.identified < self.wanted_members {
+            (
+                false,
+                reason::REASON_NOT_ALL_REPLICAS_READY,
+                format!(
+                    "{} of {} storage members run with a known node ID",
+                    self.identified, self.wanted_members
+                ),
+            )
+        } else if let Some(Plan::Hold { reason: r, message }) = self.plan {
+            (false, hold_reason(*r), message.clone())
+        } else if self.joining {
+            (
+                false,
+                reason::REASON_STORAGE_TOPOLOGY_NOT_READY,
+                "storage members are joining the layout".into(),
+            )
+        } else if !self.extra.is_empty() {
+            (
+                false,
+                reason::REASON_DRAINING,
+                format!(
+                    "scaling down: {} leave through prepared drains, one at a time; see StorageDrainReady",
+                    self.extra.join(", ")
+                ),
+            )
+        } else if let Some(e) = self.garage_error {
+            (false, reason::REASON_GARAGE_API_ERROR, e.to_owned())
+        } else if !self.healthy {
+            (
+            false,
+            reason::REASON_LAYOUT_NOT_READY,
+            match self.health {
+                Some(h) if h.status == HealthStatus::Healthy => {
+                    "not every member reaches every other yet (each member's own health is read)"
+                        .into()
+                }
+                h => format!("Garage reports {:?}", h.map(|h| h.status.clone())),
+            },
+        )
+        } else {
+            (true, reason::REASON_CLUSTER_READY, String::new())
+        }
+    }
+}
+
+/// The storage rollout's next step, from what this pass renders for every workload.
+fn rollout(
+    o: &Observed,
+    views: &[MemberView],
+    read: Option<&GarageRead>,
+    pools: &pools::PoolPlan,
+    config: &ConfigRevision,
+    admin_secret: &str,
+    update_nodes: &[GarageNode],
+) -> machine_rollout::Step {
+    let membership_settled = pools.condition.as_ref().is_none_or(|c| c.status);
+    let rendered = super::rollout::Rendered {
+        config_hash: &config.revision,
+        admin_secret,
+        nodes: update_nodes
+            .iter()
+            .filter_map(|gn| Some((gn.name_any(), super::rollout::rendered_hash_of(gn)?)))
+            .collect(),
+        daemonsets: pools
+            .daemonsets
+            .iter()
+            .filter_map(|d| Some((d.name_any(), super::rollout::rendered_hash_of(d)?)))
+            .collect(),
+    };
+    super::rollout::step(o, views, read, membership_settled, &rendered)
+}
+
+/// Which Auto slots are missing and which to create this pass.
+struct AutoSlots {
+    /// Every member is in the layout and the planner has nothing to do.
+    topology_ready: bool,
+    /// Ordinals below `replicas` without a GarageNode.
+    missing: Vec<u32>,
+    /// Ordinals to create now.
+    create: Vec<u32>,
+}
+
+/// Auto membership: every slot at bootstrap, then one at a time once the topology settled.
+fn auto_slots(
+    o: &Observed,
+    s: &Settings,
+    views: &[MemberView],
+    read: Option<&GarageRead>,
+    in_layout: &BTreeMap<String, bool>,
+    plan: Option<&Plan>,
+    garage_error: bool,
+) -> AutoSlots {
+    let placed = |name: &str| in_layout.get(name) == Some(&true);
+    let bootstrap =
+        o.generated.is_empty() || read.is_some() && views.iter().all(|v| !placed(&v.member.name));
+    let topology_ready =
+        matches!(plan, Some(Plan::Converged)) && views.iter().all(|v| placed(&v.member.name));
+    let missing: Vec<u32> = (0..s.replicas)
+        .filter(|o2| !o.generated.contains_key(o2))
+        .collect();
+    let create: Vec<u32> = if bootstrap && !garage_error || o.generated.is_empty() {
+        missing.clone()
+    } else if topology_ready {
+        missing.iter().copied().take(1).collect()
+    } else {
+        Vec::new()
+    };
+    AutoSlots {
+        topology_ready,
+        missing,
+        create,
+    }
+}
+
+/// The plan as it stands once recently restarted members are waited for, the layout change
+/// of this pass (none while a `transaction` holds the layout), and warnings for holds the
+/// user must resolve.
+fn layout_write(
+    mut plan: Option<Plan>,
+    settling: &[String],
+    transaction: bool,
+) -> (Option<Plan>, Option<LayoutChange>, Vec<Note>) {
+    if !settling.is_empty() && matches!(plan, Some(Plan::Apply { .. })) {
+        plan = Some(Plan::Hold {
+            reason: HoldReason::HistoryNotSettled,
+            message: format!(
+                "{} restarted recently; layout changes wait until Garage has replaced its connections ({} s after the pod started)",
+                settling.join(", "),
+                RECONNECT_GRACE.as_secs()
+            ),
+        });
+    }
+    let layout_change = match &plan {
+        _ if transaction => None,
+        Some(Plan::Apply {
+            stage,
+            intended,
+            apply_version,
+            bootstrap,
+        }) => Some(LayoutChange {
+            stage: stage.clone(),
+            intended: intended.clone(),
+            version: *apply_version,
+            bootstrap: *bootstrap,
+        }),
+        _ => None,
+    };
+    let mut notes = Vec::new();
+    if let Some(Plan::Hold { message, reason: r }) = &plan
+        && matches!(
+            r,
+            HoldReason::ForeignStagedChanges
+                | HoldReason::IdentityCollision
+                | HoldReason::RoleLimit
+        )
+    {
+        notes.push(Note::warning(
+            hold_reason(*r),
+            "HoldLayout",
+            message.clone(),
+        ));
+    }
+    (plan, layout_change, notes)
+}
+
+/// What the node-local pools ask for, and the members to take out of the layout, in order:
+/// the default group's surplus (highest ordinal first), then retiring pool members.
+fn pools_and_leavers<'a>(
+    o: &'a Observed,
+    s: &Settings,
+    views: &[MemberView],
+    config: &ConfigRevision,
+    rpc: &secrets::SecretSource,
+    admin: &secrets::SecretSource,
+) -> Result<(pools::PoolPlan, Vec<&'a GarageNode>), DesiredError> {
+    let cluster = o.cluster.as_ref();
+    let mut extra_nodes: Vec<&GarageNode> = o
+        .generated
+        .iter()
+        .filter(|(ordinal, _)| **ordinal >= s.replicas && !s.manual)
+        .map(|(_, gn)| gn)
+        .collect();
+    extra_nodes.reverse();
+    // Pool members leave the same way, after the default group's surplus: a started one
+    // always continues, the next starts only once its replacements are in the layout.
+    let pool_in_layout = pool_placement(o, views);
+    let pools = pools::decide(&pools::PoolFacts {
+        cluster,
+        settings: s,
+        config,
+        rpc_secret: rpc,
+        admin_token: admin,
+        nodes: &o.k8s_nodes,
+        daemonsets: &o.daemonsets,
+        pods: &o.pods,
+        members: &o.pool_members,
+        in_layout: &pool_in_layout.0,
+        topology_ready: pool_in_layout.1,
+        foreign_paths: &o.foreign_paths,
+    })?;
+    extra_nodes.extend(o.pool_members.iter().filter(|gn| {
+        pools.retire.contains(&gn.name_any()) && (pools.retire_now || removal::drain_requested(gn))
+    }));
+    Ok((pools, extra_nodes))
+}
+
+/// What Garage's reads say of the members this pass.
+struct GarageFacts<'a> {
+    /// The reads, when Garage answered.
+    read: Option<&'a GarageRead>,
+    /// Why Garage could not be read.
+    error: Option<String>,
+    /// Which members hold their desired role, by name.
+    in_layout: BTreeMap<String, bool>,
+    /// Which members Garage sees up, by name.
+    connected: BTreeMap<String, bool>,
+    /// `id@address` of members to connect to.
+    reconnect: Vec<String>,
+    /// Members to ask to dial every other, by pod host.
+    rejoin: Vec<(String, Vec<String>)>,
+    /// Members whose pod restarted too recently for a layout change.
+    settling: Vec<String>,
+    /// The layout planner's verdict.
+    plan: Option<Plan>,
+}
+
+/// Which members hold their role, which are up or stale, and the layout plan.
+fn garage_facts<'a>(
+    o: &'a Observed,
+    s: &Settings,
+    views: &[MemberView],
+    layout_members: &[layout::Member],
+) -> GarageFacts<'a> {
+    let mut in_layout: BTreeMap<String, bool> = BTreeMap::new();
+    let mut connected: BTreeMap<String, bool> = BTreeMap::new();
+    let mut reconnect = Vec::new();
+    let mut isolated: Vec<String> = Vec::new();
+    let mut settling: Vec<String> = Vec::new();
+    let mut rejoin = Vec::new();
+    let mut plan = None;
+    let mut garage_error = None;
+    let read = match &o.garage {
+        GarageView::Read(read) => Some(read.as_ref()),
+        GarageView::Unavailable(why) => {
+            garage_error = Some(why.clone());
+            None
+        }
+    };
+    if let Some(read) = read {
+        for v in views {
+            let Some(id) = &v.member.node_id else {
+                continue;
+            };
+            let placed = read.layout.role(id).is_some_and(|r| {
+                r.zone == v.member.role.zone
+                    && r.capacity == Some(v.member.role.capacity)
+                    && layout::tags::same_multiset(&r.tags, &v.member.role.tags)
+            });
+            in_layout.insert(v.member.name.clone(), placed);
+            let seen = read.status.nodes.iter().find(|n| &n.id == id);
+            let up = seen.is_some_and(|n| n.is_up);
+            connected.insert(v.member.name.clone(), up);
+            // Up at another address than the pod's: a stale connection to an old pod.
+            let stale = seen.is_some_and(|n| {
+                n.is_up
+                    && !v.external
+                    && n.addr.is_some()
+                    && v.rpc_address.is_some()
+                    && n.addr != v.rpc_address
+            });
+            // A member that restarted with a role: the others keep a dead connection to its
+            // old address until four pings 15 s apart have failed, then reconnect. Table
+            // syncs of a layout change made meanwhile can hang on the churn and leave the
+            // history unsettled until Garage's next anti-entropy pass (10 minutes).
+            let restarted = stale || read.layout.role(id).is_some();
+            if restarted
+                && v.started_at
+                    .is_some_and(|t| o.now.duration_since(t).unsigned_abs() < RECONNECT_GRACE)
+            {
+                settling.push(v.member.name.clone());
+            }
+            if (!up || stale)
+                && let Some(address) = &v.rpc_address
+            {
+                reconnect.push(format!("{id}@{address}"));
+                // Only a stale member is asked to dial out itself: dialling a new member from
+                // both sides at once makes Garage drop one of the two connections, and table
+                // syncs in flight on it, until its next anti-entropy pass.
+                if stale {
+                    isolated.push(v.member.name.clone());
+                }
+            }
+        }
+        let peers: Vec<(String, String)> = views
+            .iter()
+            .filter_map(|v| {
+                let id = v.member.node_id.as_ref()?;
+                Some((
+                    v.member.name.clone(),
+                    format!("{id}@{}", v.rpc_address.as_ref()?),
+                ))
+            })
+            .collect();
+        for name in &isolated {
+            let Some(host) = views
+                .iter()
+                .find(|v| &v.member.name == name)
+                .and_then(|v| v.rpc_address.as_deref())
+                .and_then(|a| a.rsplit_once(':'))
+                .map(|(h, _)| h.to_owned())
+            else {
+                continue;
+            };
+            let others: Vec<String> = peers
+                .iter()
+                .filter(|(n, _)| n != name)
+                .map(|(_, p)| p.clone())
+                .collect();
+            rejoin.push((host, others));
+        }
+        plan = Some(layout::plan_layout(&layout::Observed {
+            replication_factor: s.replication_factor,
+            members: layout_members,
+            layout: &read.layout,
+            history: &read.history,
+        }));
+    }
+    GarageFacts {
+        read,
+        error: garage_error,
+        in_layout,
+        connected,
+        reconnect,
+        rejoin,
+        settling,
+        plan,
+    }
+}
+
+/// The drain's step, held while a member's connections are being replaced or a pod
+/// replacement is in flight.
+fn hold_removal(o: &Observed, removal: removal::Removal, settling: &[String]) -> removal::Removal {
+    // A member Garage still sees at its previous address holds every layout change, the
+    // drain's role removal included.
+    let mut removal = removal;
+    if !settling.is_empty()
+        && let Some(Step::RemoveRole { .. }) = removal.step
+    {
+        removal.step = Some(Step::Wait {
+            reason: reason::REASON_WAITING_FOR_CLUSTER_HEALTH,
+            message: format!(
+                "{} restarted recently; the role removal waits until Garage has replaced its connections",
+                settling.join(", ")
+            ),
+        });
+    }
+    // A pod replacement in flight finishes before a new drain starts.
+    if o.cluster
+        .status
+        .as_ref()
+        .is_some_and(|st| st.storage_rollout.is_some() && st.storage_drain.is_none())
+        && let Some(Step::Record(_)) = removal.step
+    {
+        removal.step = Some(Step::Wait {
+            reason: reason::REASON_WAITING_FOR_STORAGE_ROLLOUT,
+            message: "a pod is being replaced by the storage rollout; the drain starts after it"
+                .into(),
+        });
+    }
+    removal
 }
 
 /// `StorageVolumeAttributesReady`: the members' `VolumeAttributesClassApplied`, rolled up;
