@@ -6,6 +6,8 @@
 //! - [`controller`]: the kube-runtime controllers: observe, decide (pure), act.
 //! - [`machine`]: multi-step transactions as pure steps (teardown).
 //! - [`leader`]: leader election on a Lease; the controllers run only while it is held.
+//! - [`rbac`]: the Kubernetes API access the reconciler needs, row by row; the chart grants
+//!   exactly that.
 //! - [`garage`]: the typed Admin API v2 client (the `garage-admin` crate).
 
 pub mod controller;
@@ -14,5 +16,6 @@ pub mod layout;
 pub mod leader;
 pub mod machine;
 pub mod names;
+pub mod rbac;
 
 pub use garage_admin as garage;

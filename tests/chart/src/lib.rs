@@ -205,3 +205,39 @@ pub fn registrations_by_url(base: &str) -> Result<Vec<Value>> {
     }
     Ok(objects)
 }
+
+/// The rules of every Role and ClusterRole bound to the ServiceAccount `account`, each with
+/// the namespace its binding grants it in (`None` for a ClusterRoleBinding: everywhere).
+/// Panics when a binding names a role that is not rendered.
+pub fn bound_rules(objects: &[Value], account: &str) -> Vec<(Option<String>, Value)> {
+    let mut rules = Vec::new();
+    for binding in of_kind(objects, "RoleBinding")
+        .into_iter()
+        .chain(of_kind(objects, "ClusterRoleBinding"))
+    {
+        let bound = binding["subjects"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|s| s["kind"] == "ServiceAccount" && s["name"] == account);
+        if !bound {
+            continue;
+        }
+        let role_kind = binding["roleRef"]["kind"].as_str().unwrap_or_default();
+        let role_name = &binding["roleRef"]["name"];
+        let namespace = binding["metadata"]["namespace"].as_str().map(str::to_owned);
+        let role = objects.iter().find(|o| {
+            o["kind"] == role_kind
+                && o["metadata"]["name"] == *role_name
+                && (role_kind == "ClusterRole"
+                    || o["metadata"]["namespace"].as_str() == namespace.as_deref())
+        });
+        let Some(role) = role else {
+            panic!("{role_kind} {role_name} is bound to {account} but not rendered");
+        };
+        for rule in role["rules"].as_array().into_iter().flatten() {
+            rules.push((namespace.clone(), rule.clone()));
+        }
+    }
+    rules
+}

@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 
 use chart_tests::{
-    Combo, NAMESPACE, WATCHED, combos, deployment, env, find, lint, of_kind, template,
+    Combo, NAMESPACE, WATCHED, bound_rules, combos, deployment, env, find, lint, of_kind, template,
     template_text,
 };
 use serde_json::Value;
@@ -53,33 +53,10 @@ fn webhooks(objects: &[Value]) -> Vec<&Value> {
 
 /// Rules of the Roles and ClusterRoles bound to `account`.
 fn rules_of(objects: &[Value], account: &str) -> Vec<Value> {
-    let mut rules = Vec::new();
-    for binding in of_kind(objects, "RoleBinding")
+    bound_rules(objects, account)
         .into_iter()
-        .chain(of_kind(objects, "ClusterRoleBinding"))
-    {
-        let bound = binding["subjects"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|s| s["name"] == account);
-        if !bound {
-            continue;
-        }
-        let role_kind = binding["roleRef"]["kind"].as_str().unwrap();
-        let role_name = binding["roleRef"]["name"].as_str().unwrap();
-        let namespace = binding["metadata"]["namespace"].clone();
-        let role = objects
-            .iter()
-            .find(|o| {
-                o["kind"] == role_kind
-                    && o["metadata"]["name"] == role_name
-                    && (role_kind == "ClusterRole" || o["metadata"]["namespace"] == namespace)
-            })
-            .unwrap_or_else(|| panic!("{role_kind} {role_name} is bound but not rendered"));
-        rules.extend(role["rules"].as_array().unwrap().iter().cloned());
-    }
-    rules
+        .map(|(_, rule)| rule)
+        .collect()
 }
 
 #[test]
@@ -477,13 +454,9 @@ fn namespace_scoped_install_confines_writes_and_admission() {
         for rule in role["rules"].as_array().unwrap() {
             let resources = strings(&rule["resources"]);
             assert!(
-                resources.iter().all(|r| [
-                    "nodes",
-                    "namespaces",
-                    "storageclasses",
-                    "volumeattributesclasses"
-                ]
-                .contains(&r.as_str())),
+                resources
+                    .iter()
+                    .all(|r| ["nodes", "namespaces"].contains(&r.as_str())),
                 "cluster-wide {resources:?} in a namespace-scoped install"
             );
         }
