@@ -13,6 +13,7 @@ mod bench_webhook;
 mod bundle;
 mod crds;
 mod demo;
+mod deny;
 mod fuzz;
 mod image;
 mod local_env;
@@ -29,7 +30,8 @@ commands:
   crds [--check]   write crds/*.yaml from the Rust types (--check: fail on drift)
   bundle [--check] render dist/install.yaml from the Helm chart (--check: fail on drift)
   fuzz [--seconds N] [--asan] [--stable]  run the webhook's fuzz targets for a bounded time
-  test             run every test: formatting, lints, CRD drift, workspace tests
+  deny             supply-chain checks of the dependency graph (cargo-deny: licenses, bans, sources; advisories when a database is present)
+  test             run every test: formatting, CRD and bundle drift, cargo-deny, lints, workspace tests, fuzzing
   demo             start a local cluster with 3 nodes and the CRDs, until Ctrl-C
   up [--nodes N] [--name NAME] [--no-build]  local cluster, N nodes (default 3) and the operator, until Ctrl-C; prints KUBECONFIG=, NODE and READY lines
   bench webhook [--debug] [--musl] [--binary P] [--seconds N]  measure the garage-webhook binary over TLS (latency, throughput, RSS)
@@ -44,6 +46,7 @@ fn main() -> Result<()> {
         Some("crds") => crds::run(&rest),
         Some("bundle") => bundle::run(&rest),
         Some("test") => test::run(&rest),
+        Some("deny") => deny::run(&rest),
         Some("tools") => tools::run(&rest),
         Some("fuzz") => fuzz::run(&rest),
         Some("demo") => demo::run(&rest),

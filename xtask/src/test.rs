@@ -1,5 +1,6 @@
-//! `cargo xtask test`: every check CI runs, in the order that fails fastest, ending with a
-//! bounded fuzz run of the webhook (`cargo xtask fuzz`, 60 s per target).
+//! `cargo xtask test`: every check CI runs, in the order that fails fastest (the supply-chain
+//! checks of `cargo xtask deny` among them), ending with a bounded fuzz run of the webhook
+//! (`cargo xtask fuzz`, 60 s per target).
 
 use std::process::Command;
 
@@ -16,6 +17,7 @@ pub fn run(args: &[&str]) -> Result<()> {
     step("format", &["fmt", "--all", "--", "--check"])?;
     crate::crds::run(&["--check"])?;
     crate::bundle::run(&["--check"])?;
+    crate::deny::check()?;
     step(
         "lint",
         &[
