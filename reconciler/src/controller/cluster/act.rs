@@ -19,7 +19,7 @@ use crate::controller::conditions::{self, Desired};
 use crate::controller::events::Note;
 use crate::controller::garage_access::{pod_client, random_hex32};
 use crate::controller::write::{self, ensure, ensure_immutable};
-use crate::controller::{Context, Error};
+use crate::controller::{Context, Error, Metrics};
 use crate::desired::{Settings, secrets};
 use crate::garage::{AdminClient, NodeTarget, RepairType, RoleChange};
 use crate::layout;
@@ -36,10 +36,78 @@ pub async fn act(
 ) -> Result<bool, Error> {
     let cluster = o.cluster.as_ref();
     let ns = s.namespace.as_str();
-    let uid = s.uid.as_str();
     let client = &ctx.client;
     let m = &ctx.metrics;
 
+    if !ensure_objects(o, s, &d, ctx).await? {
+        // The cached object is stale: members created for it would only be garbage.
+        return Ok(false);
+    }
+    let gn_api: Api<GarageNode> = Api::namespaced(client.clone(), ns);
+
+    let pools = std::mem::take(&mut d.pools);
+    super::pool_act::act(o, s, pools, &mut d.conditions, &mut d.notes, ctx).await?;
+
+    if let (Some(token), false) = (&o.token, d.rejoin.is_empty()) {
+        for (host, peers) in &d.rejoin {
+            let host = host.trim_start_matches('[').trim_end_matches(']');
+            if let Ok(member) = pod_client(host, s.admin_port, token, ctx.config.admin_timeout) {
+                reconnect(&member, peers).await;
+            }
+        }
+    }
+    mark_nodes(&gn_api, &d.eject, &d.annotate_drain, &mut d.notes, m).await?;
+    // Before the drain: the recovery is what unblocks a drain held by a dead node.
+    if let (Some(allow), Some(admin), GarageView::Read(read)) =
+        (d.skip_dead_nodes, &o.admin, &o.garage)
+        && recovery::skip_dead_nodes(
+            cluster,
+            admin,
+            read.layout.version,
+            allow,
+            &mut d.notes,
+            ctx,
+        )
+        .await?
+    {
+        // The cluster's resourceVersion moved: the record waits for the next pass.
+        d.drain = None;
+    }
+    if let Some(step) = d.drain.take() {
+        drain_step(o, step, &mut d.notes, ctx).await?;
+    }
+    if let Some(step) = d.rollout.take() {
+        rollout_step(o, step, &mut d.notes, ctx).await?;
+    }
+    delete_retired(ns, &d.prune_configs, &d.delete_nodes, &mut d.notes, ctx).await?;
+    if let Some(admin) = &o.admin {
+        reconnect(admin, &d.reconnect).await;
+        if let Some(change) = &d.layout
+            && let Some(version) = apply_layout(admin, change, &mut d.notes, m).await
+        {
+            // The apply answered with the new version, so status reports it now.
+            d.status.layout_version = Some(version);
+        }
+    }
+    ctx.events.publish(cluster, &d.notes).await;
+    publish(cluster, ctx, d.status, &d.conditions).await?;
+    Ok(true)
+}
+
+/// Ensures the objects the cluster owns: its Secrets (generated once), config revision,
+/// Services, PDB and generated GarageNodes. False when the cluster changed under the pass and
+/// new members must not be created for it.
+async fn ensure_objects(
+    o: &Observed,
+    s: &Settings,
+    d: &Decision,
+    ctx: &Context,
+) -> Result<bool, Error> {
+    let cluster = o.cluster.as_ref();
+    let ns = s.namespace.as_str();
+    let uid = s.uid.as_str();
+    let client = &ctx.client;
+    let m = &ctx.metrics;
     // Secrets: generated once, never replaced. The random value is used only on create.
     let secrets_api: Api<Secret> = Api::namespaced(client.clone(), ns);
     if d.rpc_secret {
@@ -73,7 +141,6 @@ pub async fn act(
     }
     if !d.create_nodes.is_empty() {
         if !still_current(client, ns, &s.name, uid).await? {
-            // The cached object is stale: members created for it would only be garbage.
             return Ok(false);
         }
         for gn in &d.create_nodes {
@@ -81,18 +148,19 @@ pub async fn act(
         }
     }
 
-    let pools = std::mem::take(&mut d.pools);
-    super::pool_act::act(o, s, pools, &mut d.conditions, &mut d.notes, ctx).await?;
+    Ok(true)
+}
 
-    if let (Some(token), false) = (&o.token, d.rejoin.is_empty()) {
-        for (host, peers) in &d.rejoin {
-            let host = host.trim_start_matches('[').trim_end_matches(']');
-            if let Ok(member) = pod_client(host, s.admin_port, token, ctx.config.admin_timeout) {
-                reconnect(&member, peers).await;
-            }
-        }
-    }
-    for name in &d.eject {
+/// Hands `eject` to the user (controller reference and managed-by label removed) and asks
+/// each of `drain` to drain.
+async fn mark_nodes(
+    gn_api: &Api<GarageNode>,
+    eject: &[String],
+    drain: &[String],
+    notes: &mut Vec<Note>,
+    m: &Metrics,
+) -> Result<(), Error> {
+    for name in eject {
         m.wrote();
         gn_api
             .patch(
@@ -104,13 +172,13 @@ pub async fn act(
                 }})),
             )
             .await?;
-        d.notes.push(Note::normal(
+        notes.push(Note::normal(
             reason::REASON_RECONCILE_SUCCESS,
             "EjectNode",
             format!("layoutPolicy is Manual: {name} is now a user-owned GarageNode; its identity and role are unchanged"),
         ));
     }
-    for name in &d.annotate_drain {
+    for name in drain {
         m.wrote();
         gn_api
             .patch(
@@ -120,36 +188,27 @@ pub async fn act(
             )
             .await?;
         m.step("drain", "request");
-        d.notes.push(Note::normal(
+        notes.push(Note::normal(
             reason::REASON_DRAINING,
             "RequestDrain",
             format!("scale-down: {name} asked to drain before it is removed"),
         ));
     }
-    // Before the drain: the recovery is what unblocks a drain held by a dead node.
-    if let (Some(allow), Some(admin), GarageView::Read(read)) =
-        (d.skip_dead_nodes, &o.admin, &o.garage)
-        && recovery::skip_dead_nodes(
-            cluster,
-            admin,
-            read.layout.version,
-            allow,
-            &mut d.notes,
-            ctx,
-        )
-        .await?
-    {
-        // The cluster's resourceVersion moved: the record waits for the next pass.
-        d.drain = None;
-    }
-    if let Some(step) = d.drain.take() {
-        drain_step(o, step, &mut d.notes, ctx).await?;
-    }
-    if let Some(step) = d.rollout.take() {
-        rollout_step(o, step, &mut d.notes, ctx).await?;
-    }
-    let cm_api: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
-    for name in &d.prune_configs {
+    Ok(())
+}
+
+/// Deletes config revisions nothing mounts any more and GarageNodes whose drain is proven.
+async fn delete_retired(
+    ns: &str,
+    configs: &[String],
+    nodes: &[String],
+    notes: &mut Vec<Note>,
+    ctx: &Context,
+) -> Result<(), Error> {
+    let m = &ctx.metrics;
+    let gn_api: Api<GarageNode> = Api::namespaced(ctx.client.clone(), ns);
+    let cm_api: Api<ConfigMap> = Api::namespaced(ctx.client.clone(), ns);
+    for name in configs {
         m.wrote();
         match cm_api.delete(name, &DeleteParams::background()).await {
             Ok(_) => {}
@@ -158,7 +217,7 @@ pub async fn act(
         }
         m.step("rollout", "prune_config");
     }
-    for name in &d.delete_nodes {
+    for name in nodes {
         m.wrote();
         match gn_api.delete(name, &DeleteParams::background()).await {
             Ok(_) => {}
@@ -166,55 +225,58 @@ pub async fn act(
             Err(e) => return Err(e.into()),
         }
         m.step("drain", "delete_node");
-        d.notes.push(Note::normal(
+        notes.push(Note::normal(
             reason::REASON_NODE_DRAIN_PREPARED,
             "DeleteNode",
             format!("{name} is drained with a complete block proof; deleting it"),
         ));
     }
-    if let Some(admin) = &o.admin {
-        reconnect(admin, &d.reconnect).await;
-        if let Some(change) = &d.layout {
-            match apply(admin, change).await {
-                Ok(()) => {
-                    m.layout_applied();
-                    tracing::info!(
-                        version = change.version,
-                        roles = change.intended.len(),
-                        bootstrap = change.bootstrap,
-                        "layout applied"
-                    );
-                    d.notes.push(Note::normal(
-                        "LayoutApplied",
-                        "ApplyLayout",
-                        format!(
-                            "Garage layout version {} applied ({} role change(s){})",
-                            change.version,
-                            change.intended.len(),
-                            if change.bootstrap {
-                                ", first layout"
-                            } else {
-                                ""
-                            }
-                        ),
-                    ));
-                    // The apply answered with the new version, so status reports it now.
-                    d.status.layout_version = i64::try_from(change.version).ok();
-                }
-                Err(e) => {
-                    tracing::warn!(error = %e, "layout change not applied");
-                    d.notes.push(Note::warning(
-                        reason::REASON_GARAGE_API_ERROR,
-                        "ApplyLayout",
-                        format!("layout version {} not applied: {e}", change.version),
-                    ));
-                }
-            }
+    Ok(())
+}
+
+/// Applies the pass's one layout change; the version applied, or `None` (with a warning
+/// Event) when Garage refused it or something moved.
+async fn apply_layout(
+    admin: &AdminClient,
+    change: &LayoutChange,
+    notes: &mut Vec<Note>,
+    m: &Metrics,
+) -> Option<i64> {
+    match apply(admin, change).await {
+        Ok(()) => {
+            m.layout_applied();
+            tracing::info!(
+                version = change.version,
+                roles = change.intended.len(),
+                bootstrap = change.bootstrap,
+                "layout applied"
+            );
+            notes.push(Note::normal(
+                "LayoutApplied",
+                "ApplyLayout",
+                format!(
+                    "Garage layout version {} applied ({} role change(s){})",
+                    change.version,
+                    change.intended.len(),
+                    if change.bootstrap {
+                        ", first layout"
+                    } else {
+                        ""
+                    }
+                ),
+            ));
+            i64::try_from(change.version).ok()
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "layout change not applied");
+            notes.push(Note::warning(
+                reason::REASON_GARAGE_API_ERROR,
+                "ApplyLayout",
+                format!("layout version {} not applied: {e}", change.version),
+            ));
+            None
         }
     }
-    ctx.events.publish(cluster, &d.notes).await;
-    publish(cluster, ctx, d.status, &d.conditions).await?;
-    Ok(true)
 }
 
 /// Writes the status when, and only when, it differs from the live one.
