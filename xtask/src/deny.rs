@@ -1,8 +1,8 @@
 //! `cargo xtask deny`: the supply-chain checks of the dependency graph with cargo-deny,
 //! configured by `deny.toml` at the workspace root. `cargo xtask test` runs it too.
 //!
-//! - `licenses`, `bans` and `sources` always run, offline: they read `Cargo.lock` and the
-//!   crates already in cargo's cache.
+//! - `licenses`, `bans` and `sources` always run, on `Cargo.lock` as it is (`--locked`); cargo
+//!   downloads from crates.io any crate of the graph its cache lacks, as a fresh machine needs.
 //! - `advisories` need the RustSec advisory database, which cargo-deny clones from github.com;
 //!   no package registry this project can reach ships it. It is checked, offline, when a
 //!   database is present where `cargo deny fetch` puts it (`$CARGO_HOME/advisory-dbs`), for
@@ -37,11 +37,12 @@ pub fn run(args: &[&str]) -> Result<()> {
 pub fn check() -> Result<()> {
     let deny = ensure_cargo_deny()?;
     let began = Instant::now();
-    cargo_deny(&deny, &["licenses", "bans", "sources"])?;
+    cargo_deny(&deny, &["licenses", "bans", "sources"], false)?;
     match advisory_db() {
         Some(db) => {
             println!("==> advisories: against {}", db.display());
-            cargo_deny(&deny, &["advisories"])?;
+            // Offline: cargo-deny would otherwise try to update the database from github.com.
+            cargo_deny(&deny, &["advisories"], true)?;
         }
         None => println!(
             "==> advisories NOT checked: no RustSec advisory database under {} (cargo-deny \
@@ -92,15 +93,19 @@ fn ensure_cargo_deny() -> Result<PathBuf> {
     Ok(binary)
 }
 
-/// `cargo-deny check <checks>` on the workspace, offline and with `Cargo.lock` as it is; the
-/// graph of how a reported crate is reached is left out (cargo-deny prints it when run by hand).
-fn cargo_deny(binary: &Path, checks: &[&str]) -> Result<()> {
+/// `cargo-deny check <checks>` on the workspace with `Cargo.lock` as it is, `offline` or not;
+/// the graph of how a reported crate is reached is left out (cargo-deny prints it when run by
+/// hand).
+fn cargo_deny(binary: &Path, checks: &[&str], offline: bool) -> Result<()> {
     println!("==> cargo deny check {}", checks.join(" "));
     let root = workspace_root();
-    let status = Command::new(binary)
-        .arg("--manifest-path")
-        .arg(root.join("Cargo.toml"))
-        .args(["--offline", "--locked", "check", "--hide-inclusion-graph"])
+    let mut command = Command::new(binary);
+    command.arg("--manifest-path").arg(root.join("Cargo.toml"));
+    if offline {
+        command.arg("--offline");
+    }
+    let status = command
+        .args(["--locked", "check", "--hide-inclusion-graph"])
         .args(checks)
         .current_dir(&root)
         .status()
