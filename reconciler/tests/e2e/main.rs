@@ -40,7 +40,10 @@
 //!    `buckets` on the same cluster: the upstream bucket, key and admin-token samples become
 //!    Ready, a key's Secret works with an S3 client where granted and only there, quotas hold,
 //!    a cross-namespace key works through grants and loses access with them, a non-empty bucket
-//!    is kept until emptied, a deleted key stops authenticating.
+//!    is kept until emptied, a deleted key stops authenticating; last, `data_paths`: a
+//!    one-member cluster on two `spec.storage.data.paths`, one claim and class each, its
+//!    layout capacity their sum, blocks of checksummed objects in both, one path's class
+//!    changed live without a restart, every object read back.
 //!
 //! The drain proof's quiet window cannot be shortened below Garage's own block delays (about
 //! eleven minutes with a live source), so each completed live drain takes that long here too.
@@ -52,6 +55,7 @@
 
 mod bootstrap;
 mod buckets;
+mod data_paths;
 mod drain;
 mod lost;
 mod membership;
@@ -87,6 +91,8 @@ const NS_B: &str = "e2e-b";
 const NS_C: &str = "e2e-c";
 /// Site D, run beside the others: VolumeAttributesClass changes on a 3-member cluster.
 const NS_D: &str = "e2e-d";
+/// Site D's last step: a one-member cluster on two data paths.
+const NS_D_PATHS: &str = "e2e-d-paths";
 const WEBHOOK_NS: &str = "garage-operator";
 const NAME: &str = "garage";
 const RESYNC: Duration = Duration::from_secs(3);
@@ -256,7 +262,7 @@ async fn run() -> anyhow::Result<()> {
 }
 
 async fn scenario(client: &Client, sim: &KubeSim) -> anyhow::Result<()> {
-    for ns in [NS_A, NS_B, NS_C, NS_D, WEBHOOK_NS] {
+    for ns in [NS_A, NS_B, NS_C, NS_D, NS_D_PATHS, WEBHOOK_NS] {
         Api::<Namespace>::all(client.clone())
             .create(
                 &PostParams::default(),
@@ -274,6 +280,7 @@ async fn scenario(client: &Client, sim: &KubeSim) -> anyhow::Result<()> {
     let mut b = World::new(client, sim, &metrics, &rec, NS_B);
     let mut c = World::new(client, sim, &metrics, &rec, NS_C);
     let mut d = World::new(client, sim, &metrics, &rec, NS_D);
+    let mut d_paths = World::new(client, sim, &metrics, &rec, NS_D_PATHS);
     // `E2E_SITES=c` (any of a, b, c, d) runs only those sites, for working on one stage; the
     // default, and CI, runs all three.
     let sites = std::env::var("E2E_SITES").unwrap_or_else(|_| "abcd".into());
@@ -323,7 +330,8 @@ async fn scenario(client: &Client, sim: &KubeSim) -> anyhow::Result<()> {
             buckets::run(&mut d).await?;
             volumes::manual_nodes(&d).await?;
             teardown::destroy(&mut d, &[buckets::TOKEN_SECRET]).await?;
-            buckets::token_gone(&d).await
+            buckets::token_gone(&d).await?;
+            SITE.scope(NS_D_PATHS, data_paths::run(&mut d_paths)).await
         });
         let (ra, rb, rc, rd) = tokio::join!(site_a, site_b, site_c, site_d);
         // Every site's failure is shown, not only the first.

@@ -35,20 +35,7 @@ const CLASSES: [(&str, &str); 3] = [
 
 pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
     let t = Instant::now();
-    let classes: Api<VolumeAttributesClass> = Api::all(w.client.clone());
-    for (name, driver) in CLASSES {
-        let vac: VolumeAttributesClass = serde_json::from_value(json!({
-            "metadata": {"name": name},
-            "driverName": driver,
-            "parameters": {"tier": name},
-        }))?;
-        // Classes are cluster-scoped; an earlier run of this site may have left them.
-        match classes.create(&PostParams::default(), &vac).await {
-            Ok(_) => {}
-            Err(kube::Error::Api(e)) if e.code == 409 => {}
-            Err(e) => return Err(e.into()),
-        }
-    }
+    ensure_classes(&w.client).await?;
     let mut gc = crate::cluster_manifest();
     gc["spec"]["storage"]["metadata"]["volumeAttributesClassName"] = json!("e2e-fast");
     gc["spec"]["storage"]["data"]["volumeAttributesClassName"] = json!("e2e-fast");
@@ -214,6 +201,25 @@ pub(crate) async fn manual_nodes(w: &World<'_>) -> anyhow::Result<()> {
         "volumes: a Manual GarageNode's claims run their classes; one whose claim cannot bind reports WaitingForBind ({:.1}s)",
         t.elapsed().as_secs_f64()
     );
+    Ok(())
+}
+
+/// The classes of [`CLASSES`], created unless they exist.
+pub(crate) async fn ensure_classes(client: &kube::Client) -> anyhow::Result<()> {
+    let classes: Api<VolumeAttributesClass> = Api::all(client.clone());
+    for (name, driver) in CLASSES {
+        let vac: VolumeAttributesClass = serde_json::from_value(json!({
+            "metadata": {"name": name},
+            "driverName": driver,
+            "parameters": {"tier": name},
+        }))?;
+        // Classes are cluster-scoped; an earlier run of this site may have left them.
+        match classes.create(&PostParams::default(), &vac).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(e)) if e.code == 409 => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
     Ok(())
 }
 
