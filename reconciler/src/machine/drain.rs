@@ -376,6 +376,15 @@ fn prove(o: &Observed<'_>, record: &StorageDrainStatus, targets: &[NodeId]) -> S
     }
     verify.sort();
     verify.dedup();
+    // Only a lost source's proof can get here with nothing to verify: every storage role
+    // is gone. A proof over no node would complete by default while no copy of the data was
+    // checked anywhere.
+    if verify.is_empty() {
+        return wait(
+            reason::REASON_NODE_DRAIN_BLOCKED,
+            "no storage role is left in the layout, so no copy of the lost node's data can be verified; add a storage member, the proof resumes once it holds a role".into(),
+        );
+    }
     for n in &verify {
         if !proof.workers.contains_key(n) || !proof.block_errors.contains_key(n) {
             return wait(

@@ -384,6 +384,25 @@ fn a_lost_source_is_recorded_fenced_left_to_the_user_and_proven_on_destinations_
 }
 
 #[test]
+fn a_lost_source_proof_with_no_storage_role_left_verifies_nothing_and_never_completes() {
+    let mut w = lost_world(&[0, 1, 2, 3]);
+    let r = recorded(w.step(None));
+    // Every role is gone (the user removed the survivors by hand as well).
+    w.layout = storage_layout(4, &[]);
+    w.history = settled(4);
+    assert!(blocked_with(w.step(Some(&r)), "no storage role"));
+    // Not even from a snapshot of that empty set taken long ago: nothing was verified.
+    let mut snapshot = r.clone();
+    snapshot.verification_node_ids = Some(vec![]);
+    snapshot.layout_version = Some(4);
+    snapshot.repair_baselines = Some(BTreeMap::new());
+    snapshot.repair_worker_ids = Some(BTreeMap::new());
+    snapshot.quiet_since = Some(Time(Timestamp::from_second(0).unwrap()));
+    let step = w.step(Some(&snapshot));
+    assert!(blocked_with(step.clone(), "no storage role"), "{step:?}");
+}
+
+#[test]
 fn a_lost_source_recovery_never_removes_a_role_and_cancels_before_the_user_does() {
     let mut w = lost_world(&[0, 1, 2, 3]);
     let r = recorded(w.step(None));
