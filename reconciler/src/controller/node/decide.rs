@@ -249,8 +249,15 @@ pub fn decide(o: &Observed, t: &Config) -> Result<Decision, DesiredError> {
     match &o.discovered {
         _ if fenced || capped => {}
         Some(found) => {
-            let expected = pinned.as_ref().or(recorded.as_ref());
-            if let Some(expected) = expected.filter(|e| **e != found.id) {
+            // Every identity the node already has must be the one its pod reports: the
+            // recorded one is never overwritten, not even by a pin added after it was recorded
+            // (a pool member's recovery annotation may be added later), and a pin names the
+            // only identity the node may run.
+            let mismatch = recorded
+                .iter()
+                .chain(pinned.iter())
+                .find(|e| **e != found.id);
+            if let Some(expected) = mismatch {
                 d.conditions.push(Desired {
                     type_: common::CONDITION_READY,
                     status: false,

@@ -132,11 +132,11 @@ fn a_discovered_identity_is_recorded_with_its_pod() {
 
 #[test]
 fn a_different_identity_is_never_recorded() {
-    for pinned in [false, true] {
-        let mut node = manual("manual-a", (!pinned).then(|| id(5)));
-        if pinned {
-            node.spec.node_id = Some(id(5).to_string());
-        }
+    // (recorded, pinned): the pod runs id 6 each time. The last case is a pin added after the
+    // identity was recorded (a pool member's recovery annotation can be): the record stays.
+    for (recorded, pinned) in [(Some(5), None), (None, Some(5)), (Some(5), Some(6))] {
+        let mut node = manual("manual-a", recorded.map(id));
+        node.spec.node_id = pinned.map(|n| id(n).to_string());
         let mut o = observed(node, Some(cluster(3)));
         o.discovered = Some(Discovered {
             id: id(6),
