@@ -24,9 +24,9 @@ use crate::bench_reconciler::{NS, secs};
 /// How long one replacement may take before the floor gives up.
 const STEP_TIMEOUT: Duration = Duration::from_secs(300);
 const OBSERVE_TIMEOUT: Duration = Duration::from_secs(60);
-/// How often the floor tells the others where a replacement runs (the operator's short
-/// requeue while a rollout is in flight).
-const INTRODUCE_EVERY: Duration = Duration::from_secs(5);
+/// How often the floor tells the others where a replacement runs, from the moment it has an
+/// address (the operator's passes come every half second while a rollout acts).
+const INTRODUCE_EVERY: Duration = Duration::from_secs(1);
 
 /// One pod's replacement by hand, each time from its delete call.
 #[derive(Debug, Clone)]
@@ -166,8 +166,11 @@ async fn replace(
         // By hand as by the operator: until Garage sees the member up at its new address,
         // another member is told where it runs, at the pace of the operator's passes.
         let new_pod = tracker.at.get(&pod).is_some_and(|r| r.created.is_some());
-        if new_pod && !last.up && introduced.is_none_or(|t| t.elapsed() >= INTRODUCE_EVERY) {
-            admin.introduce(&pods, &pod).await;
+        if new_pod
+            && !last.up
+            && introduced.is_none_or(|t| t.elapsed() >= INTRODUCE_EVERY)
+            && admin.introduce(&pods, &pod).await
+        {
             introduced = Some(Instant::now());
         }
         if replaced && pods.len() == members && pods.iter().all(pod_ready) {

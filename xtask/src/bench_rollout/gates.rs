@@ -137,24 +137,26 @@ impl Admin {
     /// Tells the first other member where `name`'s replacement runs now, as the operator's
     /// pass does for a member Garage does not see up at its pod's address: the others keep
     /// dialling the old pod's address until their pings give up. Failures are expected while
-    /// the replacement starts; the caller asks again.
-    pub(crate) async fn introduce(&mut self, pods: &[Pod], name: &str) {
+    /// the replacement starts; the caller asks again. False when nothing could be sent yet (the
+    /// replacement has no address).
+    pub(crate) async fn introduce(&mut self, pods: &[Pod], name: &str) -> bool {
         let (Some(id), Some(addr)) = (
             self.ids.get(name).cloned(),
             pods.iter().find(|p| p.name_any() == name).and_then(ip),
         ) else {
-            return;
+            return false;
         };
         let Some(Ok(other)) = pods
             .iter()
             .find(|p| p.name_any() != name && ip(p).is_some())
             .map(|p| self.client(p))
         else {
-            return;
+            return false;
         };
         let _ = other
             .connect_nodes(&[format!("{id}@{addr}:{RPC_PORT}")])
             .await;
+        true
     }
 
     /// Asks every pod whose identity was not proven from its current UID for its node ID;
