@@ -177,16 +177,19 @@ pub fn decide(o: &Observed, t: &Config) -> Result<Decision, DesiredError> {
     if pool_member {
     } else if capped {
         // Creating the workload again would retire one more incarnation than the rollout
-        // remembers: fail closed before it exists.
-        d.conditions.push(Desired {
-            type_: common::CONDITION_READY,
-            status: false,
-            reason: reason::REASON_RETIRED_WORKLOAD_LIMIT,
-            message: format!(
-                "the StatefulSet was replaced {} times during the storage rollout; it is not created again until someone inspects it and clears the GarageCluster's status.storageRollout",
-                crate::machine::rollout::MAX_RETIRED_WORKLOADS
-            ),
-        });
+        // remembers: fail closed before it exists. A fenced node runs nothing either way, and
+        // its Ready (below) says why: a node has one Ready condition.
+        if !fenced {
+            d.conditions.push(Desired {
+                type_: common::CONDITION_READY,
+                status: false,
+                reason: reason::REASON_RETIRED_WORKLOAD_LIMIT,
+                message: format!(
+                    "the StatefulSet was replaced {} times during the storage rollout; it is not created again until someone inspects it and clears the GarageCluster's status.storageRollout",
+                    crate::machine::rollout::MAX_RETIRED_WORKLOADS
+                ),
+            });
+        }
     } else if o.config_published && secrets::admin_token_pinned(cluster, s) {
         let revision = config::revision(cluster, s)?;
         d.statefulset = Some(statefulset(NodeInputs {

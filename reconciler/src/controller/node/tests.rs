@@ -8,7 +8,7 @@ use k8s_openapi::api::apps::v1::StatefulSet;
 use kube::api::ObjectMeta;
 use shared_types::common::ClusterPhase;
 use shared_types::conditions::reason;
-use shared_types::garage_cluster::common::DeletionPolicy;
+use shared_types::garage_cluster::common::{DeletionPolicy, StorageDrainStatus};
 use shared_types::garage_cluster::v1beta2::GarageCluster;
 use shared_types::garage_node::{ExternalNodeConfig, GarageNode};
 
@@ -152,9 +152,8 @@ fn a_different_identity_is_never_recorded() {
     }
 }
 
-#[test]
-fn an_acknowledged_lost_source_is_fenced_only_once_the_parent_records_it() {
-    use shared_types::garage_cluster::common::{DrainActor, DrainActorKind, StorageDrainStatus};
+/// `manual-a` (identity 5), asking to be drained with its source acknowledged lost.
+fn lost_node() -> GarageNode {
     use shared_types::keys::annotation::{ANNOTATION_ACKNOWLEDGE_LOST_SOURCE, ANNOTATION_DRAIN};
     let mut node = manual("manual-a", Some(id(5)));
     node.metadata.annotations = Some(
@@ -167,6 +166,32 @@ fn an_acknowledged_lost_source_is_fenced_only_once_the_parent_records_it() {
         ]
         .into(),
     );
+    node
+}
+
+/// The parent's record of [`lost_node`] as a lost source.
+fn lost_record() -> StorageDrainStatus {
+    use shared_types::garage_cluster::common::{DrainActor, DrainActorKind};
+    let ids = vec![id(5).to_string()];
+    StorageDrainStatus {
+        actor: Some(DrainActor {
+            kind: Some(DrainActorKind::GarageNode),
+            namespace: Some("ns".into()),
+            name: Some("manual-a".into()),
+            uid: Some("uid-manual-a".into()),
+            ..Default::default()
+        }),
+        role_removal_node_ids: Some(ids.clone()),
+        removed_storage_node_ids: Some(ids.clone()),
+        unavailable_source_node_ids: Some(ids.clone()),
+        target_hash: Some(shared_types::drain::target_hash(&ids, &ids, &ids)),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn an_acknowledged_lost_source_is_fenced_only_once_the_parent_records_it() {
+    let node = lost_node();
     let replicas = |d: &Decision| {
         d.statefulset
             .as_ref()
@@ -187,20 +212,7 @@ fn an_acknowledged_lost_source_is_fenced_only_once_the_parent_records_it() {
     let live_hash = hash(&d);
     let ids = vec![id(5).to_string()];
     let mut parent = cluster(3);
-    let mut record = StorageDrainStatus {
-        actor: Some(DrainActor {
-            kind: Some(DrainActorKind::GarageNode),
-            namespace: Some("ns".into()),
-            name: Some("manual-a".into()),
-            uid: Some("uid-manual-a".into()),
-            ..Default::default()
-        }),
-        role_removal_node_ids: Some(ids.clone()),
-        removed_storage_node_ids: Some(ids.clone()),
-        unavailable_source_node_ids: Some(ids.clone()),
-        target_hash: Some(shared_types::drain::target_hash(&ids, &ids, &ids)),
-        ..Default::default()
-    };
+    let mut record = lost_record();
     parent
         .status
         .get_or_insert_with(Default::default)
@@ -335,6 +347,22 @@ fn a_rollout_that_retired_too_many_workloads_gets_no_new_statefulset() {
         d.conditions.iter().filter(|c| c.type_ == "Ready").count(),
         1
     );
+    // Fenced as a lost source as well: still no workload, and one Ready, the fence's.
+    let mut fenced = parent.clone();
+    let status = fenced.status.get_or_insert_with(Default::default);
+    status.storage_drain = Some(lost_record());
+    if let Some(rollout) = status.storage_rollout.as_mut() {
+        rollout.garage_node_uid = lost_node().metadata.uid;
+    }
+    let d = decide(&observed(lost_node(), Some(fenced)), &timing()).unwrap();
+    assert!(d.statefulset.is_none());
+    assert_eq!(
+        d.conditions.iter().filter(|c| c.type_ == "Ready").count(),
+        1,
+        "{:?}",
+        d.conditions
+    );
+    assert_eq!(ready(&d), (false, reason::REASON_DRAINING));
     // An existing StatefulSet is kept as it is; below the cap one is created.
     let mut o = observed(node.clone(), Some(parent.clone()));
     o.statefulset = Some(statefulset());
