@@ -253,6 +253,23 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
     conditions.extend(pools.condition.clone());
     conditions.extend(volume_attributes(o));
     let rollout_step = rollout(o, &views, read, &pools, &config, &admin.name, &update_nodes);
+    // One transaction at a time within a pass too: the rollout's gates were read before this
+    // pass's drain intent or layout change, which the next pass sees (a recorded drain, a
+    // history that is migrating) and the rollout then waits for.
+    let drain_starts = !drain_recorded && matches!(removal.step, Some(Step::Record(_)));
+    let rollout_step = match rollout_step {
+        machine_rollout::Step::Record(_) if drain_starts || layout_change.is_some() => {
+            machine_rollout::Step::Wait {
+                reason: reason::REASON_STORAGE_ROLLOUT_WAITING,
+                message: if drain_starts {
+                    "a drain starts in this pass and is finished first".into()
+                } else {
+                    "a layout change is applied in this pass; the next pod is replaced once it has settled".into()
+                },
+            }
+        }
+        other => other,
+    };
     conditions.push(machine_rollout::condition(
         &rollout_step,
         o.cluster

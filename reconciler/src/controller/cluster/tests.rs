@@ -388,9 +388,8 @@ fn a_lowered_replica_count_drains_the_highest_slot_first() {
     assert!(blocked.message.contains("garage-storage-2"));
 }
 
-#[test]
-fn a_drain_is_recorded_before_the_role_is_removed() {
-    // Four members at factor 3: the fourth may go.
+/// Four converged members at factor 3, the fourth asking to drain (it may go).
+fn fourth_asks_to_drain() -> Observed {
     let c = cluster(4);
     let (mut generated, pods) = auto(&c, &[true, true, true, true]);
     generated.get_mut(&3).unwrap().metadata.annotations = Some(BTreeMap::from([(
@@ -406,7 +405,12 @@ fn a_drain_is_recorded_before_the_role_is_removed() {
     if let GarageView::Read(r) = &mut garage {
         r.health = Some(healthy(4));
     }
-    let o = observed(c, generated, vec![], pods, garage);
+    observed(c, generated, vec![], pods, garage)
+}
+
+#[test]
+fn a_drain_is_recorded_before_the_role_is_removed() {
+    let o = fourth_asks_to_drain();
     let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
     let Some(crate::machine::drain::Step::Record(record)) = &d.drain else {
         panic!("expected the intent record, got {:?}", d.drain)
@@ -724,4 +728,47 @@ fn a_spec_change_not_yet_rendered_into_every_workload_is_not_converged() {
         d.rollout.is_none(),
         "nothing is replaced before the workload is rendered"
     );
+}
+
+/// What a pass starts: a layout change, a drain (its intent record), a pod replacement (its
+/// rollout record).
+fn started(d: &Decision) -> (bool, bool, bool) {
+    (
+        d.layout.is_some(),
+        matches!(d.drain, Some(crate::machine::drain::Step::Record(_))),
+        matches!(d.rollout, Some(crate::machine::rollout::Step::Record(_))),
+    )
+}
+
+#[test]
+fn a_pass_starts_one_transaction_at_most() {
+    // A drain asked for and a changed template at once: the second member's StatefulSet
+    // wants a new revision.
+    let mut o = fourth_asks_to_drain();
+    with_statefulset_revision(&mut o, "garage-storage-1", "rev-2");
+    let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
+    assert_eq!(started(&d), (false, true, false), "the drain starts alone");
+
+    // A drifted role and a changed template at once.
+    let mut o = converged();
+    if let GarageView::Read(r) = &mut o.garage {
+        let mut roles: Vec<_> = (0..3u8)
+            .map(|n| auto_role(&format!("garage-storage-{n}"), &id(n)))
+            .collect();
+        roles[0]["zone"] = "elsewhere".into();
+        r.layout = layout(1, &roles, &[]);
+    }
+    with_statefulset_revision(&mut o, "garage-storage-1", "rev-2");
+    let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
+    assert_eq!(
+        started(&d),
+        (true, false, false),
+        "the layout change goes alone"
+    );
+    let rollout = d
+        .conditions
+        .iter()
+        .find(|c| c.type_ == shared_types::conditions::cluster::CONDITION_STORAGE_ROLLOUT_READY)
+        .unwrap();
+    assert_eq!(rollout.reason, reason::REASON_STORAGE_ROLLOUT_WAITING);
 }
