@@ -43,7 +43,7 @@ fn block_on<F: Future>(future: F) -> F::Output {
 fn state() -> &'static StateDir {
     static STATE: OnceLock<StateDir> = OnceLock::new();
     STATE.get_or_init(|| {
-        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures");
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures");
         let mut state = StateDir::default();
         for dir in ["admission/state", "upstream-samples"] {
             let loaded = StateDir::load(&fixtures.join(dir))

@@ -208,8 +208,9 @@ impl GarageError {
         }
     }
 
-    /// Maps a non-success answer to its variant. `body` is the raw response body.
-    pub(crate) fn from_status(endpoint: &'static str, status: u16, body: &[u8]) -> Self {
+    /// Maps a non-success answer to its variant. `body` is the raw response body. Public so
+    /// that a recorded error answer can be classified exactly as a live one is.
+    pub fn from_status(endpoint: &'static str, status: u16, body: &[u8]) -> Self {
         let parsed = serde_json::from_slice::<ErrorBody>(body).ok();
         let garage_json = parsed.is_some();
         let (code, message) = match parsed {

@@ -168,6 +168,47 @@ impl RoleChange {
     }
 }
 
+impl From<StagedRoleChange> for RoleChange {
+    /// The change that stages `staged` again: what a pass that finds its own staged change
+    /// compares with what it intended.
+    fn from(staged: StagedRoleChange) -> Self {
+        match staged {
+            StagedRoleChange::Remove { id, remove } => Self::Remove { id, remove },
+            StagedRoleChange::Assign {
+                id,
+                zone,
+                tags,
+                capacity,
+            } => Self::Assign {
+                id,
+                zone,
+                capacity,
+                tags,
+            },
+        }
+    }
+}
+
+impl From<RoleChange> for StagedRoleChange {
+    /// How Garage reports `change` once it is staged.
+    fn from(change: RoleChange) -> Self {
+        match change {
+            RoleChange::Remove { id, remove } => Self::Remove { id, remove },
+            RoleChange::Assign {
+                id,
+                zone,
+                capacity,
+                tags,
+            } => Self::Assign {
+                id,
+                zone,
+                tags,
+                capacity,
+            },
+        }
+    }
+}
+
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 struct UpdateLayoutRequest<'a> {

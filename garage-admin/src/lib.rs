@@ -47,5 +47,5 @@ pub use layout::{
 pub use nodes::{NodeId, NodeResults, NodeTarget};
 pub use repair::{RepairType, ScrubCommand};
 pub use tokens::{AdminTokenInfo, AdminTokenSpec, CreatedAdminToken, Lookup};
-pub use transport::{AdminClient, AdminToken, ClientConfig};
+pub use transport::{AdminClient, AdminToken, ClientConfig, decode as decode_response};
 pub use workers::{WorkerFilter, WorkerInfo, WorkerLastError, WorkerState, WorkerVariable};

@@ -106,9 +106,23 @@ struct Wire<T> {
 }
 
 impl<T> NodeResults<T> {
+    /// Reads the body of a node-local answer as the client does: JSON first, then the
+    /// envelope, checked by [`NodeResults::from_wire`].
+    pub fn decode(
+        endpoint: &'static str,
+        target: &NodeTarget,
+        body: &[u8],
+    ) -> Result<Self, GarageError>
+    where
+        T: serde::de::DeserializeOwned,
+    {
+        let body: serde_json::Value = super::transport::decode(endpoint, body)?;
+        Self::from_wire(endpoint, target, body)
+    }
+
     /// Parses the wire envelope and checks it against the target: every key must be a node
     /// id, at least one node must appear, and a targeted node must be the only one.
-    pub(crate) fn from_wire(
+    pub fn from_wire(
         endpoint: &'static str,
         target: &NodeTarget,
         body: serde_json::Value,

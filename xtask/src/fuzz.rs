@@ -1,6 +1,8 @@
-//! `cargo xtask fuzz [--seconds N] [--asan] [--stable]`: builds the webhook's cargo-fuzz
-//! targets and runs each for a bounded time, seeded with the recorded AdmissionReviews and the
-//! sample manifests. `cargo xtask test` runs it too, so CI fuzzes on every run.
+//! `cargo xtask fuzz [--seconds N] [--asan] [--stable]`: builds the cargo-fuzz targets of
+//! `fuzz/` (the webhook's untrusted inputs, the reconciler's pure decisions and transaction
+//! machines, the Garage Admin API client's response decoding) and runs each for a bounded
+//! time, seeded with the recorded AdmissionReviews, the sample manifests and the unit tests'
+//! Garage answers. `cargo xtask test` runs it too, so CI fuzzes on every run.
 //!
 //! No sanitizer by default: the workspace forbids unsafe code, so the findings are panics,
 //! which need none, and without AddressSanitizer the cold build takes a third less CPU and the
@@ -12,9 +14,13 @@
 //! `RUSTC_BOOTSTRAP=1`. cargo-fuzz is installed from crates.io when missing. Whatever cannot be
 //! had is an error that says how to get it; the fuzz step never skips.
 //!
+//! Every target lives in the one crate `fuzz/`: a second fuzz crate would compile the kube
+//! family, tokio and the TLS stack a second time, because its dependencies resolve with other
+//! features (measured in docs/development.md).
+//!
 //! The build goes to `<target dir>/fuzz` so that reruns are incremental and `cargo clean`
-//! covers it; the growing corpus stays in `webhook/fuzz/corpus/<target>` and the seeds are
-//! rewritten into `<target dir>/fuzz/seeds/<target>` on every run.
+//! covers it; the growing corpus stays in `fuzz/corpus/<target>` and the seeds are rewritten
+//! into `<target dir>/fuzz/seeds/<target>` on every run.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -25,11 +31,21 @@ use serde_json::{Value, json};
 
 use crate::workspace_root;
 
-/// Targets in `webhook/fuzz/fuzz_targets`.
-const TARGETS: &[&str] = &["admission_review", "convert_review"];
+mod seeds;
 
-/// Seconds per target when `--seconds` is not given.
-pub const DEFAULT_SECONDS: u64 = 60;
+/// Targets in `fuzz/fuzz_targets`, with their seconds when `--seconds` is not given. The
+/// webhook's targets read untrusted input from the API server and keep a minute each; the
+/// reconciler's and the Admin API client's get half, which keeps the whole step inside CI's
+/// budget (docs/development.md has the figures).
+const TARGETS: &[(&str, u64)] = &[
+    ("admission_review", 60),
+    ("convert_review", 60),
+    ("admin_api_responses", 30),
+    ("cluster_decide", 30),
+    ("node_decide", 30),
+    ("transactions", 30),
+    ("resource_plans", 30),
+];
 
 /// The cargo-fuzz release installed when none is present; pinned so CI builds the same tool.
 const CARGO_FUZZ_VERSION: &str = "0.13.2";
@@ -44,7 +60,8 @@ const INPUT_TIMEOUT_SECONDS: u64 = 30;
 
 const USAGE: &str = "usage: cargo xtask fuzz [--seconds N] [--asan] [--stable]
 
-  --seconds N  run each target for N seconds (default 60)
+  --seconds N  run each target for N seconds (default 60 for the webhook's targets, 30 for
+               the others)
   --asan       build with AddressSanitizer (needs the nightly toolchain)
   --stable     use the stable toolchain with RUSTC_BOOTSTRAP=1, as happens when no nightly
                toolchain is installed";
@@ -112,8 +129,8 @@ impl Toolchain {
 
 /// Options of one fuzz run.
 pub struct Options {
-    /// Seconds per target.
-    pub seconds: u64,
+    /// Seconds per target; `None` gives each its own default ([`TARGETS`]).
+    pub seconds: Option<u64>,
     /// Build with AddressSanitizer.
     pub asan: bool,
     /// Use the stable fallback even when nightly is installed.
@@ -121,10 +138,10 @@ pub struct Options {
 }
 
 impl Default for Options {
-    /// What CI runs: every target for [`DEFAULT_SECONDS`], no sanitizer, nightly if present.
+    /// What CI runs: every target for its own default time, no sanitizer, nightly if present.
     fn default() -> Self {
         Options {
-            seconds: DEFAULT_SECONDS,
+            seconds: None,
             asan: false,
             force_stable: false,
         }
@@ -138,11 +155,12 @@ pub fn run(args: &[&str]) -> Result<()> {
     while let Some(arg) = rest.next() {
         match *arg {
             "--seconds" => {
-                options.seconds = rest
-                    .next()
-                    .context("--seconds needs a value")?
-                    .parse()
-                    .context("--seconds takes a whole number")?;
+                options.seconds = Some(
+                    rest.next()
+                        .context("--seconds needs a value")?
+                        .parse()
+                        .context("--seconds takes a whole number")?,
+                );
             }
             "--asan" => options.asan = true,
             "--stable" => options.force_stable = true,
@@ -211,11 +229,11 @@ fn fuzz_target_dir() -> PathBuf {
     crate::target_dir().join("fuzz")
 }
 
-/// Runs every target for `options.seconds`; a finding fails with the artifact's path.
+/// Runs every target for its time; a finding fails with the artifact's path.
 pub fn fuzz(options: &Options) -> Result<()> {
     let toolchain = toolchain(options)?;
     ensure_cargo_fuzz()?;
-    let fuzz_dir = workspace_root().join("webhook/fuzz");
+    let fuzz_dir = workspace_root().join("fuzz");
     let target_dir = fuzz_target_dir();
     let sanitizer = if options.asan { "address" } else { "none" };
     // Flags shared by build and run, so that the run finds the build up to date. cargo-fuzz
@@ -255,17 +273,15 @@ pub fn fuzz(options: &Options) -> Result<()> {
         began.elapsed().as_secs_f64()
     );
 
-    for target in TARGETS {
+    for &(target, default_seconds) in TARGETS {
+        let seconds = options.seconds.unwrap_or(default_seconds);
         let corpus = fuzz_dir.join("corpus").join(target);
         let seeds = target_dir.join("seeds").join(target);
         std::fs::create_dir_all(&corpus)?;
         let seeded = seed(target, &seeds)?;
         let artifacts = fuzz_dir.join("artifacts").join(target);
         let started = SystemTime::now();
-        println!(
-            "==> fuzzing {target} for {} s ({seeded} seeds)",
-            options.seconds
-        );
+        println!("==> fuzzing {target} for {seconds} s ({seeded} seeds)");
         let began = Instant::now();
         let mut run = toolchain.cargo();
         run.args(["run", target]);
@@ -276,7 +292,7 @@ pub fn fuzz(options: &Options) -> Result<()> {
             .arg(&corpus)
             .arg(&seeds)
             .arg("--")
-            .arg(format!("-max_total_time={}", options.seconds))
+            .arg(format!("-max_total_time={seconds}"))
             .arg(format!("-timeout={INPUT_TIMEOUT_SECONDS}"))
             .arg("-print_final_stats=1")
             .status()
@@ -297,7 +313,7 @@ pub fn fuzz(options: &Options) -> Result<()> {
             };
             bail!(
                 "fuzz target {target} failed ({status}); failing input: {inputs}\n\
-                 reproduce: cd webhook/fuzz && {} run {flags} {target} <input>",
+                 reproduce: cd fuzz && {} run {flags} {target} <input>",
                 toolchain.prefix()
             );
         }
@@ -364,9 +380,21 @@ fn seed(target: &str, dir: &Path) -> Result<usize> {
         let docs = docs.map_err(|e| anyhow::anyhow!("parsing {}: {e}", path.display()))?;
         samples.extend(docs.into_iter().filter(|d| d.is_object()));
     }
+    let seeds = match target {
+        "admission_review" | "convert_review" => webhook_seeds(target, &root, &samples)?,
+        other => seeds::for_target(other, &samples)?,
+    };
+    for (index, bytes) in seeds.iter().enumerate() {
+        std::fs::write(dir.join(format!("seed-{index:03}.json")), bytes)?;
+    }
+    Ok(seeds.len())
+}
+
+/// The webhook targets' seeds: the recorded reviews of docs/admission-testing.md, JSON as the
+/// API server sends it (a file that does not parse, the malformed case, byte for byte), and
+/// reviews and conversions of every sample manifest.
+fn webhook_seeds(target: &str, root: &Path, samples: &[Value]) -> Result<Vec<Vec<u8>>> {
     let mut seeds: Vec<Vec<u8>> = Vec::new();
-    // The recorded reviews of docs/admission-testing.md, JSON as the API server sends it;
-    // a file that does not parse (the malformed case) is kept byte for byte.
     for (path, docs) in documents(&root.join("admission"))? {
         match docs {
             Ok(docs) => {
@@ -386,7 +414,7 @@ fn seed(target: &str, dir: &Path) -> Result<usize> {
     }
     match target {
         "admission_review" => {
-            for object in &samples {
+            for object in samples {
                 for (operation, old, new) in [
                     ("CREATE", None, Some(object)),
                     ("UPDATE", Some(object), Some(object)),
@@ -413,10 +441,7 @@ fn seed(target: &str, dir: &Path) -> Result<usize> {
         }
         other => bail!("no seeds for fuzz target {other}"),
     }
-    for (index, bytes) in seeds.iter().enumerate() {
-        std::fs::write(dir.join(format!("seed-{index:03}.json")), bytes)?;
-    }
-    Ok(seeds.len())
+    Ok(seeds)
 }
 
 /// Extra inputs derived from a recorded review: a PVC review by the reconciler's account (the

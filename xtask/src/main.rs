@@ -29,7 +29,7 @@ commands:
   tools [--check]  build the pinned Kubernetes, etcd, garage and helm binaries once per version
   crds [--check]   write crds/*.yaml from the Rust types (--check: fail on drift)
   bundle [--check] render dist/install.yaml from the Helm chart (--check: fail on drift)
-  fuzz [--seconds N] [--asan] [--stable]  run the webhook's fuzz targets for a bounded time
+  fuzz [--seconds N] [--asan] [--stable]  run the fuzz targets (webhook, reconciler, Admin API client) for a bounded time
   deny             supply-chain checks of the dependency graph (cargo-deny: licenses, bans, sources; advisories when a database is present)
   test             run every test: formatting, CRD and bundle drift, cargo-deny, lints, workspace tests, fuzzing
   demo             start a local cluster with 3 nodes and the CRDs, until Ctrl-C

@@ -1,0 +1,425 @@
+//! Feeds the GarageCluster decision (`controller::cluster::decide::decide`, and `refuse` for
+//! settings it cannot use) an arbitrary cluster and an arbitrary observed world.
+//!
+//! Input: a GarageCluster manifest as JSON (the sample manifests are the seeds), a NUL byte,
+//! then bytes that describe the world (`operator_fuzz::world::World`): generated and
+//! user-written GarageNodes, pods, StatefulSets, Garage's layout, staging area, history,
+//! status and health, the drain and rollout records and the drain proof's reads. No world
+//! bytes is the converged world. Spec fields this version refuses are removed unless the
+//! world keeps them, so that the samples reach the decision.
+//!
+//! Invariants, beyond "no panic":
+//! - the decision is a function of its input: deciding twice gives the same decision;
+//! - steady state is silent: the status it publishes, fed back as the cluster's status,
+//!   yields that same status again (so the next pass writes none);
+//! - its conditions have distinct types, all among the types it owns (status conditions are a
+//!   map keyed by type, and a type it does not own would never be removed);
+//! - without a Garage read nothing touches Garage: no layout change, no drain step, no
+//!   reconnect, no deletion;
+//! - a layout change only adds roles, for proven member identities, at `current + 1`, with a
+//!   settled history, never while a drain or rollout is recorded or acting, and what it
+//!   stages on top of the staging area verifies as exactly what it intends to apply;
+//! - a role removal has a recorded, hash-consistent, unfinished drain of exactly that node,
+//!   whose actor still asks to drain, a live source (a lost role is never removed by the
+//!   operator), a fully healthy cluster, a settled history, nothing else staged, and enough
+//!   storage roles left for the replication factor;
+//! - a drain record it writes is hash-consistent; a new one names a GarageNode that asks to
+//!   drain and its identity, and is never started while a pod replacement is recorded; one
+//!   that continues keeps its transaction, actor and node sets; completion is recorded only
+//!   once the role is gone, the history is settled, the quiet window and (for a live source)
+//!   Garage's block hand-over delay have passed since the removal;
+//! - the record is dropped only when its actor no longer asks to drain and the role was never
+//!   removed, or once it completed;
+//! - a GarageNode is deleted only by a completed drain record naming exactly it;
+//! - a pod is deleted only as the recorded rollout's actor's pod, and a rollout is started
+//!   only on a settled, healthy cluster with no drain recorded;
+//! - one pass starts at most one of: a layout change, a drain, a pod replacement.
+
+#![no_main]
+
+use std::time::Duration;
+
+use kube::ResourceExt;
+use libfuzzer_sys::fuzz_target;
+use operator_fuzz::facts;
+use operator_fuzz::input;
+use operator_fuzz::world::{self, Built, World};
+use reconciler::controller::Config;
+use reconciler::controller::cluster::decide::{Decision, OWNED, decide, refuse};
+use reconciler::controller::cluster::observe::GarageView;
+use reconciler::controller::conditions;
+use reconciler::desired::nodes;
+use reconciler::garage::{ClusterLayout, RoleChange, StagedRoleChange};
+use reconciler::layout::verify_staged;
+use reconciler::machine::drain::{Step, quiet_floor};
+use reconciler::machine::rollout;
+use reconciler::names;
+use shared_types::drain::hash_consistent;
+use shared_types::garage_cluster::v1beta2::GarageCluster;
+
+/// The most replicas admission lets a cluster have.
+const MAX_REPLICAS: u32 = 50;
+
+fn timing() -> Config {
+    Config {
+        resync: Duration::from_secs(60),
+        short_requeue: Duration::from_secs(5),
+        ..Config::default()
+    }
+}
+
+/// The layout after `stage` is staged on top of what is staged already.
+fn staged_on_top(layout: &ClusterLayout, stage: &[RoleChange]) -> ClusterLayout {
+    let mut next = layout.clone();
+    next.staged_role_changes
+        .extend(stage.iter().cloned().map(StagedRoleChange::from));
+    next
+}
+
+fn check(b: &Built, d: &Decision, t: &Config) {
+    let o = &b.observed;
+    let s = &b.settings;
+    let status = o.cluster.status.as_ref();
+    let record = status.and_then(|st| st.storage_drain.as_ref());
+    let rollout_record = status.and_then(|st| st.storage_rollout.as_ref());
+    let read = match &o.garage {
+        GarageView::Read(r) => Some(r.as_ref()),
+        GarageView::Unavailable(_) => None,
+    };
+
+    facts::owned_and_distinct(&d.conditions, OWNED);
+
+    if read.is_none() {
+        assert!(
+            d.layout.is_none()
+                && d.drain.is_none()
+                && d.reconnect.is_empty()
+                && d.rejoin.is_empty()
+                && d.delete_nodes.is_empty(),
+            "acted on Garage without reading it: {d:?}"
+        );
+    }
+
+    let proven: Vec<_> = facts::all_nodes(o)
+        .into_iter()
+        .filter_map(|n| facts::proven_id(o, n))
+        .collect();
+    if let Some(change) = &d.layout {
+        let read = read.expect("checked above");
+        assert!(
+            record.is_none() && rollout_record.is_none(),
+            "a layout change beside a recorded transaction"
+        );
+        assert!(d.drain.is_none(), "a layout change beside a drain step");
+        assert_eq!(change.version, read.layout.version + 1);
+        assert!(
+            read.history.is_settled(),
+            "a layout change over an unsettled history"
+        );
+        for c in change.intended.iter().chain(&change.stage) {
+            let RoleChange::Assign { id, capacity, .. } = c else {
+                panic!("the layout change removes a role: {c:?}");
+            };
+            assert!(
+                proven.contains(id),
+                "a role for an identity no member proved: {c:?}"
+            );
+            assert!(capacity.is_some(), "a gateway role planned: {c:?}");
+        }
+        assert!(change.stage.iter().all(|c| change.intended.contains(c)));
+        if let Err(e) = verify_staged(
+            &staged_on_top(&read.layout, &change.stage),
+            &change.intended,
+        ) {
+            panic!("staging the change would not verify: {e}");
+        }
+    }
+
+    let new_drain = matches!(&d.drain, Some(Step::Record(_))) && record.is_none();
+    match &d.drain {
+        Some(Step::RemoveRole { id, version }) => {
+            let r = record.expect("a role removal without a record");
+            let read = read.expect("checked above");
+            assert!(r.completed_at.is_none() && hash_consistent(r));
+            assert!(
+                facts::removed_ids(r).contains(id),
+                "removes a node the record does not name"
+            );
+            assert!(
+                !facts::lost_ids(r).contains(id),
+                "removes a lost role itself"
+            );
+            let actor = facts::drain_actor(o, r).expect("the actor exists");
+            assert!(
+                facts::asks_to_drain(actor),
+                "the actor no longer asks to drain"
+            );
+            assert!(read.layout.role(id).is_some());
+            assert_eq!(*version, read.layout.version + 1);
+            assert!(
+                facts::fully_healthy(read.health.as_ref()),
+                "removal on an unhealthy cluster"
+            );
+            assert!(
+                read.history.is_settled(),
+                "removal over an unsettled history"
+            );
+            assert!(
+                facts::staged_only_removal_of(&read.layout, id),
+                "removal over foreign staged changes"
+            );
+            assert_eq!(s.consistency_mode, "consistent");
+            let rf = usize::try_from(s.replication_factor)
+                .unwrap_or(usize::MAX)
+                .max(1);
+            assert!(
+                facts::storage_roles_except(&read.layout, id) >= rf,
+                "too few roles left"
+            );
+        }
+        Some(Step::Record(r)) => {
+            assert!(hash_consistent(r), "writes an inconsistent drain record");
+            match record {
+                None => {
+                    assert!(
+                        rollout_record.is_none(),
+                        "a drain starts beside a recorded rollout"
+                    );
+                    assert!(r.completed_at.is_none());
+                    let actor =
+                        facts::drain_actor(o, r).expect("a new drain names an existing node");
+                    assert!(
+                        facts::asks_to_drain(actor) && actor.metadata.deletion_timestamp.is_none()
+                    );
+                    let recorded = actor
+                        .status
+                        .as_ref()
+                        .and_then(|st| st.node_id.as_deref())
+                        .and_then(|i| i.parse().ok());
+                    assert_eq!(
+                        facts::removed_ids(r),
+                        recorded.into_iter().collect::<Vec<_>>()
+                    );
+                }
+                Some(prev) => {
+                    facts::continues_drain(prev, r);
+                    if r.completed_at.is_some() && prev.completed_at.is_none() {
+                        let read = read.expect("checked above");
+                        let quiet = t.drain_quiet.max(quiet_floor(s.rpc_timeout));
+                        facts::completion_earned(
+                            prev,
+                            r,
+                            &read.layout,
+                            &read.history,
+                            o.now,
+                            quiet,
+                        );
+                    }
+                }
+            }
+        }
+        Some(Step::LaunchRepairs { record: r, nodes }) => {
+            let prev = record.expect("repairs without a record");
+            let read = read.expect("checked above");
+            assert!(
+                hash_consistent(r)
+                    && r.transaction_id == prev.transaction_id
+                    && r.actor == prev.actor
+            );
+            assert!(!nodes.is_empty());
+            assert!(
+                facts::removed_ids(r)
+                    .iter()
+                    .all(|i| read.layout.role(i).is_none()),
+                "repairs before the removal"
+            );
+            assert!(read.history.is_settled());
+        }
+        Some(Step::Clear) => {
+            let r = record.expect("clears nothing");
+            let read = read.expect("checked above");
+            let requested = facts::drain_actor(o, r).is_some_and(facts::asks_to_drain);
+            let role_left = facts::removed_ids(r)
+                .iter()
+                .any(|i| read.layout.role(i).is_some());
+            assert!(
+                !requested && (r.completed_at.is_some() || role_left),
+                "dropped a drain record mid-proof"
+            );
+        }
+        Some(other) => panic!("a drain step that does nothing is handed to act: {other:?}"),
+        None => {}
+    }
+
+    for name in &d.delete_nodes {
+        let r = record.expect("a deletion without a drain record");
+        assert!(
+            r.completed_at.is_some(),
+            "{name} deleted before its drain completed"
+        );
+        let actor = facts::drain_actor(o, r).expect("the deleted node is the actor");
+        assert_eq!(&actor.name_any(), name);
+        assert!(
+            o.generated
+                .values()
+                .any(|g| g.metadata.uid == actor.metadata.uid)
+        );
+    }
+    for name in &d.annotate_drain {
+        assert!(
+            record.is_none(),
+            "a drain is asked for beside a recorded one"
+        );
+        let ordinal = nodes::auto_ordinal(&s.name, name).expect("a slot");
+        assert!(
+            ordinal >= s.replicas,
+            "{name} is below replicas and asked to drain"
+        );
+    }
+    assert!(d.annotate_drain.len() <= 1);
+    assert!(d.eject.is_empty() || s.manual);
+
+    let new_rollout =
+        matches!(&d.rollout, Some(rollout::Step::Record(_))) && rollout_record.is_none();
+    match &d.rollout {
+        Some(rollout::Step::DeletePod { name, uid }) => {
+            let r = rollout_record.expect("a pod deleted without a rollout record");
+            let pod = o
+                .pods
+                .iter()
+                .find(|p| &p.name_any() == name)
+                .expect("the pod exists");
+            assert_eq!(pod.metadata.uid.as_deref(), Some(uid.as_str()));
+            assert!(pod.metadata.deletion_timestamp.is_none());
+            let owner = facts::all_nodes(o)
+                .into_iter()
+                .find(|n| names::node_pod(&n.name_any()) == *name)
+                .expect("the pod's GarageNode");
+            assert_eq!(
+                owner.metadata.uid, r.garage_node_uid,
+                "deletes a pod of another member than the recorded actor"
+            );
+        }
+        Some(rollout::Step::Record(r)) => match rollout_record {
+            None => {
+                let read = read.expect("a rollout starts without a Garage read");
+                assert!(record.is_none(), "a rollout starts beside a recorded drain");
+                assert!(facts::fully_healthy(read.health.as_ref()) && read.every_view_healthy);
+                assert!(read.history.is_settled());
+                let pod = o
+                    .pods
+                    .iter()
+                    .find(|p| p.metadata.uid == r.previous_pod_uid)
+                    .expect("the recorded pod exists");
+                assert!(pod.metadata.deletion_timestamp.is_none());
+            }
+            Some(prev) => facts::continues_rollout(prev, r),
+        },
+        Some(rollout::Step::Clear) => assert!(rollout_record.is_some()),
+        Some(other) => panic!("a rollout step that does nothing is handed to act: {other:?}"),
+        None => {}
+    }
+
+    // One transaction at a time: of what a pass can start, at most one.
+    if record.is_none() && rollout_record.is_none() {
+        let started = [d.layout.is_some(), new_drain, new_rollout];
+        assert!(
+            started.iter().filter(|x| **x).count() <= 1,
+            "one pass starts a layout change {}, a drain {} and a rollout {}",
+            started[0],
+            started[1],
+            started[2]
+        );
+    }
+
+    for gn in &d.create_nodes {
+        let ordinal = nodes::auto_ordinal(&s.name, &gn.name_any()).expect("a slot");
+        assert!(ordinal < s.replicas && !o.generated.contains_key(&ordinal));
+    }
+}
+
+/// Publishes `d`'s status as act would, feeds it back and decides again: the status must not
+/// change.
+fn feedback(b: &mut Built, d: &Decision, t: &Config) {
+    let o = &mut b.observed;
+    let current = o.cluster.status.clone().unwrap_or_default();
+    let generation = o.cluster.metadata.generation;
+    let publish =
+        |status: &shared_types::garage_cluster::v1beta2::GarageClusterStatus,
+         wanted: &[reconciler::controller::conditions::Desired],
+         current: &shared_types::garage_cluster::v1beta2::GarageClusterStatus| {
+            let mut out = status.clone();
+            out.storage_drain = current.storage_drain.clone();
+            out.storage_rollout = current.storage_rollout.clone();
+            out.observed_generation = generation;
+            out.conditions = Some(conditions::merge(
+                current.conditions.as_deref(),
+                wanted,
+                OWNED,
+                generation,
+            ));
+            out
+        };
+    let published = publish(&d.status, &d.conditions, &current);
+    let mut cluster: GarageCluster = (*o.cluster).clone();
+    cluster.status = Some(published.clone());
+    o.cluster = std::sync::Arc::new(cluster);
+    let again = decide(o, &b.settings, t).expect("the same settings decide again");
+    let next = publish(&again.status, &again.conditions, &published);
+    assert_eq!(
+        next, published,
+        "a second pass over the published status changes it"
+    );
+}
+
+fuzz_target!(|data: &[u8]| {
+    let Some((manifest, w)) = input::manifest_and::<World>(data) else {
+        return;
+    };
+    let manifest = if w.keep_unsupported {
+        manifest.to_vec()
+    } else {
+        input::without_unsupported(manifest)
+    };
+    let Some(cluster) = input::object::<GarageCluster>(&manifest, "garage") else {
+        return;
+    };
+    let t = timing();
+    let mut built = match world::build(cluster, &w) {
+        Ok(b) => b,
+        Err(refused) => {
+            let world::Refused { cluster, error } = *refused;
+            let o = world::bare(cluster);
+            let first = refuse(&o, &error, &t);
+            assert_eq!(
+                format!("{first:?}"),
+                format!("{:?}", refuse(&o, &error, &t))
+            );
+            return;
+        }
+    };
+    // Admission bounds replicas to 50 (GC-C15); past that a pass creates one GarageNode per
+    // missing slot, which only measures the allocator.
+    if built.settings.replicas > MAX_REPLICAS {
+        return;
+    }
+    // Admission (GC-C3) refuses a name whose Auto slot names do not fit unshortened; the
+    // reconciler tells its slots by those names.
+    let s = &built.settings;
+    let last = s.replicas.saturating_add(1);
+    if nodes::auto_ordinal(&s.name, &names::auto_storage_node(&s.name, last)) != Some(last) {
+        return;
+    }
+    let first = decide(&built.observed, &built.settings, &t);
+    let second = decide(&built.observed, &built.settings, &t);
+    assert_eq!(
+        format!("{first:?}"),
+        format!("{second:?}"),
+        "the decision is not a function of its input"
+    );
+    let Ok(d) = first else {
+        return;
+    };
+    check(&built, &d, &t);
+    feedback(&mut built, &d, &t);
+});
