@@ -38,7 +38,7 @@ use libfuzzer_sys::fuzz_target;
 use operator_fuzz::facts;
 use operator_fuzz::world::{self as w, at, id};
 use reconciler::garage::{ClusterHealth, ClusterLayout, LayoutHistory, NodeId};
-use reconciler::machine::drain::{self, Candidate, LostFacts, ProofObservation, Step, quiet_floor};
+use reconciler::machine::drain::{self, Candidate, LostFacts, Step, quiet_floor};
 use reconciler::machine::rollout::{self, Member, PodState};
 use reconciler::machine::teardown::{self, Child, Phase};
 use serde_json::json;
@@ -86,6 +86,10 @@ struct RecordW {
     repairs: Vec<(u8, u8)>,
     baselines: Vec<(u8, u8)>,
     requires_empty_queue: Option<bool>,
+    /// The proof's snapshot of the nodes to verify is taken, for the current layout.
+    snapshot: bool,
+    /// Every verified node's repair is adopted and done.
+    repairs_done: bool,
 }
 
 #[derive(Debug, Arbitrary)]
@@ -197,7 +201,7 @@ fn health(h: w::Health) -> Option<ClusterHealth> {
 
 fn drain_machine(i: DrainInput) {
     let now = i64::from(i.now);
-    let record = i.record.as_ref().map(|r| drain_record(r, now));
+    let mut record = i.record.as_ref().map(|r| drain_record(r, now));
     let candidates: Vec<Candidate> = i
         .candidates
         .iter()
@@ -223,41 +227,53 @@ fn drain_machine(i: DrainInput) {
     };
     let health = health(i.health);
     let up: Vec<NodeId> = i.up.iter().take(6).map(|n| node(*n)).collect();
-    let proof = i.proof.as_ref().map(|nodes| {
-        let mut p = ProofObservation::default();
-        for n in nodes.iter().take(6) {
-            let workers = n
-                .workers
-                .iter()
-                .take(4)
-                .filter_map(|wk| {
-                    let name = match wk.kind {
-                        w::WorkerKind::Repair => drain::REPAIR_WORKER.to_owned(),
-                        w::WorkerKind::Resync => format!("{} #1", drain::RESYNC_WORKER),
-                        w::WorkerKind::Other => "other".to_owned(),
-                    };
-                    let state = match wk.state {
-                        w::WorkerState::Busy => json!("busy"),
-                        w::WorkerState::Idle => json!("idle"),
-                        w::WorkerState::Done => json!("done"),
-                        w::WorkerState::Throttled => json!({"throttled": {"durationSecs": 1.0}}),
-                        w::WorkerState::Other => json!("odd"),
-                    };
-                    serde_json::from_value(json!({
-                        "id": wk.id, "name": name, "state": state, "errors": wk.errors,
-                        "consecutiveErrors": 0, "queueLength": wk.queue,
-                        "persistentErrors": wk.persistent,
-                        "freeform": if wk.disabled { vec!["disabled"] } else { vec![] },
-                    }))
-                    .ok()
-                })
-                .collect();
-            p.workers.insert(node(n.node), workers);
-            p.block_errors
-                .insert(node(n.node), usize::from(n.block_errors));
+    if let (Some(w), Some(r)) = (&i.record, record.as_mut())
+        && w.snapshot
+    {
+        r.verification_node_ids = Some(w::verification_snapshot(
+            &layout,
+            &facts::removed_ids(r),
+            &facts::lost_ids(r),
+            |id| up.contains(id),
+        ));
+        r.layout_version = Some(i64::from(i.version));
+    }
+    let mut proof = i
+        .proof
+        .as_ref()
+        .map(|nodes| w::proof(&nodes[..nodes.len().min(6)], |n| Some(node(n))));
+    // Every verified node's repair adopted and done: what the last steps of the proof start
+    // from, which the bytes alone would seldom line up.
+    if let (Some(rw), Some(r)) = (&i.record, record.as_mut())
+        && rw.repairs_done
+    {
+        let p = proof.get_or_insert_default();
+        for id in r.verification_node_ids.clone().unwrap_or_default() {
+            r.repair_baselines
+                .get_or_insert_default()
+                .insert(id.clone(), 100);
+            r.repair_worker_ids
+                .get_or_insert_default()
+                .insert(id.clone(), 200);
+            let Ok(node) = id.parse::<NodeId>() else {
+                continue;
+            };
+            let done = w::Worker {
+                id: 200,
+                kind: w::WorkerKind::Repair,
+                state: w::WorkerState::Done,
+                errors: 0,
+                queue: 0,
+                persistent: 0,
+                disabled: false,
+            };
+            p.workers
+                .entry(node.clone())
+                .or_default()
+                .extend(w::worker(&done));
+            p.block_errors.entry(node).or_insert(0);
         }
-        p
-    });
+    }
     let o = drain::Observed {
         record: record.as_ref(),
         candidates: &candidates,

@@ -27,9 +27,9 @@ use shared_types::keys::annotation::{
 use shared_types::keys::finalizer::FINALIZER_NODE;
 
 use super::{
-    AckLost, Actor, Addr, ForeignRole, Health, History, Identity, InGarage, MAX_USERS, PodShape,
-    Role, SLOTS, StagedKind, StagedParameters, StsShape, UserNode, UserShape, Worker, WorkerKind,
-    WorkerState, World, at, id,
+    AckLost, Actor, Addr, ForeignRole, Health, History, Identity, InGarage, MAX_USERS, NodeProof,
+    PodShape, Role, SLOTS, StagedKind, StagedParameters, StsShape, UserNode, UserShape, Worker,
+    WorkerKind, WorkerState, World, at, id,
 };
 
 /// One member of the built world, by the identity it runs.
@@ -274,7 +274,7 @@ fn role_json(id: &NodeId, desired: &reconciler::layout::DesiredRole, role: Role)
 }
 
 /// A worker as `ListWorkers` reports it.
-fn worker(w: &Worker) -> Option<WorkerInfo> {
+pub fn worker(w: &Worker) -> Option<WorkerInfo> {
     let name = match w.kind {
         WorkerKind::Repair => REPAIR_WORKER.to_owned(),
         WorkerKind::Resync => format!("{RESYNC_WORKER} #1"),
@@ -294,6 +294,21 @@ fn worker(w: &Worker) -> Option<WorkerInfo> {
         "freeform": freeform,
     }))
     .ok()
+}
+
+/// The drain proof's reads of `nodes`, each node named by `pick` (nodes it names none for are
+/// left out: they did not answer).
+pub fn proof(nodes: &[NodeProof], pick: impl Fn(u8) -> Option<NodeId>) -> ProofObservation {
+    let mut p = ProofObservation::default();
+    for n in nodes {
+        let Some(node) = pick(n.node) else {
+            continue;
+        };
+        p.workers
+            .insert(node.clone(), n.workers.iter().filter_map(worker).collect());
+        p.block_errors.insert(node, usize::from(n.block_errors));
+    }
+    p
 }
 
 /// The world `w` of `cluster` (whose spec comes from the fuzz input), or why it cannot be
@@ -658,21 +673,24 @@ pub fn build(mut cluster: GarageCluster, w: &World) -> Result<Built, Box<Refused
             ..StorageRolloutStatus::default()
         });
     }
+    if let (Some(d), Some(record), GarageView::Read(read)) =
+        (&w.drain, status.storage_drain.as_mut(), &garage)
+        && d.snapshot
+    {
+        record.verification_node_ids = Some(super::verification_snapshot(
+            &read.layout,
+            &crate::facts::removed_ids(record),
+            &crate::facts::lost_ids(record),
+            |id| read.status.nodes.iter().any(|n| n.id == *id && n.is_up),
+        ));
+        record.layout_version = i64::try_from(read.layout.version).ok();
+    }
     cluster.status = Some(status);
 
-    let proof = w.proof.as_ref().map(|nodes| {
-        let mut p = ProofObservation::default();
-        for n in nodes {
-            let Some(node) = pick(n.node) else {
-                continue;
-            };
-            p.workers
-                .insert(node.clone(), n.workers.iter().filter_map(worker).collect());
-            p.block_errors
-                .insert(node.clone(), usize::from(n.block_errors));
-        }
-        p
-    });
+    let proof = w
+        .proof
+        .as_ref()
+        .map(|nodes| proof(nodes, |n| pick(n).cloned()));
     let cm = |name: &str| -> Option<ConfigMap> {
         serde_json::from_value(json!({"metadata": {"name": name, "namespace": "ns"}})).ok()
     };

@@ -15,7 +15,7 @@ use reconciler::garage::NodeId;
 
 mod build;
 
-pub use build::{Built, Member, Refused, bare, build};
+pub use build::{Built, Member, Refused, bare, build, proof, worker};
 
 /// Auto slots the world describes (ordinals 0 to 5).
 pub const SLOTS: usize = 6;
@@ -109,6 +109,26 @@ impl AckLost {
             AckLost::Garbage => Some("lost".to_owned()),
         }
     }
+}
+
+/// The nodes a drain proof verifies, as its snapshot records them: every positive-capacity
+/// role of `layout` and each removed node that is not lost and Garage sees `up`, sorted.
+pub fn verification_snapshot(
+    layout: &reconciler::garage::ClusterLayout,
+    removed: &[NodeId],
+    lost: &[NodeId],
+    up: impl Fn(&NodeId) -> bool,
+) -> Vec<String> {
+    let mut ids: Vec<&NodeId> = layout
+        .roles
+        .iter()
+        .filter(|r| r.capacity.is_some_and(|c| c > 0))
+        .map(|r| &r.id)
+        .chain(removed.iter().filter(|t| !lost.contains(t) && up(t)))
+        .collect();
+    ids.sort();
+    ids.dedup();
+    ids.into_iter().map(ToString::to_string).collect()
 }
 
 /// The member's role in Garage's current layout.
@@ -327,6 +347,8 @@ pub struct DrainRecord {
     pub baselines: Vec<(u8, u8)>,
     /// `requiresEmptyQueue`.
     pub requires_empty_queue: bool,
+    /// The proof's snapshot of the nodes to verify is taken, for the current layout.
+    pub snapshot: bool,
 }
 
 /// `status.storageRollout`, as a pass of the operator would have written it.
