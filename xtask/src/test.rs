@@ -1,6 +1,7 @@
 //! `cargo xtask test`: every check CI runs, in the order that fails fastest (the supply-chain
-//! checks of `cargo xtask deny` among them), ending with a bounded fuzz run of the webhook
-//! (`cargo xtask fuzz`, 60 s per target).
+//! checks of `cargo xtask deny` among them), ending with a bounded fuzz run of the webhook, the
+//! reconciler and the Admin API client (`cargo xtask fuzz`: 60 s for each of the webhook's
+//! targets, 30 s for each of the others).
 
 use std::process::Command;
 
