@@ -7,7 +7,8 @@
 //! anything else), each Pod on an address of its own. It also provisions
 //! hostPath PersistentVolumes for the `local-sim` StorageClass, emulates a
 //! CSI driver's ModifyVolume for VolumeAttributesClass changes, and injects
-//! faults (node loss, container kill/pause, disk wipe) for tests.
+//! faults (node loss, container kill/pause, disk wipe, a skewed node clock)
+//! for tests.
 //!
 //! Addresses: every Node and Pod gets a /32 from one /24 of 198.18.0.0/15
 //! added to `lo` (EndpointSlices refuse loopback addresses), which needs
@@ -87,6 +88,10 @@ pub struct NodeSpec {
     pub labels: BTreeMap<String, String>,
     /// Taints, as `(key, value, effect)`: only pods that tolerate them land here.
     pub taints: Vec<(String, String, String)>,
+    /// Seconds this Node's clock runs ahead of the host's (behind when
+    /// negative): every timestamp kubesim writes for the Node and its pods
+    /// is shifted by it. See [`NodeSpec::clock_skew`].
+    pub clock_skew: i64,
 }
 
 impl NodeSpec {
@@ -96,6 +101,7 @@ impl NodeSpec {
             name: name.into(),
             labels: BTreeMap::new(),
             taints: Vec::new(),
+            clock_skew: 0,
         }
     }
 
@@ -119,6 +125,17 @@ impl NodeSpec {
     /// Sets `topology.kubernetes.io/zone`.
     pub fn zone(self, zone: impl Into<String>) -> Self {
         self.label(ZONE_LABEL, zone)
+    }
+
+    /// Runs this Node's clock `seconds` ahead of the host's (behind when
+    /// negative), as a kubelet on a host with a wrong clock would: its Lease's
+    /// renewTime, its conditions' heartbeat and transition times, and its
+    /// pods' startTime, container startedAt/finishedAt, condition transition
+    /// times and event timestamps all carry the skewed time. Anything that
+    /// compares them with the control plane's clock sees the difference.
+    pub fn clock_skew(mut self, seconds: i64) -> Self {
+        self.clock_skew = seconds;
+        self
     }
 }
 
@@ -208,11 +225,14 @@ impl Shared {
         self.pods.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// A node's address, root and whether it is lost; None if not ours.
-    pub(crate) fn node_facts(&self, node: &str) -> Option<(std::net::Ipv4Addr, PathBuf, bool)> {
+    /// A node's address, root, clock and whether it is lost; None if not ours.
+    pub(crate) fn node_facts(
+        &self,
+        node: &str,
+    ) -> Option<(std::net::Ipv4Addr, PathBuf, time::Clock, bool)> {
         self.nodes()
             .get(node)
-            .map(|n| (n.ip, n.root.clone(), *n.lost.borrow()))
+            .map(|n| (n.ip, n.root.clone(), n.clock, *n.lost.borrow()))
     }
 }
 
@@ -248,8 +268,9 @@ impl KubeSim {
             shared: shared.clone(),
             tasks: Vec::new(),
         };
-        let since = time::now();
         for (i, spec) in shared.options.nodes.iter().enumerate() {
+            let clock = time::Clock::skewed(spec.clock_skew);
+            let since = clock.now();
             let ip = if i == 0 {
                 first_ip
             } else {
@@ -260,15 +281,16 @@ impl KubeSim {
                 std::fs::create_dir_all(root.join(dir))
                     .map_err(|e| Error::io("creating the node root", root.join(dir), e))?;
             }
-            node::register(&client, spec, ip, &since).await?;
+            node::register(&client, spec, ip, clock, &since).await?;
             let (lost, lost_rx) = watch::channel(false);
             let heartbeat =
-                node::spawn_heartbeat(client.clone(), spec.name.clone(), since.clone(), lost_rx);
+                node::spawn_heartbeat(client.clone(), spec.name.clone(), clock, since, lost_rx);
             shared.nodes().insert(
                 spec.name.clone(),
                 node::NodeState {
                     ip,
                     root,
+                    clock,
                     lost,
                     heartbeat: Some(heartbeat),
                 },

@@ -15,6 +15,7 @@ use serde_json::json;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+use crate::time::Clock;
 use crate::{Error, NodeSpec};
 
 /// How often the Node Lease is renewed (the kubelet renews every 10s with a
@@ -34,6 +35,8 @@ pub(crate) struct NodeState {
     pub ip: Ipv4Addr,
     /// Its root directory.
     pub root: std::path::PathBuf,
+    /// The clock its writes, and its pods', carry.
+    pub clock: Clock,
     /// Set to true when the node is lost; stops the heartbeats.
     pub lost: watch::Sender<bool>,
     /// The heartbeat task.
@@ -45,6 +48,7 @@ pub(crate) async fn register(
     client: &Client,
     spec: &NodeSpec,
     ip: Ipv4Addr,
+    clock: Clock,
     since: &str,
 ) -> Result<(), Error> {
     let nodes: Api<Node> = Api::all(client.clone());
@@ -92,7 +96,7 @@ pub(crate) async fn register(
         "status": {
             "capacity": resources(),
             "allocatable": resources(),
-            "conditions": conditions(since),
+            "conditions": conditions(clock, since),
             "addresses": [
                 { "type": "InternalIP", "address": ip.to_string() },
                 { "type": "Hostname", "address": spec.name },
@@ -115,7 +119,7 @@ pub(crate) async fn register(
     nodes
         .patch_status(&spec.name, &PatchParams::default(), &Patch::Merge(&status))
         .await?;
-    renew_lease(client, &spec.name).await?;
+    renew_lease(client, &spec.name, clock).await?;
     Ok(())
 }
 
@@ -124,6 +128,7 @@ pub(crate) async fn register(
 pub(crate) fn spawn_heartbeat(
     client: Client,
     name: String,
+    clock: Clock,
     since: String,
     mut lost: watch::Receiver<bool>,
 ) -> JoinHandle<()> {
@@ -133,13 +138,13 @@ pub(crate) fn spawn_heartbeat(
         loop {
             tokio::select! {
                 _ = lease.tick() => {
-                    if let Err(e) = renew_lease(&client, &name).await {
+                    if let Err(e) = renew_lease(&client, &name, clock).await {
                         tracing::warn!(node = %name, "renewing the node lease: {e}");
                     }
                 }
                 _ = status.tick() => {
                     let nodes: Api<Node> = Api::all(client.clone());
-                    let patch = json!({ "status": { "conditions": conditions(&since) } });
+                    let patch = json!({ "status": { "conditions": conditions(clock, &since) } });
                     if let Err(e) = nodes.patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch)).await {
                         tracing::warn!(node = %name, "refreshing node status: {e}");
                     }
@@ -154,9 +159,9 @@ pub(crate) fn spawn_heartbeat(
     })
 }
 
-async fn renew_lease(client: &Client, name: &str) -> Result<(), Error> {
+async fn renew_lease(client: &Client, name: &str, clock: Clock) -> Result<(), Error> {
     let leases: Api<Lease> = Api::namespaced(client.clone(), "kube-node-lease");
-    let now = crate::time::now_micro();
+    let now = clock.now_micro();
     let patch = json!({ "spec": { "holderIdentity": name, "leaseDurationSeconds": LEASE_SECONDS, "renewTime": now } });
     match leases
         .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
@@ -187,8 +192,8 @@ fn resources() -> serde_json::Value {
 }
 
 /// The node conditions, healthy since `since` (the registration time).
-fn conditions(since: &str) -> serde_json::Value {
-    let now = crate::time::now();
+fn conditions(clock: Clock, since: &str) -> serde_json::Value {
+    let now = clock.now();
     let condition = |kind: &str, status: &str, reason: &str, message: &str| {
         json!({
             "type": kind, "status": status, "reason": reason, "message": message,

@@ -119,7 +119,7 @@ pub(crate) async fn supervise(ctx: Arc<PodCtx>, kind: Kind, index: usize) -> Out
         };
         let pid = child.id().unwrap_or(0);
         let pgid = pid as i32;
-        let started_at = crate::time::now();
+        let started_at = ctx.info.clock.now();
         let began = Instant::now();
         let has_startup = container.startup_probe.is_some();
         let has_readiness = container.readiness_probe.is_some();
@@ -181,7 +181,7 @@ pub(crate) async fn supervise(ctx: Arc<PodCtx>, kind: Kind, index: usize) -> Out
             signal,
             reason: reason.into(),
             started_at,
-            finished_at: crate::time::now(),
+            finished_at: ctx.info.clock.now(),
             pid,
         };
         if stopped || *stop.borrow() != Stop::Run {

@@ -19,7 +19,7 @@ pub(crate) async fn event(ctx: &PodCtx, kind: &str, reason: &str, message: &str)
         return;
     }
     let info = &ctx.info;
-    let now = crate::time::now();
+    let now = info.clock.now();
     let event: Result<Event, _> = serde_json::from_value(json!({
         "metadata": { "generateName": format!("{}.", info.name), "namespace": info.namespace },
         "involvedObject": {

@@ -50,7 +50,7 @@ pub(super) fn initial_runtime(info: &PodInfo) -> PodRuntime {
     };
     PodRuntime {
         phase: "Pending",
-        start_time: crate::time::now(),
+        start_time: info.clock.now(),
         sandbox_ready: false,
         initialized: false,
         init: spec

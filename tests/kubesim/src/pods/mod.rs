@@ -24,6 +24,7 @@ use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
 
 use crate::Shared;
+use crate::time::Clock;
 use crate::volumes::VolumeMap;
 
 pub(crate) use launch::Prepared;
@@ -44,6 +45,8 @@ pub(crate) struct PodInfo {
     pub uid: String,
     /// Node name.
     pub node: String,
+    /// The node's clock, which the pod's status and events carry.
+    pub clock: Clock,
     /// The pod's address (the node's for hostNetwork pods).
     pub ip: IpAddr,
     /// The node's address.
@@ -265,7 +268,7 @@ fn observe(shared: &Arc<Shared>, pod: Pod) {
         handle.updates.send_replace(None);
         pods.remove(&key);
     }
-    let Some((host_ip, node_root, lost)) = shared.node_facts(&node) else {
+    let Some((host_ip, node_root, clock, lost)) = shared.node_facts(&node) else {
         return;
     };
     if lost {
@@ -305,6 +308,7 @@ fn observe(shared: &Arc<Shared>, pod: Pod) {
         name,
         uid,
         node,
+        clock,
         ip,
         host_ip: IpAddr::V4(host_ip),
         node_root,

@@ -87,9 +87,9 @@ fn compute(ctx: &PodCtx, rt: &mut PodRuntime) -> Value {
         let entry = rt
             .transitions
             .entry(kind.to_owned())
-            .or_insert_with(|| (status, crate::time::now()));
+            .or_insert_with(|| (status, ctx.info.clock.now()));
         if entry.0 != status {
-            *entry = (status, crate::time::now());
+            *entry = (status, ctx.info.clock.now());
         }
         let mut condition = json!({
             "type": kind,
