@@ -223,16 +223,39 @@ pub fn revision(c: &GarageCluster, s: &Settings) -> Result<ConfigRevision, Desir
     let body = render(c, s)?;
     let revision = names::sha256_hex(body.as_bytes());
     let base = names::config_base(&s.name);
-    let name = names::config_revision(&base, &revision);
+    revision_of(
+        c,
+        s,
+        &base,
+        revision,
+        body,
+        labels::cluster_labels(&s.name),
+        BTreeMap::new(),
+    )
+}
+
+/// The immutable ConfigMap `<base>-<12 hex of revision>` holding `body` as garage.toml,
+/// controlled by the cluster, with `labels` and, beside the base-name annotation, `extra`.
+pub fn revision_of(
+    c: &GarageCluster,
+    s: &Settings,
+    base: &str,
+    revision: String,
+    body: String,
+    labels: BTreeMap<String, String>,
+    mut extra: BTreeMap<String, String>,
+) -> Result<ConfigRevision, DesiredError> {
+    let name = names::config_revision(base, &revision);
+    extra.insert(
+        annotation::ANNOTATION_GARAGE_CONFIG_BASE_NAME.to_owned(),
+        base.to_owned(),
+    );
     let config_map = ConfigMap {
         metadata: ObjectMeta {
             name: Some(name.clone()),
             namespace: Some(s.namespace.clone()),
-            labels: Some(labels::cluster_labels(&s.name)),
-            annotations: Some(BTreeMap::from([(
-                annotation::ANNOTATION_GARAGE_CONFIG_BASE_NAME.to_owned(),
-                base,
-            )])),
+            labels: Some(labels),
+            annotations: Some(extra),
             owner_references: Some(vec![controller_ref(c)?]),
             ..Default::default()
         },

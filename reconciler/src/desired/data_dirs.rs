@@ -8,9 +8,10 @@
 //! ([`check_node`]): Garage would otherwise write blocks into the container's own filesystem
 //! and lose them with the pod.
 
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use shared_types::common::VolumeType;
 use shared_types::garage_cluster::common::VolumeConfig;
-use shared_types::garage_cluster::v1beta2::StorageSpec;
+use shared_types::garage_cluster::v1beta2::{NodeLocalPoolSpec, StorageSpec};
 use shared_types::garage_node::{GarageNode, NodeVolumeConfig};
 
 use super::config::{ADMIN_TOKEN_DIR, CONFIG_DIR, METADATA_DIR, RPC_SECRET_DIR};
@@ -18,6 +19,8 @@ use super::{DesiredError, Settings, quantity};
 
 /// Field every refusal of a cluster path names.
 const FIELD: &str = "spec.storage.data.paths";
+/// Field every refusal of a pool's path names.
+const POOL_FIELD: &str = "spec.storage.nodeLocalPools[].dataPaths";
 
 /// One entry of a multi-directory `data_dir`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,46 +61,93 @@ pub fn cluster_data_dirs(storage: &StorageSpec) -> Result<Option<Vec<DataDir>>, 
         return Ok(None);
     };
     let top_size = data.size.as_ref();
-    let mut dirs: Vec<DataDir> = Vec::with_capacity(paths.len());
-    for (i, p) in paths.iter().enumerate() {
+    let entries = paths.iter().map(|p| Entry {
+        path: &p.path,
+        read_only: p.read_only == Some(true),
+        // The directory's own capacity, else the size of the volume behind it (its own, else
+        // the top-level size it inherits, see `node_data_paths`).
+        capacity: p
+            .capacity
+            .as_ref()
+            .or_else(|| p.volume.as_ref().and_then(|v| v.size.as_ref()))
+            .or(top_size),
+    });
+    let own = [METADATA_DIR, CONFIG_DIR, RPC_SECRET_DIR, ADMIN_TOKEN_DIR];
+    data_dirs(FIELD, "", &own, entries).map(Some)
+}
+
+/// The data directories of node-local pool `pool`, or `None` when it has the single `data`
+/// HostPath. The same rules as the cluster's paths ([`cluster_data_dirs`]), plus the marker
+/// directory a pool pod mounts; a writable path's capacity is its own `capacity` (a pool
+/// path has no volume size to fall back to).
+pub fn pool_data_dirs(pool: &NodeLocalPoolSpec) -> Result<Option<Vec<DataDir>>, DesiredError> {
+    let Some(paths) = pool.data_paths.as_deref().filter(|p| !p.is_empty()) else {
+        return Ok(None);
+    };
+    let entries = paths.iter().map(|p| Entry {
+        path: &p.path,
+        read_only: p.read_only == Some(true),
+        capacity: p.capacity.as_ref(),
+    });
+    let own = [
+        METADATA_DIR,
+        CONFIG_DIR,
+        RPC_SECRET_DIR,
+        ADMIN_TOKEN_DIR,
+        super::pool::MARKER_DIR,
+    ];
+    let context = format!("pool {}: ", pool.name);
+    data_dirs(POOL_FIELD, &context, &own, entries).map(Some)
+}
+
+/// One declared data directory, before it is checked.
+struct Entry<'a> {
+    path: &'a str,
+    read_only: bool,
+    /// The capacity it declares or inherits.
+    capacity: Option<&'a Quantity>,
+}
+
+/// The checked `data_dir` entries of `entries`, refused under `field` (messages start with
+/// `context`): a path that is not absolute and clean, two paths that overlap or that overlap
+/// one of `own` (what the operator mounts), a writable path with no positive capacity, or
+/// only read-only paths.
+fn data_dirs<'a>(
+    field: &'static str,
+    context: &str,
+    own: &[&str],
+    entries: impl Iterator<Item = Entry<'a>>,
+) -> Result<Vec<DataDir>, DesiredError> {
+    let mut dirs: Vec<DataDir> = Vec::new();
+    for (i, p) in entries.enumerate() {
         let invalid = |what: String| DesiredError::Invalid {
-            field: FIELD,
-            message: format!("paths[{i}] ({:?}) {what}", p.path),
+            field,
+            message: format!("{context}paths[{i}] ({:?}) {what}", p.path),
         };
-        if !is_clean_absolute(&p.path) {
+        if !is_clean_absolute(p.path) {
             return Err(invalid(
                 "must be an absolute path without empty, '.' or '..' components, a trailing '/' or control characters".into(),
             ));
         }
-        if let Some(own) = [METADATA_DIR, CONFIG_DIR, RPC_SECRET_DIR, ADMIN_TOKEN_DIR]
-            .into_iter()
-            .find(|own| overlaps(own, &p.path))
-        {
+        if let Some(own) = own.iter().find(|own| overlaps(own, p.path)) {
             return Err(invalid(format!(
                 "overlaps {own}, which the operator mounts; choose a directory outside it"
             )));
         }
-        if let Some(j) = dirs.iter().position(|d| overlaps(&d.path, &p.path)) {
+        if let Some(j) = dirs.iter().position(|d| overlaps(&d.path, p.path)) {
             return Err(invalid(format!(
                 "overlaps paths[{j}] ({:?}); each disk needs its own directory",
                 dirs[j].path
             )));
         }
-        let capacity = if p.read_only == Some(true) {
+        let capacity = if p.read_only {
             None
         } else {
-            // The directory's own capacity, else the size of the volume behind it (its own,
-            // else the top-level size it inherits, see `node_data_paths`).
-            let declared = p
-                .capacity
-                .as_ref()
-                .or_else(|| p.volume.as_ref().and_then(|v| v.size.as_ref()))
-                .or(top_size)
-                .ok_or_else(|| {
-                    invalid(
-                        "is writable and has neither capacity nor a volume size; Garage refuses a writable directory without a capacity (mark it readOnly or set one)".into(),
-                    )
-                })?;
+            let declared = p.capacity.ok_or_else(|| {
+                invalid(
+                    "is writable and has neither capacity nor a volume size; Garage refuses a writable directory without a capacity (mark it readOnly or set one)".into(),
+                )
+            })?;
             let bytes = quantity::to_bytes(&declared.0)
                 .filter(|b| *b > 0)
                 .ok_or_else(|| {
@@ -109,17 +159,19 @@ pub fn cluster_data_dirs(storage: &StorageSpec) -> Result<Option<Vec<DataDir>>, 
             Some(bytes)
         };
         dirs.push(DataDir {
-            path: p.path.clone(),
+            path: p.path.to_owned(),
             capacity,
         });
     }
     if dirs.iter().all(|d| d.capacity.is_none()) {
         return Err(DesiredError::Invalid {
-            field: FIELD,
-            message: "every path is readOnly; Garage needs at least one writable directory to place blocks in".into(),
+            field,
+            message: format!(
+                "{context}every path is readOnly; Garage needs at least one writable directory to place blocks in"
+            ),
         });
     }
-    Ok(Some(dirs))
+    Ok(dirs)
 }
 
 /// Bytes Garage may place across `dirs`: the sum of the writable directories' capacities

@@ -9,6 +9,7 @@
 
 pub mod config;
 pub mod data_dirs;
+pub mod disk_layout;
 pub mod labels;
 pub mod nodes;
 pub mod pdb;
@@ -168,11 +169,6 @@ impl Settings {
             .ok_or(DesiredError::Unsupported("a cluster without spec.storage"))?;
         let pools = storage.node_local_pools.clone().unwrap_or_default();
         for pool in &pools {
-            if pool.data_paths.as_ref().is_some_and(|p| !p.is_empty()) {
-                return Err(DesiredError::Unsupported(
-                    "spec.storage.nodeLocalPools[].dataPaths",
-                ));
-            }
             if pool
                 .network
                 .as_ref()
@@ -182,17 +178,18 @@ impl Settings {
                     "spec.storage.nodeLocalPools[].network.rpcPublicAddrTemplate",
                 ));
             }
-            if pool.data.is_none() {
+            // Exactly one of the single data HostPath and the list of data paths.
+            if pool.data.is_some() == data_dirs::pool_data_dirs(pool)?.is_some() {
                 return Err(DesiredError::Invalid {
                     field: "spec.storage.nodeLocalPools[].data",
-                    message: format!("pool {} needs a data HostPath", pool.name),
+                    message: format!("pool {} needs exactly one of data and dataPaths", pool.name),
                 });
             }
         }
         let manual = storage.layout_policy.or(spec.layout_policy) == Some(LayoutPolicy::Manual);
         let data_dirs = data_dirs::cluster_data_dirs(storage)?;
-        // Pool members mount the cluster's garage.toml too, with one data HostPath at
-        // /data/data: a list of other directories would send their blocks nowhere durable.
+        // Pool members with one data HostPath mount the cluster's garage.toml, at /data/data:
+        // a list of other directories would send their blocks nowhere durable.
         if data_dirs.is_some() && !pools.is_empty() {
             return Err(DesiredError::Unsupported(
                 "spec.storage.data.paths beside spec.storage.nodeLocalPools",

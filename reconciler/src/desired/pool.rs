@@ -34,11 +34,9 @@ use super::config::{
 };
 use super::secrets::SecretSource;
 use super::statefulset;
-use super::{DesiredError, Settings, controller_ref, rendered_hash};
+use super::{DesiredError, Settings, controller_ref, data_dirs, disk_layout, rendered_hash};
 use crate::names;
 
-/// Where a pool pod mounts its single data HostPath (as the default group does).
-pub const DATA_DIR: &str = super::config::DATA_DIR;
 /// Where the `.garage-volume-id` markers are mounted, one file per HostPath volume.
 pub const MARKER_DIR: &str = "/var/run/garage-volume-markers";
 /// The marker file every `Directory` HostPath must contain.
@@ -140,9 +138,6 @@ pub fn daemonset(i: PoolInputs<'_>) -> Result<DaemonSet, DesiredError> {
     let s = i.settings;
     let pool = &i.pool.name;
     let name = daemonset_name(&s.name, pool);
-    let data = i.pool.data.as_ref().ok_or(DesiredError::Unsupported(
-        "spec.storage.nodeLocalPools[].dataPaths",
-    ))?;
     let mut volumes = vec![
         Volume {
             name: "config".into(),
@@ -165,10 +160,33 @@ pub fn daemonset(i: PoolInputs<'_>) -> Result<DaemonSet, DesiredError> {
         statefulset::mount("rpc-secret", RPC_SECRET_DIR, true),
         statefulset::mount("admin-token", ADMIN_TOKEN_DIR, true),
     ];
-    for (volume, host, at) in [
-        ("metadata", &i.pool.metadata, METADATA_DIR),
-        ("data", data, DATA_DIR),
-    ] {
+    // The metadata HostPath, then every data HostPath, each with its marker. A read-only data
+    // path is still mounted read-write: Garage maintains its marker file there and moves its
+    // blocks away (Garage's own `read_only` is in garage.toml).
+    let layout = disk_layout::of_pool(i.pool);
+    let single = i.pool.data.is_some();
+    let data = layout.data_paths.iter().enumerate().map(|(n, d)| {
+        let volume = if single {
+            "data".to_owned()
+        } else {
+            data_dirs::volume_name(n)
+        };
+        let host = HostPathVolume {
+            host_path: d.host_path.clone(),
+            host_path_type: (d.host_path_type == disk_layout::DIRECTORY_OR_CREATE)
+                .then_some(HostPathType::DirectoryOrCreate),
+        };
+        (volume, host, d.path.clone())
+    });
+    let disks: Vec<(String, HostPathVolume, String)> = std::iter::once((
+        "metadata".to_owned(),
+        i.pool.metadata.clone(),
+        METADATA_DIR.to_owned(),
+    ))
+    .chain(data)
+    .collect();
+    for (volume, host, at) in &disks {
+        let volume = volume.as_str();
         let (v, marker) = host_path(volume, host);
         volumes.push(v);
         mounts.push(statefulset::mount(volume, at, false));
@@ -268,7 +286,10 @@ pub fn daemonset(i: PoolInputs<'_>) -> Result<DaemonSet, DesiredError> {
         },
         ..Default::default()
     };
-    let hash = rendered_hash(&(&spec.template, &spec.update_strategy));
+    // The disk-layout record is part of what is rendered: a DaemonSet that lacks it (or holds
+    // another) is patched even when its template is the same.
+    let record = layout.to_json();
+    let hash = rendered_hash(&(&spec.template, &spec.update_strategy, &record));
     Ok(DaemonSet {
         metadata: ObjectMeta {
             name: Some(name),
@@ -284,6 +305,10 @@ pub fn daemonset(i: PoolInputs<'_>) -> Result<DaemonSet, DesiredError> {
                     annotation::ANNOTATION_NODE_LOCAL_POOL_ACTIVATION_VALUE.to_owned(),
                     ACTIVE.to_owned(),
                 ),
+                (
+                    annotation::ANNOTATION_STORAGE_DISK_LAYOUT.to_owned(),
+                    record,
+                ),
             ])),
             owner_references: Some(vec![controller_ref(i.cluster)?]),
             ..Default::default()
@@ -291,6 +316,36 @@ pub fn daemonset(i: PoolInputs<'_>) -> Result<DaemonSet, DesiredError> {
         spec: Some(spec),
         status: None,
     })
+}
+
+/// The config revision of `pool` when it has several data directories: the cluster's
+/// garage.toml with the pool's `data_dir` list (rendered as for `spec.storage.data.paths`),
+/// in an immutable ConfigMap `<cluster>-storage-<pool>-config-<12 hex>` whose revision mixes
+/// in the pool's disk layout, which it also records. A pool with the single `data` HostPath
+/// mounts the cluster's shared revision (`None`): its garage.toml is the same.
+pub fn config_revision(
+    c: &GarageCluster,
+    s: &Settings,
+    pool: &NodeLocalPoolSpec,
+) -> Result<Option<ConfigRevision>, DesiredError> {
+    let Some(dirs) = data_dirs::pool_data_dirs(pool)? else {
+        return Ok(None);
+    };
+    let pool_settings = Settings {
+        data_dirs: Some(dirs),
+        ..s.clone()
+    };
+    let body = super::config::render(c, &pool_settings)?;
+    let layout = disk_layout::of_pool(pool).to_json();
+    let revision = names::sha256_hex(format!("{body}\0{layout}").as_bytes());
+    let base = names::bounded(&format!("{}-storage-{}-config", s.name, pool.name), 63);
+    let mut labels = super::labels::cluster_labels(&s.name);
+    labels.insert(label::LABEL_NODE_LOCAL_POOL.into(), pool.name.clone());
+    let record = BTreeMap::from([(
+        annotation::ANNOTATION_STORAGE_DISK_LAYOUT.to_owned(),
+        layout,
+    )]);
+    super::config::revision_of(c, s, &base, revision, body, labels, record).map(Some)
 }
 
 /// The HostPath volume `name` and, for a `Directory` path, its marker volume.
@@ -337,6 +392,11 @@ pub fn member_node(
         kubernetes_node_name: Some(node.to_owned()),
         node_local_pool_name: Some(pool.name.clone()),
         zone: s.zone.clone(),
+        // The layout weight is the pool's `capacity`, also with `dataPaths`: it is the weight
+        // every member of the pool advertises (uniform within a pool, admission keeps it
+        // within the writable paths' total), not a sum of the paths. Adding a disk or marking
+        // one read-only therefore rolls the pods without moving every member's role weight
+        // and starting a rebalance the user did not ask for; changing `capacity` does that.
         capacity: pool
             .capacity
             .clone()

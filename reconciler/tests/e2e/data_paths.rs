@@ -181,7 +181,7 @@ async fn block_files(
 }
 
 /// Regular files exactly `depth` levels below `dir`.
-fn files_at_depth(dir: &Path, depth: usize) -> usize {
+pub(crate) fn files_at_depth(dir: &Path, depth: usize) -> usize {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return 0;
     };

@@ -137,6 +137,10 @@ pub const REASON_SELECTOR_CONFLICT: &str = "SelectorConflict";
 /// `HostPathConflict`: a pool of another `GarageCluster` uses an overlapping HostPath on the
 /// same Node (`NodeLocalPoolsReady`).
 pub const REASON_HOST_PATH_CONFLICT: &str = "HostPathConflict";
+/// `DiskLayoutChangeBlocked`: a node-local pool's data paths would lose or remap a data path
+/// that its rolled-out disk layout records, or that record disagrees with the DaemonSet's
+/// actual HostPath mounts; nothing of the pool is updated (`NodeLocalPoolsReady`).
+pub const REASON_DISK_LAYOUT_CHANGE_BLOCKED: &str = "DiskLayoutChangeBlocked";
 /// `UnsupportedKubernetesVersion`: the API server is older than 1.27
 /// (`NodeLocalPoolsReady`).
 pub const REASON_UNSUPPORTED_KUBERNETES_VERSION: &str = "UnsupportedKubernetesVersion";

@@ -279,7 +279,9 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
     ));
     // Old config revisions go once every pod runs the current one and nothing mounts them.
     let prune_configs = if rollout_step == machine_rollout::Step::Converged {
-        stale_config_revisions(o, &config.name, &s.name)
+        let mut current: Vec<&str> = vec![config.name.as_str()];
+        current.extend(pools.configs.iter().map(|c| c.name.as_str()));
+        stale_config_revisions(o, &current, s)
     } else {
         Vec::new()
     };
@@ -614,6 +616,7 @@ fn pools_and_leavers<'a>(
         admin_token: admin,
         nodes: &o.k8s_nodes,
         daemonsets: &o.daemonsets,
+        config_maps: &o.config_maps,
         pods: &o.pods,
         members: &o.pool_members,
         in_layout: &pool_in_layout.0,
@@ -866,8 +869,10 @@ fn volume_attributes(o: &Observed) -> Option<Desired> {
 }
 
 /// Config revisions of the cluster other than `current` that no pod and no StatefulSet or
-/// DaemonSet template mounts.
-fn stale_config_revisions(o: &Observed, current: &str, cluster: &str) -> Vec<String> {
+/// DaemonSet template mounts. A pool's own revisions (which record its disk layout) go only
+/// once its DaemonSet has fully rolled out, or once the pool, its DaemonSet and its members
+/// are gone.
+fn stale_config_revisions(o: &Observed, current: &[&str], s: &Settings) -> Vec<String> {
     use k8s_openapi::api::core::v1::PodSpec;
     let mounted = |spec: Option<&PodSpec>| -> Vec<String> {
         spec.and_then(|s| s.volumes.as_ref())
@@ -891,12 +896,43 @@ fn stale_config_revisions(o: &Observed, current: &str, cluster: &str) -> Vec<Str
             .iter()
             .flat_map(|d| mounted(d.spec.as_ref().and_then(|s| s.template.spec.as_ref()))),
     );
-    let prefix = format!("{}-", crate::names::config_base(cluster));
+    let prefix = format!("{}-", crate::names::config_base(&s.name));
     o.config_maps
         .iter()
+        .filter(|c| {
+            match c
+                .labels()
+                .get(shared_types::keys::label::LABEL_NODE_LOCAL_POOL)
+            {
+                Some(pool) => pool_rolled_out(o, s, pool),
+                None => c.name_any().starts_with(&prefix),
+            }
+        })
         .map(ResourceExt::name_any)
-        .filter(|n| n != current && n.starts_with(&prefix) && !used.contains(n))
+        .filter(|n| !current.contains(&n.as_str()) && !used.contains(n))
         .collect()
+}
+
+/// True when pool `pool`'s DaemonSet has observed its current generation and every pod it
+/// schedules is updated and available, or when the pool is no longer declared and neither
+/// its DaemonSet nor a member is left.
+fn pool_rolled_out(o: &Observed, s: &Settings, pool: &str) -> bool {
+    let ds_name = crate::desired::pool::daemonset_name(&s.name, pool);
+    let ds = o.daemonsets.iter().find(|d| d.name_any() == ds_name);
+    if !s.pools.iter().any(|p| p.name == pool) {
+        let members = o
+            .pool_members
+            .iter()
+            .any(|gn| gn.spec.node_local_pool_name.as_deref() == Some(pool));
+        return ds.is_none() && !members;
+    }
+    ds.filter(|d| d.metadata.deletion_timestamp.is_none())
+        .and_then(|d| Some((d.metadata.generation, d.status.as_ref()?)))
+        .is_some_and(|(generation, st)| {
+            st.observed_generation == generation
+                && st.updated_number_scheduled == Some(st.desired_number_scheduled)
+                && st.number_available == Some(st.desired_number_scheduled)
+        })
 }
 
 /// Which pool members hold their desired role in the committed layout, and whether the

@@ -2,7 +2,7 @@
 //! gate releases, member GarageNodes and identity records. Every write is counted.
 
 use k8s_openapi::api::apps::v1::DaemonSet;
-use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::core::v1::{ConfigMap, Node, Pod};
 use kube::api::{DeleteParams, Patch, PatchParams};
 use kube::{Api, ResourceExt};
 use serde_json::json;
@@ -58,6 +58,15 @@ pub async fn act(
             return Ok(());
         }
     }
+    // A pool's own config revisions exist before any DaemonSet template names them.
+    let cm_api: Api<ConfigMap> = Api::namespaced(ctx.client.clone(), ns);
+    for config in &plan.configs {
+        let body = config.config_map.data.clone();
+        write::ensure_immutable(&cm_api, m, &config.config_map, uid, |live| {
+            live.data == body
+        })
+        .await?;
+    }
     let ds_api: Api<DaemonSet> = Api::namespaced(ctx.client.clone(), ns);
     for ds in &plan.create_daemonsets {
         ensure(&ds_api, m, ds, uid, write::metadata_and_spec).await?;
@@ -66,7 +75,21 @@ pub async fn act(
         // Updated only while still there and not being deleted: a DaemonSet deleted since
         // the pass observed it is recreated only once its pods are gone, by a later pass.
         let live = ds_api.get_opt(&ds.name_any()).await?;
-        if live.is_some_and(|l| l.metadata.deletion_timestamp.is_none()) {
+        let Some(live) = live.filter(|l| l.metadata.deletion_timestamp.is_none()) else {
+            continue;
+        };
+        // The decision checked the DaemonSet it observed; the live one is checked again, so
+        // a record or mount changed since is never overwritten by a layout that drops a disk.
+        if let Err(why) = layout_keeps_disks(&live, ds) {
+            tracing::warn!(daemonset = %ds.name_any(), %why, "pool DaemonSet not updated");
+            notes.push(Note::warning(
+                reason::REASON_DISK_LAYOUT_CHANGE_BLOCKED,
+                "UpdateDaemonSet",
+                format!("{} not updated: {why}", ds.name_any()),
+            ));
+            continue;
+        }
+        {
             ensure(&ds_api, m, ds, uid, write::metadata_and_spec).await?;
         }
     }
@@ -203,5 +226,106 @@ async fn release(pods: &Api<Pod>, ctx: &Context, pod: &Pod, r: &Release) -> Resu
             Err(Error::Stale(format!("pod {}", r.pod)))
         }
         Err(e) => Err(e.into()),
+    }
+}
+
+/// The live DaemonSet's record agrees with its mounts, and the desired one's layout keeps
+/// every disk both show.
+fn layout_keeps_disks(live: &DaemonSet, desired: &DaemonSet) -> Result<(), String> {
+    use crate::desired::disk_layout;
+    let to = disk_layout::recorded(desired.metadata.annotations.as_ref())
+        .ok_or("the desired DaemonSet has no disk layout record")??;
+    let actual = disk_layout::mounted(live)?;
+    let mut from = vec![actual.clone()];
+    if let Some(record) = disk_layout::recorded(live.metadata.annotations.as_ref()) {
+        let record = record?;
+        if !disk_layout::matches_mounts(&record, &actual) {
+            return Err("its HostPath mounts differ from its recorded disk layout".into());
+        }
+        from.push(record);
+    }
+    let breaches: Vec<String> = from
+        .iter()
+        .flat_map(|f| disk_layout::violations("the pool", f, &to))
+        .collect();
+    if breaches.is_empty() {
+        Ok(())
+    } else {
+        Err(breaches.join("; "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use serde_json::json;
+    use shared_types::garage_cluster::v1beta2::NodeLocalPoolSpec;
+    use shared_types::keys::annotation::ANNOTATION_STORAGE_DISK_LAYOUT;
+
+    use super::*;
+    use crate::desired::disk_layout;
+
+    /// A DaemonSet mounting `/data/<d>` from `/d/<d>` for each of `disks`, recording `record`.
+    fn ds(disks: &[&str], record: &[&str]) -> DaemonSet {
+        let pool = |disks: &[&str]| -> NodeLocalPoolSpec {
+            let paths: Vec<serde_json::Value> = disks
+                .iter()
+                .map(|d| json!({"path": format!("/data/{d}"), "hostPath": format!("/d/{d}"), "capacity": "1Gi"}))
+                .collect();
+            serde_json::from_value(
+                json!({"name": "p", "metadata": {"hostPath": "/m"}, "dataPaths": paths}),
+            )
+            .unwrap()
+        };
+        let mut mounts = vec![json!({"name": "metadata", "mountPath": "/data/metadata"})];
+        let mut volumes =
+            vec![json!({"name": "metadata", "hostPath": {"path": "/m", "type": "Directory"}})];
+        for (i, d) in disks.iter().enumerate() {
+            mounts.push(json!({"name": format!("data-{i}"), "mountPath": format!("/data/{d}")}));
+            volumes.push(json!({"name": format!("data-{i}"), "hostPath": {"path": format!("/d/{d}"), "type": "Directory"}}));
+        }
+        serde_json::from_value(json!({
+            "metadata": {"name": "x", "annotations": {
+                ANNOTATION_STORAGE_DISK_LAYOUT: disk_layout::of_pool(&pool(record)).to_json(),
+            }},
+            "spec": {"selector": {}, "template": {"spec": {
+                "containers": [{"name": "garage", "volumeMounts": mounts}],
+                "volumes": volumes,
+            }}},
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn the_live_daemonset_is_checked_again_before_it_is_updated() {
+        // (case, live mounts, live record, desired, allowed)
+        for (name, mounts, record, desired, allowed) in [
+            (
+                "unchanged",
+                &["a", "b"][..],
+                &["a", "b"][..],
+                &["a", "b"][..],
+                true,
+            ),
+            (
+                "a disk added",
+                &["a", "b"],
+                &["a", "b"],
+                &["a", "b", "c"],
+                true,
+            ),
+            ("a disk dropped", &["a", "b"], &["a", "b"], &["a"], false),
+            (
+                "a record edited since",
+                &["a", "b"],
+                &["a"],
+                &["a", "b"],
+                false,
+            ),
+        ] {
+            let got = layout_keeps_disks(&ds(mounts, record), &ds(desired, desired));
+            assert_eq!(got.is_ok(), allowed, "{name}: {got:?}");
+        }
     }
 }

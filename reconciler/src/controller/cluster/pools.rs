@@ -12,7 +12,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::apps::v1::DaemonSet;
-use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::core::v1::{ConfigMap, Node, Pod};
 use kube::ResourceExt;
 use shared_types::conditions::{cluster as cc, reason};
 use shared_types::garage_cluster::v1beta2::{GarageCluster, NodeLocalPoolSpec};
@@ -24,7 +24,7 @@ use crate::controller::pool::membership::{self, GateCheck};
 use crate::desired::config::ConfigRevision;
 use crate::desired::pool::{self as desired_pool, ACTIVE, PoolInputs};
 use crate::desired::secrets::SecretSource;
-use crate::desired::{DesiredError, Settings, nodes};
+use crate::desired::{DesiredError, Settings, disk_layout, nodes};
 
 /// Most Nodes the pools of one cluster may select (one Garage role each, below Garage's 256).
 pub const MAX_POOL_MEMBERS: usize = 255;
@@ -47,6 +47,9 @@ pub struct Release {
 /// Everything the pools ask for this pass.
 #[derive(Debug, Clone, Default)]
 pub struct PoolPlan {
+    /// Config revisions of pools with several data directories, created before any
+    /// DaemonSet mounts them (immutable; never pruned while current).
+    pub configs: Vec<ConfigRevision>,
     /// DaemonSets to update: each was observed live, and is only patched (never created
     /// again) if it is still there when the pass acts.
     pub daemonsets: Vec<DaemonSet>,
@@ -85,7 +88,7 @@ pub struct PoolFacts<'a> {
     pub cluster: &'a GarageCluster,
     /// Its settings.
     pub settings: &'a Settings,
-    /// The config revision pool pods mount.
+    /// The shared config revision pool pods with one data HostPath mount.
     pub config: &'a ConfigRevision,
     /// RPC secret.
     pub rpc_secret: &'a SecretSource,
@@ -95,6 +98,8 @@ pub struct PoolFacts<'a> {
     pub nodes: &'a [Node],
     /// The cluster's pool DaemonSets.
     pub daemonsets: &'a [DaemonSet],
+    /// The cluster's config revisions (pool revisions record their disk layout).
+    pub config_maps: &'a [ConfigMap],
     /// The cluster's pods.
     pub pods: &'a [Pod],
     /// Generated pool members.
@@ -146,6 +151,7 @@ pub fn decide(f: &PoolFacts<'_>) -> Result<PoolPlan, DesiredError> {
     let mut retiring: Vec<String> = Vec::new();
 
     let mut path_conflicts: Vec<String> = Vec::new();
+    let mut layout_refusals: Vec<String> = Vec::new();
     for pool in &s.pools {
         let name = pool.name.as_str();
         // A disk two Garage processes could mount: nothing is created or started for it.
@@ -169,13 +175,23 @@ pub fn decide(f: &PoolFacts<'_>) -> Result<PoolPlan, DesiredError> {
                 })
                 .map(|with| format!("pool {name}: {mine} overlaps {with}"))
         });
-        if let Some(clash) = clash {
+        if let Some(clash) = clash.or_else(|| own_overlap(pool)) {
             path_conflicts.push(clash);
             continue;
         }
         let key = desired_pool::activation_key(s, name);
         let selected = wanted.members.get(name).cloned().unwrap_or_default();
         let ds_name = desired_pool::daemonset_name(&s.name, name);
+        // A disk the pool rolled out is never detached or remapped: nothing of it is updated.
+        let same_name: Vec<&DaemonSet> = f
+            .daemonsets
+            .iter()
+            .filter(|d| d.name_any() == ds_name)
+            .collect();
+        if let Err(why) = disk_layout_allowed(f, pool, &same_name) {
+            layout_refusals.push(why);
+            continue;
+        }
         // A DaemonSet being deleted is not current: its pods are old ones.
         let current = f
             .daemonsets
@@ -202,14 +218,16 @@ pub fn decide(f: &PoolFacts<'_>) -> Result<PoolPlan, DesiredError> {
                 })
             })
             .collect();
+        let own_config = desired_pool::config_revision(f.cluster, s, pool)?;
         let desired = desired_pool::daemonset(PoolInputs {
             cluster: f.cluster,
             settings: s,
             pool,
-            config: f.config,
+            config: own_config.as_ref().unwrap_or(f.config),
             rpc_secret: f.rpc_secret,
             admin_token: f.admin_token,
         })?;
+        plan.configs.extend(own_config);
         if current.is_some() {
             plan.daemonsets.push(desired);
         } else if orphans.is_empty() && !ds_deleting {
@@ -381,6 +399,15 @@ pub fn decide(f: &PoolFacts<'_>) -> Result<PoolPlan, DesiredError> {
                 examples(&path_conflicts)
             ),
         )
+    } else if !layout_refusals.is_empty() {
+        (
+            false,
+            reason::REASON_DISK_LAYOUT_CHANGE_BLOCKED,
+            format!(
+                "{}. A data path a pool rolled out is never removed, remapped or loosened in place: nothing of such a pool is updated. Restore the path (mark it readOnly: true to stop new blocks there), or remove the whole pool, wait until its GarageNodes, pods, DaemonSet and config revisions are gone, and recreate it with the new disks",
+                examples(&layout_refusals)
+            ),
+        )
     } else if !collisions.is_empty() {
         (
             false,
@@ -473,12 +500,84 @@ pub fn decide(f: &PoolFacts<'_>) -> Result<PoolPlan, DesiredError> {
     Ok(plan)
 }
 
-/// The HostPaths a pool mounts.
+/// The HostPaths a pool mounts: metadata, then every data path.
 fn host_paths(pool: &NodeLocalPoolSpec) -> Vec<String> {
-    std::iter::once(&pool.metadata)
-        .chain(pool.data.as_ref())
-        .map(|v| v.host_path.clone())
+    std::iter::once(pool.metadata.host_path.clone())
+        .chain(pool.data.iter().map(|d| d.host_path.clone()))
+        .chain(
+            pool.data_paths
+                .iter()
+                .flatten()
+                .map(|d| d.host_path.clone()),
+        )
         .collect()
+}
+
+/// Two HostPaths of the pool itself that overlap (metadata and data, or two data paths).
+fn own_overlap(pool: &NodeLocalPoolSpec) -> Option<String> {
+    let paths = host_paths(pool);
+    paths.iter().enumerate().find_map(|(i, a)| {
+        paths[..i]
+            .iter()
+            .find(|b| overlap(a, b))
+            .map(|b| format!("pool {}: {a} overlaps its own {b}", pool.name))
+    })
+}
+
+/// Whether `pool`'s desired disk layout keeps every disk its DaemonSet (`same_name`, live or
+/// being deleted) and its retained config revisions record, and whether the DaemonSet's
+/// record agrees with the HostPaths its template actually mounts. A DaemonSet from before the
+/// record existed is judged by its mounts alone. The error names the field and the breach.
+fn disk_layout_allowed(
+    f: &PoolFacts<'_>,
+    pool: &NodeLocalPoolSpec,
+    same_name: &[&DaemonSet],
+) -> Result<(), String> {
+    let field = format!("spec.storage.nodeLocalPools[{:?}]", pool.name);
+    let to = disk_layout::of_pool(pool);
+    let mut rolled_out: Vec<(String, disk_layout::DiskLayout)> = Vec::new();
+    for ds in same_name {
+        let who = format!("DaemonSet {}", ds.name_any());
+        let actual =
+            disk_layout::mounted(ds).map_err(|e| format!("pool {}: {who}: {e}", pool.name))?;
+        if let Some(record) = disk_layout::recorded(ds.metadata.annotations.as_ref()) {
+            let record = record.map_err(|e| format!("pool {}: {who}: {e}", pool.name))?;
+            if !disk_layout::matches_mounts(&record, &actual) {
+                return Err(format!(
+                    "pool {}: {who} mounts other HostPaths than its recorded disk layout says; the operator cannot tell which is true. Restore the DaemonSet's volumes or record as the operator wrote them",
+                    pool.name
+                ));
+            }
+            rolled_out.push((format!("{who}'s record"), record));
+        }
+        rolled_out.push((format!("{who}'s mounts"), actual));
+    }
+    for cm in f
+        .config_maps
+        .iter()
+        .filter(|cm| cm.labels().get(label::LABEL_NODE_LOCAL_POOL) == Some(&pool.name))
+    {
+        if let Some(record) = disk_layout::recorded(cm.metadata.annotations.as_ref()) {
+            let who = format!("config revision {}", cm.name_any());
+            let record = record.map_err(|e| format!("pool {}: {who}: {e}", pool.name))?;
+            rolled_out.push((who, record));
+        }
+    }
+    // Each breach once, with the first record that shows it.
+    let mut breaches: BTreeMap<String, &str> = BTreeMap::new();
+    for (who, from) in &rolled_out {
+        for v in disk_layout::violations(&field, from, &to) {
+            breaches.entry(v).or_insert(who);
+        }
+    }
+    if breaches.is_empty() {
+        return Ok(());
+    }
+    let list: Vec<String> = breaches
+        .into_iter()
+        .map(|(v, who)| format!("{v} (rolled out per {who})"))
+        .collect();
+    Err(list.join("; "))
 }
 
 /// True when one path is the other or lies inside it (compared by path components).

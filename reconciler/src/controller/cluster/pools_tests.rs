@@ -27,6 +27,7 @@ struct World {
     c: GarageCluster,
     nodes: Vec<Node>,
     daemonsets: Vec<DaemonSet>,
+    config_maps: Vec<ConfigMap>,
     pods: Vec<Pod>,
     members: Vec<GarageNode>,
     in_layout: BTreeMap<String, bool>,
@@ -50,6 +51,7 @@ impl World {
             c,
             nodes,
             daemonsets: vec![],
+            config_maps: vec![],
             pods: vec![],
             members: vec![],
             in_layout: BTreeMap::new(),
@@ -73,6 +75,7 @@ impl World {
             admin_token: &admin_token_source(&self.c, &s),
             nodes: &self.nodes,
             daemonsets: &self.daemonsets,
+            config_maps: &self.config_maps,
             pods: &self.pods,
             members: &self.members,
             in_layout: &self.in_layout,
@@ -99,15 +102,25 @@ impl World {
             .insert(key, ACTIVE.into());
     }
 
-    /// The pool's DaemonSet exists with [`DS_UID`].
+    /// The pool's DaemonSet exists with [`DS_UID`], as this spec renders it.
     fn with_daemonset(&mut self) {
-        let mut ds: DaemonSet = serde_json::from_value(json!({"metadata": {
-            "name": "garage-storage-local", "uid": DS_UID,
-            "labels": {label::LABEL_NODE_LOCAL_POOL: "local"},
-        }}))
+        let s = self.s();
+        let rev = config::revision(&self.c, &s).unwrap();
+        let local = s.pools.iter().find(|p| p.name == "local").unwrap();
+        let own = desired_pool::config_revision(&self.c, &s, local).unwrap();
+        let mut ds = desired_pool::daemonset(PoolInputs {
+            cluster: &self.c,
+            settings: &s,
+            pool: local,
+            config: own.as_ref().unwrap_or(&rev),
+            rpc_secret: &rpc_secret_source(&self.c, &s),
+            admin_token: &admin_token_source(&self.c, &s),
+        })
         .unwrap();
+        ds.metadata.uid = Some(DS_UID.into());
         ds.metadata.generation = Some(1);
         self.daemonsets.push(ds);
+        self.config_maps.extend(own.map(|r| r.config_map));
     }
 
     /// A pool pod of DaemonSet `ds` pinned to `node`, gated or bound there.
@@ -428,4 +441,275 @@ fn unknown_foreign_paths_stop_every_pool() {
     let plan = w.plan();
     assert!(plan.create_daemonsets.is_empty() && plan.activate.is_empty());
     assert_eq!(reason_of(&plan), (false, reason::REASON_HOST_PATH_CONFLICT));
+}
+
+/// The declared pools of the world's cluster.
+fn pools_mut(w: &mut World) -> &mut Vec<NodeLocalPoolSpec> {
+    w.c.spec
+        .storage
+        .as_mut()
+        .unwrap()
+        .node_local_pools
+        .get_or_insert_default()
+}
+
+/// Pool `local`'s data as `dataPaths` (with a single `data` when `paths` is `None`).
+fn set_paths(w: &mut World, paths: Option<serde_json::Value>) {
+    let local = pools_mut(w).iter_mut().find(|p| p.name == "local").unwrap();
+    match paths {
+        Some(p) => {
+            local.data = None;
+            local.data_paths = Some(serde_json::from_value(p).unwrap());
+        }
+        None => {
+            local.data_paths = None;
+            local.data = Some(serde_json::from_value(json!({"hostPath": "/d/local"})).unwrap());
+        }
+    }
+}
+
+fn disks_ab() -> serde_json::Value {
+    json!([
+        {"path": "/data/a", "hostPath": "/d/a", "capacity": "1Gi"},
+        {"path": "/data/b", "hostPath": "/d/b", "capacity": "1Gi"},
+    ])
+}
+
+#[test]
+fn a_multi_disk_pool_gets_its_own_revision_and_its_daemonset_mounts_it() {
+    let mut w = World::new(&[("n1", Some("local"))]);
+    set_paths(&mut w, Some(disks_ab()));
+    let plan = w.plan();
+    assert_eq!(plan.configs.len(), 1);
+    let rev = &plan.configs[0];
+    let ds = &plan.create_daemonsets[0];
+    let pod = ds.spec.as_ref().unwrap().template.spec.as_ref().unwrap();
+    let config = pod
+        .volumes
+        .iter()
+        .flatten()
+        .find(|v| v.name == "config")
+        .unwrap();
+    assert_eq!(config.config_map.as_ref().unwrap().name, rev.name);
+    // A single-disk pool keeps the shared revision.
+    set_paths(&mut w, None);
+    assert!(w.plan().configs.is_empty());
+}
+
+/// (case, rolled out, desired now, refused with these words; `None` when allowed)
+type LayoutCase = (
+    &'static str,
+    Option<serde_json::Value>,
+    Option<serde_json::Value>,
+    Option<&'static str>,
+);
+
+#[test]
+fn disks_may_be_added_or_marked_read_only_but_never_removed_or_remapped() {
+    let cases: Vec<LayoutCase> = vec![
+        ("unchanged", Some(disks_ab()), Some(disks_ab()), None),
+        (
+            "a disk added and the first marked readOnly",
+            Some(disks_ab()),
+            Some(json!([
+                {"path": "/data/a", "hostPath": "/d/a", "readOnly": true},
+                {"path": "/data/b", "hostPath": "/d/b", "capacity": "1Gi"},
+                {"path": "/data/c", "hostPath": "/d/c", "capacity": "1Gi"},
+            ])),
+            None,
+        ),
+        (
+            "the single data HostPath kept at /data/data beside a new disk",
+            None,
+            Some(json!([
+                {"path": "/data/data", "hostPath": "/d/local", "capacity": "1Gi"},
+                {"path": "/data/c", "hostPath": "/d/c", "capacity": "1Gi"},
+            ])),
+            None,
+        ),
+        (
+            "a disk removed",
+            Some(disks_ab()),
+            Some(json!([{"path": "/data/a", "hostPath": "/d/a", "capacity": "1Gi"}])),
+            Some(
+                "spec.storage.nodeLocalPools[\"local\"].dataPaths removes /data/b (hostPath /d/b)",
+            ),
+        ),
+        (
+            "a disk remapped",
+            Some(disks_ab()),
+            Some(json!([
+                {"path": "/data/a", "hostPath": "/d/a", "capacity": "1Gi"},
+                {"path": "/data/b", "hostPath": "/d/x", "capacity": "1Gi"},
+            ])),
+            Some("remaps /data/b from hostPath /d/b to /d/x"),
+        ),
+        (
+            "the single data HostPath dropped for other disks",
+            None,
+            Some(disks_ab()),
+            Some("removes /data/data (hostPath /d/local)"),
+        ),
+        (
+            "a disk loosened to DirectoryOrCreate",
+            Some(disks_ab()),
+            Some(json!([
+                {"path": "/data/a", "hostPath": "/d/a", "capacity": "1Gi", "hostPathType": "DirectoryOrCreate"},
+                {"path": "/data/b", "hostPath": "/d/b", "capacity": "1Gi"},
+            ])),
+            Some("loosens the hostPathType of /data/a"),
+        ),
+    ];
+    for (name, before, after, refused) in cases {
+        let mut w = World::new(&[("n1", Some("local"))]);
+        set_paths(&mut w, before);
+        w.with_daemonset();
+        w.activate("n1", "local");
+        set_paths(&mut w, after);
+        let plan = w.plan();
+        let c = plan.condition.clone().unwrap();
+        match refused {
+            None => {
+                assert_eq!(plan.daemonsets.len(), 1, "{name}: {}", c.message);
+                assert_ne!(
+                    c.reason,
+                    reason::REASON_DISK_LAYOUT_CHANGE_BLOCKED,
+                    "{name}"
+                );
+            }
+            Some(words) => {
+                assert!(
+                    plan.daemonsets.is_empty()
+                        && plan.create_daemonsets.is_empty()
+                        && plan.configs.is_empty()
+                        && plan.release.is_empty()
+                        && plan.create_members.is_empty(),
+                    "{name}: something of the pool is still written"
+                );
+                assert!(!c.status, "{name}");
+                assert_eq!(
+                    c.reason,
+                    reason::REASON_DISK_LAYOUT_CHANGE_BLOCKED,
+                    "{name}"
+                );
+                assert!(c.message.contains(words), "{name}: {}", c.message);
+                assert!(
+                    c.message.contains("remove the whole pool"),
+                    "{name}: the message says what to do: {}",
+                    c.message
+                );
+            }
+        }
+    }
+}
+
+/// The plan refuses the pool's disk layout with a message containing every one of `words`:
+/// nothing of the pool is written.
+fn assert_blocked(w: &World, words: &[&str]) {
+    let plan = w.plan();
+    assert!(plan.daemonsets.is_empty() && plan.create_daemonsets.is_empty());
+    let c = plan.condition.unwrap();
+    assert_eq!(c.reason, reason::REASON_DISK_LAYOUT_CHANGE_BLOCKED);
+    for word in words {
+        assert!(c.message.contains(word), "{word}: {}", c.message);
+    }
+}
+
+#[test]
+fn a_record_that_disagrees_with_the_mounts_or_cannot_be_read_stops_the_pool() {
+    let mut w = World::new(&[("n1", Some("local"))]);
+    set_paths(&mut w, Some(disks_ab()));
+    w.with_daemonset();
+    let key = shared_types::keys::annotation::ANNOTATION_STORAGE_DISK_LAYOUT;
+    let annotations = w.daemonsets[0].metadata.annotations.get_or_insert_default();
+    let mut record: serde_json::Value = serde_json::from_str(&annotations[key]).unwrap();
+    record["dataPaths"][1]["hostPath"] = json!("/d/elsewhere");
+    annotations.insert(key.into(), record.to_string());
+    assert_blocked(
+        &w,
+        &["mounts other HostPaths than its recorded disk layout"],
+    );
+
+    let annotations = w.daemonsets[0].metadata.annotations.get_or_insert_default();
+    annotations.insert(key.into(), "{".into());
+    assert_blocked(&w, &["unreadable"]);
+
+    // A DaemonSet from before the record is judged by its mounts.
+    let annotations = w.daemonsets[0].metadata.annotations.get_or_insert_default();
+    annotations.remove(key);
+    assert_eq!(w.plan().daemonsets.len(), 1);
+    let only_a = json!([{"path": "/data/a", "hostPath": "/d/a", "capacity": "1Gi"}]);
+    set_paths(&mut w, Some(only_a.clone()));
+    assert_blocked(&w, &["per DaemonSet garage-storage-local's mounts"]);
+
+    // Deleted out of band: only its config revision remembers the disks.
+    set_paths(&mut w, Some(disks_ab()));
+    w.daemonsets.clear();
+    w.config_maps.clear();
+    w.with_daemonset();
+    w.daemonsets.clear();
+    assert_eq!(w.config_maps.len(), 1);
+    set_paths(&mut w, Some(only_a));
+    assert_blocked(
+        &w,
+        &[
+            "removes /data/b",
+            "per config revision garage-storage-local-config-",
+        ],
+    );
+}
+
+#[test]
+fn every_data_path_takes_part_in_the_overlap_checks() {
+    // (case, dataPaths of `local`, a foreign HostPath, the words of the conflict)
+    for (name, paths, foreign, want) in [
+        (
+            "another cluster's DaemonSet under a data path",
+            disks_ab(),
+            Some("/d/b/inner"),
+            "pool local: /d/b overlaps /d/b/inner of DaemonSet other/x",
+        ),
+        (
+            "two of the pool's own data paths",
+            json!([
+                {"path": "/data/a", "hostPath": "/d/a", "capacity": "1Gi"},
+                {"path": "/data/b", "hostPath": "/d/a/b", "capacity": "1Gi"},
+            ]),
+            None,
+            "pool local: /d/a/b overlaps its own /d/a",
+        ),
+        (
+            "a data path inside the metadata directory",
+            json!([{"path": "/data/a", "hostPath": "/m/local/data", "capacity": "1Gi"}]),
+            None,
+            "pool local: /m/local/data overlaps its own /m/local",
+        ),
+    ] {
+        let mut w = World::new(&[("n1", Some("local"))]);
+        set_paths(&mut w, Some(paths));
+        w.foreign_paths = foreign
+            .map(|p| vec![("DaemonSet other/x".to_owned(), p.to_owned())])
+            .unwrap_or_default();
+        let plan = w.plan();
+        assert!(
+            plan.create_daemonsets.is_empty() && plan.activate.is_empty(),
+            "{name}"
+        );
+        let c = plan.condition.unwrap();
+        assert_eq!(c.reason, reason::REASON_HOST_PATH_CONFLICT, "{name}");
+        assert!(c.message.contains(want), "{name}: {}", c.message);
+    }
+    // Another pool of the same cluster on one of the data disks.
+    let mut w = World::new(&[("n1", Some("local")), ("n2", Some("other"))]);
+    set_paths(&mut w, Some(disks_ab()));
+    let mut other = pool("other", "other");
+    other.data = Some(serde_json::from_value(json!({"hostPath": "/d/b"})).unwrap());
+    pools_mut(&mut w).push(other);
+    let c = w.plan().condition.unwrap();
+    assert_eq!(c.reason, reason::REASON_HOST_PATH_CONFLICT);
+    assert!(
+        c.message.contains("/d/b overlaps pool other's /d/b"),
+        "{}",
+        c.message
+    );
 }
