@@ -97,6 +97,7 @@ async fn run() -> anyhow::Result<()> {
             _ = tokio::signal::ctrl_c() => {}
         }
     };
+    let totals = metrics.clone();
     // On a worker thread, with the runtime's large stacks: the election task polls the
     // controllers itself, so that it can drop them the moment its tenure ends.
     let outcome = tokio::spawn(async move {
@@ -108,6 +109,13 @@ async fn run() -> anyhow::Result<()> {
     })
     .await
     .context("the election task panicked; exiting so that a restart re-elects")?;
+    // What this process did, for whoever reads why it stopped: a process that lost its
+    // tenure must show no write after the loss.
+    tracing::info!(
+        api_writes = totals.api_writes(),
+        reconciles = totals.reconciles(),
+        "controllers stopped"
+    );
     match outcome {
         Outcome::NeverLed => tracing::info!("stopped before leadership"),
         Outcome::SteppedDown { .. } => tracing::info!("stopped"),

@@ -146,6 +146,7 @@ pub async fn run(
         volume_class_refusals: std::sync::Mutex::default(),
     });
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let resources = resources::run(ctx.clone(), scopes.clone(), stop_rx.clone());
     let controllers = futures::future::join_all(
         scopes
             .into_iter()
@@ -155,7 +156,7 @@ pub async fn run(
         shutdown.await;
         let _ = stop_tx.send(true);
     };
-    tokio::join!(controllers, signal);
+    tokio::join!(controllers, resources, signal);
 }
 
 /// The objects of one namespace, or of all of them.
@@ -177,7 +178,6 @@ async fn run_scope(
     stop_rx: tokio::sync::watch::Receiver<bool>,
 ) {
     let client = ctx.client.clone();
-    let resources_ctx = ctx.clone();
     let ns = namespace.as_deref();
     let stopped = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
         let _ = rx.wait_for(|s| *s).await;
@@ -288,8 +288,7 @@ async fn run_scope(
             ctx,
         )
         .for_each(|_| futures::future::ready(()));
-    let resources = resources::run_scope(resources_ctx, namespace.clone(), stop_rx);
-    tokio::join!(clusters, nodes, resources);
+    tokio::join!(clusters, nodes);
 }
 
 impl std::fmt::Debug for Context {

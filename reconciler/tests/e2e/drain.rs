@@ -9,6 +9,7 @@ use kube::api::{DeleteParams, Patch, PatchParams};
 use localcluster::wait_until as wait;
 use serde_json::json;
 
+use crate::rollout::Midway;
 use crate::support::*;
 use crate::{NAME, World};
 
@@ -19,10 +20,10 @@ pub(crate) async fn write_objects(w: &mut World<'_>) -> anyhow::Result<()> {
     write_checksummed(w, &admin, "garage-storage-0-0").await
 }
 
-/// 4 -> 3 with 200 random objects written first and a reconciler restart mid-drain: the
-/// fourth member drains, its pod runs until DrainPrepared=True, then it goes; every object
-/// reads back byte-identical.
-pub(crate) async fn scale_down(w: &mut World<'_>) -> anyhow::Result<()> {
+/// 4 -> 3 with 200 random objects written first and `midway` played once the drain is
+/// recorded (site A: a reconciler restart): the fourth member drains, its pod runs until
+/// DrainPrepared=True, then it goes; every object reads back byte-identical.
+pub(crate) async fn scale_down(w: &mut World<'_>, midway: Midway<'_>) -> anyhow::Result<()> {
     let client = &w.client.clone();
     let sim = w.sim;
     let clusters = w.clusters.clone();
@@ -38,8 +39,8 @@ pub(crate) async fn scale_down(w: &mut World<'_>) -> anyhow::Result<()> {
     scale(&clusters, 3)
         .await
         .context("scale 4 -> 3 not admitted")?;
-    // A restart in the middle: once the intent is recorded, the reconciler is aborted and a
-    // new one resumes from the record.
+    // A fault in the middle, once the intent is recorded; after a restart the new reconciler
+    // resumes from the record.
     wait(
         "the drain intent recorded",
         Duration::from_secs(180),
@@ -49,10 +50,16 @@ pub(crate) async fn scale_down(w: &mut World<'_>) -> anyhow::Result<()> {
         },
     )
     .await?;
-    w.stop_reconciler().await;
-    tokio::time::sleep(Duration::from_secs(2)).await;
-    w.start_reconciler().await;
-    println!("reconciler restarted with the drain recorded");
+    match midway {
+        Midway::Nothing => {}
+        Midway::RestartReconciler => {
+            w.stop_reconciler().await;
+            tokio::time::sleep(Duration::from_secs(2)).await;
+            w.start_reconciler().await;
+            println!("reconciler restarted with the drain recorded");
+        }
+        Midway::Fault(fault) => fault.await?,
+    }
     use std::sync::atomic::{AtomicBool, Ordering};
     let prepared_seen = Arc::new(AtomicBool::new(false));
     let pod_gone_early = Arc::new(AtomicBool::new(false));

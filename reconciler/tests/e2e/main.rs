@@ -1,5 +1,6 @@
 //! End-to-end: one real control plane (localcluster), kubesim with four nodes in four zones
-//! (and a fifth, tainted, for the lost-node step) running real garage 2.5.0, the webhook
+//! (two of them with clocks an hour ahead and behind; a fifth, tainted, for the lost-node
+//! step) running real garage 2.5.0, the webhook
 //! appliance serving in this process behind the chart's own CRDs and webhook registrations
 //! (pointed at it by URL, caBundle written by the webhook itself), and the reconciler's
 //! controllers run in-process. Every write of the scenario therefore passes admission. One
@@ -30,7 +31,8 @@
 //! 8. `pools` (site C, beside A and B): a pool-only cluster on HostPath directories of the
 //!    Nodes its selector picks runs one member per Node; 200 random objects are written; a
 //!    selector typo drains no one; a replacement Node joins before the Node that leaves is
-//!    drained (its pod running until the proof), its HostPath data is kept and every object
+//!    drained (through a reconciler restart once its drain is recorded; its pod running until
+//!    the proof), its HostPath data is kept and every object
 //!    reads back; a pod whose disk marker is missing never starts; a DaemonSet deleted out of
 //!    band is recreated only after its pods are gone, and a cold restart of every pool pod
 //!    comes back with the same identities; Destroy leaves no operator key on any Node;
@@ -45,6 +47,20 @@
 //!    layout capacity their sum, blocks of checksummed objects in both, one path's class
 //!    changed live without a restart, every object read back.
 //!
+//! 10. `chaos` (site E, beside the others): a cluster reconciled by two leader-elected
+//!     `garage-reconciler` processes drains 4 -> 3 while its leader is frozen past its lease
+//!     (the standby takes over no sooner than the lease allows; the thawed one exits without
+//!     a write) and while every Garage process is frozen (`GarageAPIError`, nothing removed);
+//!     then, alone after every other site, the finale: with the webhook stopped a spec change
+//!     and a GarageNode are refused and nothing of them stored; with it back, the change rolls
+//!     out through an API server restart, one pod at a time; every object reads back.
+//!
+//! 11. `pool_disks` (site P, after site D's steps): a pool-only cluster on n2..n4 with two
+//!     `dataPaths` writes 200 objects whose blocks land on both disks; a third disk added and
+//!     the first marked readOnly roll the pool pods one at a time (same identities); removing
+//!     a disk is refused by admission, a record that disagrees with the mounts by the
+//!     reconciler (`DiskLayoutChangeBlocked`); Destroy leaves none of its keys on the Nodes.
+//!
 //! The drain proof's quiet window cannot be shortened below Garage's own block delays (about
 //! eleven minutes with a live source), so each completed live drain takes that long here too.
 //!
@@ -55,10 +71,12 @@
 
 mod bootstrap;
 mod buckets;
+mod chaos;
 mod data_paths;
 mod drain;
 mod lost;
 mod membership;
+mod pool_disks;
 mod pools;
 mod replication;
 mod rollout;
@@ -93,6 +111,11 @@ const NS_C: &str = "e2e-c";
 const NS_D: &str = "e2e-d";
 /// Site D's last step: a one-member cluster on two data paths.
 const NS_D_PATHS: &str = "e2e-d-paths";
+/// Site P, run in site D's turn after its data paths: a node-local pool on several disks.
+const NS_P: &str = "e2e-p";
+/// Site E, run beside the others and in the finale after them: the chaos site, reconciled by
+/// two leader-elected reconciler processes instead of the in-process controllers.
+const NS_E: &str = "e2e-e";
 const WEBHOOK_NS: &str = "garage-operator";
 const NAME: &str = "garage";
 const RESYNC: Duration = Duration::from_secs(3);
@@ -192,6 +215,10 @@ impl<'a> World<'a> {
 
 fn start_reconciler(client: &Client, metrics: &Arc<Metrics>) -> Reconciler {
     let config = controller::Config {
+        // Every site but E, whose cluster belongs to the reconciler processes of `chaos`.
+        namespaces: [NS_A, NS_B, NS_C, NS_D, NS_D_PATHS, buckets::APPS_NS, NS_P]
+            .map(String::from)
+            .to_vec(),
         resync: RESYNC,
         drift_resync: RESYNC,
         short_requeue: Duration::from_secs(1),
@@ -222,8 +249,11 @@ async fn run() -> anyhow::Result<()> {
         .try_init();
     Tool::Garage.require()?;
     let begin = Instant::now();
-    let cluster = LocalCluster::start(localcluster::Options {
+    let mut cluster = LocalCluster::start(localcluster::Options {
         name: "reconciler-e2e".into(),
+        // Kubernetes' long-standing default: the finale's API server restart (about ten
+        // seconds away) must not make the node lifecycle controller think the Nodes died.
+        node_monitor_grace: Duration::from_secs(40),
         ..localcluster::Options::default()
     })
     .await?;
@@ -234,13 +264,15 @@ async fn run() -> anyhow::Result<()> {
         cluster.server(),
         cluster.ca_pem(),
     );
-    for (n, zone) in [
-        ("n1", "zone-a"),
-        ("n2", "zone-b"),
-        ("n3", "zone-c"),
-        ("n4", "zone-d"),
+    // Two Nodes' clocks are an hour off, one ahead and one behind, for the whole scenario:
+    // nothing the operator decides may rest on the time a kubelet stamps.
+    for (n, zone, skew) in [
+        ("n1", "zone-a", 0),
+        ("n2", "zone-b", 3600),
+        ("n3", "zone-c", -3600),
+        ("n4", "zone-d", 0),
     ] {
-        options = options.node(NodeSpec::new(n).zone(zone));
+        options = options.node(NodeSpec::new(n).zone(zone).clock_skew(skew));
     }
     options = options.node(NodeSpec::new(LOST_NODE).zone(LOST_ZONE).taint(
         DEDICATED_TAINT,
@@ -252,7 +284,7 @@ async fn run() -> anyhow::Result<()> {
         "cluster and kubesim up after {:.1}s",
         begin.elapsed().as_secs_f64()
     );
-    let result = scenario(&client, &sim).await;
+    let result = scenario(&client, &sim, &mut cluster).await;
     if result.is_err() {
         println!("garage logs: {}", cluster.dir().join("kubesim").display());
     }
@@ -261,8 +293,12 @@ async fn run() -> anyhow::Result<()> {
     result
 }
 
-async fn scenario(client: &Client, sim: &KubeSim) -> anyhow::Result<()> {
-    for ns in [NS_A, NS_B, NS_C, NS_D, NS_D_PATHS, WEBHOOK_NS] {
+async fn scenario(
+    client: &Client,
+    sim: &KubeSim,
+    cluster: &mut LocalCluster,
+) -> anyhow::Result<()> {
+    for ns in [NS_A, NS_B, NS_C, NS_D, NS_D_PATHS, NS_E, NS_P, WEBHOOK_NS] {
         Api::<Namespace>::all(client.clone())
             .create(
                 &PostParams::default(),
@@ -270,7 +306,7 @@ async fn scenario(client: &Client, sim: &KubeSim) -> anyhow::Result<()> {
             )
             .await?;
     }
-    let webhook = support::start_webhook(client).await?;
+    let webhook = support::start_webhook(client, "127.0.0.1:0".parse()?).await?;
     let base = format!("https://127.0.0.1:{}", webhook.local_addr().port());
     SITE.scope(NS_A, support::install_registrations(client, &base))
         .await?;
@@ -281,10 +317,20 @@ async fn scenario(client: &Client, sim: &KubeSim) -> anyhow::Result<()> {
     let mut c = World::new(client, sim, &metrics, &rec, NS_C);
     let mut d = World::new(client, sim, &metrics, &rec, NS_D);
     let mut d_paths = World::new(client, sim, &metrics, &rec, NS_D_PATHS);
-    // `E2E_SITES=c` (any of a, b, c, d) runs only those sites, for working on one stage; the
-    // default, and CI, runs all three.
-    let sites = std::env::var("E2E_SITES").unwrap_or_else(|_| "abcd".into());
+    let mut p = World::new(client, sim, &metrics, &rec, NS_P);
+    let mut e = World::new(client, sim, &metrics, &rec, NS_E);
+    // `E2E_SITES=c` (any of a, b, c, d, e, p) runs only those sites, for working on one
+    // stage; the default, and CI, runs them all.
+    let sites = std::env::var("E2E_SITES").unwrap_or_else(|_| "abcdep".into());
     let run_a = sites.contains('a');
+    let chaos = if sites.contains('e') {
+        Some(chaos::Chaos::start(
+            cluster.kubeconfig(),
+            &cluster.dir().join("chaos"),
+        )?)
+    } else {
+        None
+    };
     let result = async {
         // A alone first: its steady-state check counts every API write of the reconciler.
         if run_a {
@@ -300,7 +346,7 @@ async fn scenario(client: &Client, sim: &KubeSim) -> anyhow::Result<()> {
             }
             membership::scale_up(&mut a).await?;
             rollout::run(&mut a).await?;
-            drain::scale_down(&mut a).await?;
+            drain::scale_down(&mut a, rollout::Midway::RestartReconciler).await?;
             replication::run(&mut a).await?;
             teardown::run(&mut a).await
         });
@@ -323,19 +369,29 @@ async fn scenario(client: &Client, sim: &KubeSim) -> anyhow::Result<()> {
             pools::run(&mut c).await
         });
         let site_d = SITE.scope(NS_D, async {
-            if !sites.contains('d') {
-                return Ok(());
+            if sites.contains('d') {
+                volumes::run(&mut d).await?;
+                buckets::run(&mut d).await?;
+                volumes::manual_nodes(&d).await?;
+                teardown::destroy(&mut d, &[buckets::TOKEN_SECRET]).await?;
+                buckets::token_gone(&d).await?;
+                SITE.scope(NS_D_PATHS, data_paths::run(&mut d_paths))
+                    .await?;
             }
-            volumes::run(&mut d).await?;
-            buckets::run(&mut d).await?;
-            volumes::manual_nodes(&d).await?;
-            teardown::destroy(&mut d, &[buckets::TOKEN_SECRET]).await?;
-            buckets::token_gone(&d).await?;
-            SITE.scope(NS_D_PATHS, data_paths::run(&mut d_paths)).await
+            if sites.contains('p') {
+                SITE.scope(NS_P, pool_disks::run(&mut p)).await?;
+            }
+            Ok(())
         });
-        let (ra, rb, rc, rd) = tokio::join!(site_a, site_b, site_c, site_d);
+        let site_e = SITE.scope(NS_E, async {
+            match &chaos {
+                Some(chaos) => chaos::run(&mut e, chaos).await,
+                None => Ok(()),
+            }
+        });
+        let (ra, rb, rc, rd, re) = tokio::join!(site_a, site_b, site_c, site_d, site_e);
         // Every site's failure is shown, not only the first.
-        for (site, r) in [("A", &ra), ("B", &rb), ("C", &rc), ("D", &rd)] {
+        for (site, r) in [("A", &ra), ("B", &rb), ("C", &rc), ("D", &rd), ("E", &re)] {
             if let Err(e) = r {
                 println!("site {site} FAILED: {e:#}");
             }
@@ -343,12 +399,77 @@ async fn scenario(client: &Client, sim: &KubeSim) -> anyhow::Result<()> {
         ra.map_err(|e| e.context("site A"))?;
         rb.map_err(|e| e.context("site B"))?;
         rc.map_err(|e| e.context("site C"))?;
-        rd.map_err(|e| e.context("site D"))
+        rd.map_err(|e| e.context("site D"))?;
+        re.map_err(|e| e.context("site E"))
     }
     .await;
+    // The finale, alone on the control plane: faults every site would feel.
+    let (webhook, result) = match (result, &chaos) {
+        (Ok(()), Some(_)) => {
+            SITE.scope(NS_E, finale(client, cluster, webhook, &mut e))
+                .await
+        }
+        (result, _) => (Some(webhook), result),
+    };
     rec.lock().await.handle.abort();
-    webhook.stop().await;
+    if let Some(chaos) = chaos {
+        if result.is_err() {
+            println!("reconciler process logs: {:?}", chaos.logs());
+        }
+        chaos.shutdown().await;
+    }
+    if let Some(webhook) = webhook {
+        webhook.stop().await;
+    }
     result
+}
+
+/// Site E's finale, after every other site is done. The webhook is stopped: a spec change
+/// and a new GarageNode are refused and nothing of them is stored; the webhook comes back at
+/// the same address and the change is admitted. Its rollout then runs through an API server
+/// restart taken right after its first replacement is recorded: one pod at a time, the same
+/// node IDs, every object read back. Last, the cluster is deleted through its finalizers.
+async fn finale(
+    client: &Client,
+    cluster: &mut LocalCluster,
+    webhook: webhook::server::Running,
+    e: &mut World<'_>,
+) -> (Option<webhook::server::Running>, anyhow::Result<()>) {
+    let listen = webhook.local_addr();
+    webhook.stop().await;
+    let refused = chaos::refused_without_webhook(e).await;
+    let webhook = match support::start_webhook(client, listen).await {
+        Ok(webhook) => webhook,
+        Err(err) => {
+            return (
+                None,
+                refused.and(Err(err.context("restarting the webhook"))),
+            );
+        }
+    };
+    let result = async {
+        refused?;
+        support::wait_admission(client).await?;
+        println!("chaos: webhook back at {listen}; admission works again");
+        let restart = Box::pin(async move {
+            let away = cluster.restart_apiserver().await?;
+            println!(
+                "chaos: API server restarted mid-rollout; away for {:.1}s",
+                away.as_secs_f64()
+            );
+            Ok(())
+        });
+        rollout::roll(
+            e,
+            "pod template (an env var), through an API server restart",
+            json!({"spec": {"storage": {"env": [{"name": "E2E_CHAOS", "value": "1"}]}}}),
+            rollout::Midway::Fault(restart),
+        )
+        .await?;
+        teardown::run(e).await
+    }
+    .await;
+    (Some(webhook), result)
 }
 
 /// The site's 3-member GarageCluster. A short RPC timeout keeps Garage's delayed block

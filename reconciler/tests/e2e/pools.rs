@@ -161,14 +161,16 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
 
     // h. Destroy: the user's token Secret stays, nothing of the operator's on any Node.
     let kept = format!("Secret/{ADMIN_SECRET}");
+    let uid = w.clusters.get(NAME).await?.metadata.uid.unwrap_or_default();
     crate::teardown::destroy(w, &[kept.as_str()]).await?;
     for node in NODES {
         let n = nodes.get(node).await?;
+        // Site P's pool may share these Nodes: every key of this cluster must be gone.
         let left: Vec<String> = generated(n.metadata.labels.as_ref())
             .into_iter()
             .chain(generated(n.metadata.annotations.as_ref()))
+            .filter(|k| reconciler::desired::pool::is_binding_key(ns(), NAME, &uid, k))
             .collect();
-        // Only this site runs a pool, so every generated key on these Nodes would be ours.
         ensure!(
             left.is_empty(),
             "{node} still carries {left:?} after Destroy"
@@ -294,6 +296,24 @@ async fn replace(w: &World<'_>, nodes: &Api<Node>) -> anyhow::Result<()> {
     let admin = admin_client_at(&w.client, w.sim, &pool_pod_name(&pods, "n2").await?).await?;
     label_node(nodes, "n1", None).await?;
     let leaving = member("n1");
+    // A crash in the middle of the membership change: once the drain of the leaving member
+    // is recorded, the reconciler is aborted and a new one resumes from the record.
+    wait(
+        &format!("the drain of {leaving} recorded"),
+        Duration::from_secs(300),
+        || async {
+            let c = clusters.get(NAME).await?;
+            Ok(c.status
+                .and_then(|s| s.storage_drain)
+                .and_then(|d| d.actor?.name)
+                .is_some_and(|n| n == leaving))
+        },
+    )
+    .await?;
+    w.stop_reconciler().await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    w.start_reconciler().await;
+    println!("pools: reconciler restarted with the drain of {leaving} recorded");
     let running_seen = Arc::new(AtomicBool::new(false));
     let proof_seen = Arc::new(AtomicBool::new(false));
     let pod_gone_early = Arc::new(AtomicBool::new(false));

@@ -7,6 +7,8 @@
 //! GET. The second rollout survives a reconciler restart taken right after its first record.
 
 use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -24,8 +26,15 @@ use shared_types::keys::label::{LABEL_CLUSTER, LABEL_TIER};
 use crate::support::*;
 use crate::{NAME, World};
 
-/// Storage members while the rollouts run.
-const MEMBERS: usize = 4;
+/// What happens once a rollout has recorded its first replacement.
+pub(crate) enum Midway<'a> {
+    /// Nothing: the rollout runs undisturbed.
+    Nothing,
+    /// The in-process reconciler is aborted and started again.
+    RestartReconciler,
+    /// A fault of the caller's (an API server restart, say).
+    Fault(Pin<Box<dyn Future<Output = anyhow::Result<()>> + 'a>>),
+}
 
 pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
     if w.store.is_none() {
@@ -35,14 +44,14 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
         w,
         "pod template (a storage env var)",
         json!({"spec": {"storage": {"env": [{"name": "E2E_ROLLOUT", "value": "1"}]}}}),
-        false,
+        Midway::Nothing,
     )
     .await?;
     roll(
         w,
         "Garage configuration (blocks.maxConcurrentReads)",
         json!({"spec": {"blocks": {"maxConcurrentReads": 8}}}),
-        true,
+        Midway::RestartReconciler,
     )
     .await?;
     stuck_replacement(w).await
@@ -143,23 +152,32 @@ async fn stuck_replacement(w: &mut World<'_>) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Applies `patch` and follows the rollout it causes to the end.
-async fn roll(
+/// Applies `patch` and follows the rollout it causes to the end, with `midway` played once
+/// the first replacement is recorded.
+pub(crate) async fn roll(
     w: &mut World<'_>,
     what: &str,
     patch: serde_json::Value,
-    restart: bool,
+    midway: Midway<'_>,
 ) -> anyhow::Result<()> {
     let t = Instant::now();
     let before_pods = storage_pods(&w.pods).await?;
     let before_ids = node_ids(&w.gns).await?;
+    let members = before_pods.len();
+    let replicas = w
+        .clusters
+        .get(NAME)
+        .await?
+        .spec
+        .storage
+        .and_then(|s| s.replicas)
+        .unwrap_or_default();
     ensure!(
-        before_pods.len() == MEMBERS,
-        "{} storage pods before the rollout, expected {MEMBERS}",
-        before_pods.len()
+        usize::try_from(replicas) == Ok(members),
+        "{members} storage pods before the rollout, {replicas} replicas"
     );
     let stop = Arc::new(AtomicBool::new(false));
-    let sampler = tokio::spawn(sample_not_ready(w.pods.clone(), stop.clone()));
+    let sampler = tokio::spawn(sample_not_ready(w.pods.clone(), members, stop.clone()));
     let reader = tokio::spawn(read_continuously(
         w.pods.clone(),
         w.store.clone().context("no objects were written")?,
@@ -173,7 +191,7 @@ async fn roll(
         "rollout: {what}: admitted as generation {generation} ({:.1}s)",
         t.elapsed().as_secs_f64()
     );
-    if restart {
+    if !matches!(midway, Midway::Nothing) {
         wait(
             "the first rollout record",
             Duration::from_secs(180),
@@ -187,10 +205,16 @@ async fn roll(
             },
         )
         .await?;
-        w.stop_reconciler().await;
-        tokio::time::sleep(Duration::from_secs(3)).await;
-        w.start_reconciler().await;
-        println!("rollout: reconciler restarted with a replacement recorded");
+        match midway {
+            Midway::Nothing => {}
+            Midway::RestartReconciler => {
+                w.stop_reconciler().await;
+                tokio::time::sleep(Duration::from_secs(3)).await;
+                w.start_reconciler().await;
+                println!("rollout: reconciler restarted with a replacement recorded");
+            }
+            Midway::Fault(fault) => fault.await?,
+        }
     }
     let done = wait(
         &format!("StorageRolloutReady=True at generation {generation}"),
@@ -198,7 +222,7 @@ async fn roll(
         || async {
             let c = w.clusters.get(NAME).await?;
             let ok = rolled_out(&c, generation);
-            Ok(ok && storage_pods(&w.pods).await?.len() == MEMBERS)
+            Ok(ok && storage_pods(&w.pods).await?.len() == members)
         },
     )
     .await;
@@ -237,7 +261,7 @@ async fn roll(
     let store = w.store.as_ref().context("no store")?;
     verify(store, &s3(w.sim, "garage-storage-1-0")?, &w.checksummed).await?;
     println!(
-        "rollout: {what}: {MEMBERS} pods replaced one at a time (at most {max_down} not Ready), same node IDs, {reads} GETs without a failure, every object read back ({:.1}s)",
+        "rollout: {what}: {members} pods replaced one at a time (at most {max_down} not Ready), same node IDs, {reads} GETs without a failure, every object read back ({:.1}s)",
         t.elapsed().as_secs_f64()
     );
     Ok(())
@@ -286,13 +310,13 @@ fn ready(p: &Pod) -> bool {
 }
 
 /// Twice a second until `stop`: how many of the members had no Ready pod, at most.
-async fn sample_not_ready(pods: Api<Pod>, stop: Arc<AtomicBool>) -> usize {
+async fn sample_not_ready(pods: Api<Pod>, members: usize, stop: Arc<AtomicBool>) -> usize {
     let worst = AtomicUsize::new(0);
     let selector = format!("{LABEL_CLUSTER}={NAME},{LABEL_TIER}=storage");
     while !stop.load(Ordering::SeqCst) {
         if let Ok(list) = pods.list(&ListParams::default().labels(&selector)).await {
             let up = list.items.iter().filter(|p| ready(p)).count();
-            worst.fetch_max(MEMBERS.saturating_sub(up), Ordering::SeqCst);
+            worst.fetch_max(members.saturating_sub(up), Ordering::SeqCst);
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
@@ -317,7 +341,17 @@ async fn read_continuously(
         i += 1;
         let mut answered = false;
         for attempt in 0..5 {
-            let list = pods.list(&ListParams::default().labels(&selector)).await?;
+            // An API server that is away (restarted under the rollout) is waited for; it
+            // says nothing about Garage.
+            let list = loop {
+                match pods.list(&ListParams::default().labels(&selector)).await {
+                    Ok(list) => break list,
+                    Err(_) if !stop.load(Ordering::SeqCst) => {
+                        tokio::time::sleep(Duration::from_secs(1)).await;
+                    }
+                    Err(_) => return Ok((reads, failed)),
+                }
+            };
             let live: Vec<&Pod> = list.items.iter().filter(|p| ready(p)).collect();
             let Some(ip) = (!live.is_empty())
                 .then(|| live[(i + attempt) % live.len()])

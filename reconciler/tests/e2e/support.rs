@@ -30,13 +30,16 @@ pub(crate) fn s3(sim: &KubeSim, pod: &str) -> anyhow::Result<String> {
 
 /// The webhook appliance in this process, self-managed certificates valid for 127.0.0.1, the
 /// chart's install label.
-pub(crate) async fn start_webhook(client: &Client) -> anyhow::Result<webhook::server::Running> {
+pub(crate) async fn start_webhook(
+    client: &Client,
+    listen: std::net::SocketAddr,
+) -> anyhow::Result<webhook::server::Running> {
     use certs::{InstallLabel, Lifetimes, Mode, SelfManagedConfig};
     use webhook::server::dispatch::Settings;
     use webhook::server::limits::Limits;
     certs::install_default_provider();
     let config = webhook::server::ServeConfig {
-        listen: "127.0.0.1:0".parse()?,
+        listen,
         certificates: Mode::SelfManaged(SelfManagedConfig {
             secret_namespace: WEBHOOK_NS.into(),
             secret_name: "garage-operator-webhook-cert".into(),
@@ -99,6 +102,11 @@ pub(crate) async fn install_registrations(client: &Client, base: &str) -> anyhow
         })
         .await?;
     }
+    wait_admission(client).await
+}
+
+/// Returns once a GarageCluster passes admission (a dry-run create in the site's namespace).
+pub(crate) async fn wait_admission(client: &Client) -> anyhow::Result<()> {
     let probe: GarageCluster = serde_json::from_value(json!({
         "apiVersion": "garage.rajsingh.info/v1beta2", "kind": "GarageCluster",
         "metadata": {"name": "admission-probe"},
@@ -432,34 +440,49 @@ pub(crate) async fn drain_proven(
         || node.is_some_and(|n| node_condition(n, "DrainPrepared") == Some("True".into())))
 }
 
-/// Reads every object through `endpoint` and compares its SHA-256 with what was written.
+/// Reads every object through `endpoint` and compares its SHA-256 with what was written;
+/// prints how many were lost (missing, unreadable or different), which must be none.
 pub(crate) async fn verify(
     store: &garage_fixture::s3::Objects,
     endpoint: &str,
     objects: &[(String, Vec<u8>)],
 ) -> anyhow::Result<()> {
     use sha2::{Digest, Sha256};
+    let mut lost = Vec::new();
     for (name, body) in objects {
         // A read cut off by a connection to a member that has just left is retried: Garage
         // notices the dead connection only at its next ping. What is read must still be
-        // byte-identical, and a read that keeps failing fails the step.
+        // byte-identical, and a read that keeps failing counts the object as lost.
         let mut attempt = 0;
         let got = loop {
             match store.get(endpoint, name).await {
-                Ok(got) => break got,
+                Ok(got) => break Some(got),
                 Err(e) if attempt < 3 => {
                     attempt += 1;
                     println!("read of {name} through {endpoint} failed ({e:#}); retry {attempt}");
                     tokio::time::sleep(std::time::Duration::from_secs(10)).await;
                 }
-                Err(e) => return Err(e.into()),
+                Err(e) => {
+                    println!("read of {name} through {endpoint} failed for good: {e:#}");
+                    break None;
+                }
             }
         };
-        ensure!(
-            Sha256::digest(&got) == Sha256::digest(body),
-            "object {name} read back different through {endpoint}"
-        );
+        if got.is_none_or(|got| Sha256::digest(&got) != Sha256::digest(body)) {
+            lost.push(name.as_str());
+        }
     }
+    println!(
+        "objects lost: {} of {} (read through {endpoint})",
+        lost.len(),
+        objects.len()
+    );
+    ensure!(
+        lost.is_empty(),
+        "{} of {} objects missing or different through {endpoint}: {lost:?}",
+        lost.len(),
+        objects.len()
+    );
     Ok(())
 }
 
@@ -517,11 +540,7 @@ pub(crate) async fn read_back(admin: &AdminClient, sim: &KubeSim) -> anyhow::Res
         .pod_ip(ns(), "garage-storage-2-0")
         .context("no pod ip")?;
     let objects = Objects::new("e2e", &key_id, &secret)?;
-    for (name, body) in e2e_objects() {
-        let got = objects.get(&format!("http://{ip}:3900"), &name).await?;
-        ensure!(got == body, "object {name} changed");
-    }
-    Ok(())
+    verify(&objects, &format!("http://{ip}:3900"), &e2e_objects()).await
 }
 
 pub(crate) fn e2e_objects() -> Vec<(String, Vec<u8>)> {

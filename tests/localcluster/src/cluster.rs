@@ -263,6 +263,21 @@ impl LocalCluster {
             .try_for_each(Managed::check_running)
     }
 
+    /// Restarts kube-apiserver (SIGTERM, a fresh process with the same flags and state) and
+    /// waits until it is ready again; returns how long it was away. Every client sees its
+    /// connections and watches break, as on a control-plane upgrade or crash.
+    pub async fn restart_apiserver(&mut self) -> Result<Duration, Error> {
+        let begin = Instant::now();
+        let process = self
+            .processes
+            .iter_mut()
+            .find(|p| p.name() == "kube-apiserver")
+            .ok_or_else(|| Error::Kube("kube-apiserver is not running".into()))?;
+        process.restart(Duration::from_secs(10))?;
+        self.wait_for_apiserver().await?;
+        Ok(begin.elapsed())
+    }
+
     /// Stops every component, newest first.
     pub fn stop(&mut self) {
         while let Some(mut process) = self.processes.pop() {

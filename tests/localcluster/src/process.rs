@@ -19,6 +19,10 @@ pub struct Managed {
     name: String,
     child: Child,
     log: PathBuf,
+    // What started it, so that a test can restart it as it was.
+    program: PathBuf,
+    args: Vec<String>,
+    pid_file: PathBuf,
 }
 
 impl Managed {
@@ -52,7 +56,33 @@ impl Managed {
             name: name.to_owned(),
             child,
             log: log.to_path_buf(),
+            program: program.to_path_buf(),
+            args: args.to_vec(),
+            pid_file: pid_file.to_path_buf(),
         })
+    }
+
+    /// Its name, as given to [`Managed::spawn`].
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Stops the process (SIGTERM, then SIGKILL after `grace`) and starts it again with the
+    /// same program, arguments and log, as a crashed or upgraded component would be.
+    pub fn restart(&mut self, grace: Duration) -> Result<(), Error> {
+        self.stop(grace);
+        let next = Managed::spawn(
+            &self.name,
+            &self.program,
+            &self.args,
+            &self.log,
+            &self.pid_file,
+        )?;
+        // The stopped child is reaped; dropping it now would signal a process group that
+        // no longer exists (harmless) or a reused one (not).
+        let old = std::mem::replace(self, next);
+        std::mem::forget(old);
+        Ok(())
     }
 
     /// Fails with the tail of the log if the process has exited.

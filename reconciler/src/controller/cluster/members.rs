@@ -26,7 +26,9 @@ pub struct MemberView {
     pub ready: bool,
     /// True for a generated Auto member.
     pub generated: bool,
-    /// When its pod started (managed members).
+    /// When its pod was created, on the API server's clock (managed members). Not the
+    /// kubelet's `status.startTime`: that is stamped with the Node's clock, and a Node whose
+    /// clock is off would stretch or skip the reconnect grace that depends on this.
     pub started_at: Option<k8s_openapi::jiff::Timestamp>,
     /// Its pod, when one runs for it.
     pub pod_name: Option<String>,
@@ -138,8 +140,7 @@ pub fn member(
                 ready: pod.is_some_and(is_ready),
                 generated,
                 started_at: pod
-                    .and_then(|p| p.status.as_ref())
-                    .and_then(|st| st.start_time.as_ref())
+                    .and_then(|p| p.metadata.creation_timestamp.as_ref())
                     .map(|t| t.0),
                 pod_name: pod.map(ResourceExt::name_any),
                 pool,

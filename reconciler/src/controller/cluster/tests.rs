@@ -479,18 +479,11 @@ fn unsupported_settings_are_not_validation_failures() {
     );
 }
 
-#[test]
-fn a_restarted_member_still_seen_at_its_old_address_holds_layout_changes() {
-    let mut o = converged();
+/// A converged cluster with a Manual member joining, while Garage still sees member 1 at an
+/// old address; returns the pod of member 1.
+fn seen_at_an_old_address(o: &mut Observed) -> &mut k8s_openapi::api::core::v1::Pod {
     o.user_nodes.push(manual("manual-a", Some(id(9))));
     o.pods.push(pod("manual-a", 30, "sts-m"));
-    let restarted = o
-        .pods
-        .iter_mut()
-        .find(|p| p.metadata.name.as_deref() == Some("garage-storage-1-0"))
-        .unwrap();
-    restarted.status.as_mut().unwrap().start_time =
-        Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(o.now));
     if let GarageView::Read(r) = &mut o.garage {
         r.status
             .nodes
@@ -499,6 +492,18 @@ fn a_restarted_member_still_seen_at_its_old_address_holds_layout_changes() {
             .unwrap()
             .addr = Some("198.18.0.99:3901".into());
     }
+    o.pods
+        .iter_mut()
+        .find(|p| p.metadata.name.as_deref() == Some("garage-storage-1-0"))
+        .unwrap()
+}
+
+#[test]
+fn a_restarted_member_still_seen_at_its_old_address_holds_layout_changes() {
+    let mut o = converged();
+    let now = o.now;
+    seen_at_an_old_address(&mut o).metadata.creation_timestamp =
+        Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(now));
     let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
     assert!(
         d.layout.is_none(),
@@ -520,7 +525,7 @@ fn a_restarted_member_still_seen_at_its_old_address_holds_layout_changes() {
 fn a_recent_restart_does_not_make_a_converged_cluster_unready() {
     let mut o = converged();
     for p in &mut o.pods {
-        p.status.as_mut().unwrap().start_time =
+        p.metadata.creation_timestamp =
             Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(o.now));
     }
     let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
@@ -771,4 +776,31 @@ fn a_pass_starts_one_transaction_at_most() {
         .find(|c| c.type_ == shared_types::conditions::cluster::CONDITION_STORAGE_ROLLOUT_READY)
         .unwrap();
     assert_eq!(rollout.reason, reason::REASON_STORAGE_ROLLOUT_WAITING);
+}
+
+#[test]
+fn the_reconnect_grace_follows_the_api_servers_clock_not_the_nodes() {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+    use k8s_openapi::jiff::SignedDuration;
+    // Created just now, on a Node whose clock is an hour behind or ahead: still held.
+    for skew in [-3600, 3600] {
+        let mut o = converged();
+        let now = o.now;
+        let p = seen_at_an_old_address(&mut o);
+        p.metadata.creation_timestamp = Some(Time(now));
+        p.status.as_mut().unwrap().start_time = Some(Time(now + SignedDuration::from_secs(skew)));
+        let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
+        assert!(d.layout.is_none(), "skew {skew}: a fresh pod held nothing");
+    }
+    // Created long ago, though its Node's clock says it started just now: nothing to wait for.
+    let mut o = converged();
+    let now = o.now;
+    let p = seen_at_an_old_address(&mut o);
+    p.metadata.creation_timestamp = Some(Time(now - RECONNECT_GRACE * 2));
+    p.status.as_mut().unwrap().start_time = Some(Time(now));
+    let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
+    assert!(
+        d.layout.is_some(),
+        "an old pod's skewed start time held the layout"
+    );
 }

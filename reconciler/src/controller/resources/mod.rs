@@ -39,31 +39,53 @@ pub const WAITING: Duration = Duration::from_secs(10);
 /// probe fails and every object reports the cluster not ready.
 pub const CONCURRENCY: u16 = 4;
 
-/// What the key and bucket controllers see of each other.
+/// What the key and bucket controllers see of each other: the objects of every namespace the
+/// install watches, whichever scope's controller runs the pass. A bucket in one watched
+/// namespace granted to a key in another must see that key's declaration, or its pass would
+/// revoke what the key's pass grants.
 pub struct Stores {
-    /// Every GarageKey in scope.
-    pub keys: Store<GarageKey>,
-    /// Every GarageBucket in scope.
-    pub buckets: Store<GarageBucket>,
-    /// The namespace the controllers watch, `None` for all.
-    pub namespace: Option<String>,
+    /// The GarageKeys of each watched scope.
+    pub keys: Vec<Store<GarageKey>>,
+    /// The GarageBuckets of each watched scope.
+    pub buckets: Vec<Store<GarageBucket>>,
+    /// The scopes: namespaces, or `None` for all of them.
+    pub namespaces: Vec<Option<String>>,
 }
 
 impl Stores {
-    /// Waits until both stores hold a complete list: a pass deciding from a partial view could
+    /// Waits until every store holds a complete list: a pass deciding from a partial view could
     /// revoke a grant it merely has not seen yet.
     pub async fn ready(&self) {
-        let _ = self.keys.wait_until_ready().await;
-        let _ = self.buckets.wait_until_ready().await;
+        for keys in &self.keys {
+            let _ = keys.wait_until_ready().await;
+        }
+        for buckets in &self.buckets {
+            let _ = buckets.wait_until_ready().await;
+        }
+    }
+
+    /// Every GarageKey in scope.
+    pub fn all_keys(&self) -> Vec<Arc<GarageKey>> {
+        self.keys.iter().flat_map(Store::state).collect()
+    }
+
+    /// Every GarageBucket in scope.
+    pub fn all_buckets(&self) -> Vec<Arc<GarageBucket>> {
+        self.buckets.iter().flat_map(Store::state).collect()
     }
 
     /// Every grant in scope, and the labels of the namespaces a selector grant needs (none
     /// when Namespaces cannot be read: such grants then admit nothing).
     pub async fn grants(&self, ctx: &Context) -> Result<access::Grants, Error> {
-        let grants = scoped::<GarageReferenceGrant>(&ctx.client, self.namespace.as_deref())
-            .list(&ListParams::default())
-            .await?
-            .items;
+        let mut grants = Vec::new();
+        for namespace in &self.namespaces {
+            grants.extend(
+                scoped::<GarageReferenceGrant>(&ctx.client, namespace.as_deref())
+                    .list(&ListParams::default())
+                    .await?
+                    .items,
+            );
+        }
         let mut namespace_labels = std::collections::BTreeMap::new();
         if grants
             .iter()
@@ -128,7 +150,7 @@ impl Stores {
         // Garage's whole bucket list is read only when a declaration of this cluster needs it
         // (a key granted every bucket, or naming buckets by ID or alias): it grows with every
         // bucket, and the pass of each key and bucket would fetch it.
-        let view_needs_list = self.keys.state().iter().any(|k| {
+        let view_needs_list = self.all_keys().iter().any(|k| {
             reach::leads_to(k, &target.settings.namespace, &target.settings.name)
                 && access::reads_garage_buckets(k)
         });
@@ -139,8 +161,8 @@ impl Stores {
                 Vec::new()
             };
         let grants = self.grants(ctx).await?;
-        let mut keys = self.keys.state();
-        let mut buckets = self.buckets.state();
+        let mut keys = self.all_keys();
+        let mut buckets = self.all_buckets();
         match me {
             Me::Key(k) => {
                 keys.retain(|o| o.uid() != k.uid());
@@ -329,10 +351,13 @@ pub fn merge_patch(before: &serde_json::Value, after: &serde_json::Value) -> ser
     }
 }
 
-/// The key, bucket, admin-token and reference-grant controllers of one scope.
-pub async fn run_scope(
+/// The key, bucket, admin-token and reference-grant controllers of every scope (`None`: all
+/// namespaces). The key and bucket controllers of all scopes share one [`Stores`], and each
+/// watches the other kind in every scope, so that a change in one watched namespace reaches
+/// the objects of another that it concerns.
+pub async fn run(
     ctx: Arc<Context>,
-    namespace: Option<String>,
+    scopes: Vec<Option<String>>,
     stop_rx: tokio::sync::watch::Receiver<bool>,
 ) {
     let stopped = || {
@@ -342,112 +367,130 @@ pub async fn run_scope(
         }
     };
     let client: Client = ctx.client.clone();
-    let ns = namespace.as_deref();
     let bounded = || kube::runtime::controller::Config::default().concurrency(CONCURRENCY);
-    let keys = Controller::new(scoped::<GarageKey>(&client, ns), watcher::Config::default())
-        .with_config(bounded());
-    let buckets = Controller::new(
-        scoped::<GarageBucket>(&client, ns),
-        watcher::Config::default(),
-    )
-    .with_config(bounded());
+    let controllers: Vec<_> = scopes
+        .iter()
+        .map(|ns| {
+            let ns = ns.as_deref();
+            let keys =
+                Controller::new(scoped::<GarageKey>(&client, ns), watcher::Config::default())
+                    .with_config(bounded());
+            let buckets = Controller::new(
+                scoped::<GarageBucket>(&client, ns),
+                watcher::Config::default(),
+            )
+            .with_config(bounded());
+            (keys, buckets)
+        })
+        .collect();
     let stores = Arc::new(Stores {
-        keys: keys.store(),
-        buckets: buckets.store(),
-        namespace: namespace.clone(),
+        keys: controllers.iter().map(|(k, _)| k.store()).collect(),
+        buckets: controllers.iter().map(|(_, b)| b.store()).collect(),
+        namespaces: scopes.clone(),
     });
-    let managed_secrets = watcher::Config::default().labels(label::LABEL_KEY);
-    let key_store = stores.keys.clone();
-    let bucket_store = stores.buckets.clone();
-    let keys = keys
-        .owns(scoped::<Secret>(&client, ns), managed_secrets)
-        // A bucket that gets its ID, or declares a key, changes what the key should hold.
-        .watches(
-            scoped::<GarageBucket>(&client, ns),
+    let mut passes = Vec::new();
+    for ((keys, buckets), namespace) in controllers.into_iter().zip(&scopes) {
+        let ns = namespace.as_deref();
+        let managed_secrets = watcher::Config::default().labels(label::LABEL_KEY);
+        let mut keys = keys.owns(scoped::<Secret>(&client, ns), managed_secrets);
+        let mut buckets = buckets;
+        for other in &scopes {
+            // A bucket that gets its ID, or declares a key, changes what the key should hold;
+            // a key's declarations change what the bucket should grant.
+            let view = stores.clone();
+            keys = keys.watches(
+                scoped::<GarageBucket>(&client, other.as_deref()),
+                watcher::Config::default(),
+                move |b: GarageBucket| keys_of_bucket(&b, &view),
+            );
+            let view = stores.clone();
+            buckets = buckets.watches(
+                scoped::<GarageKey>(&client, other.as_deref()),
+                watcher::Config::default(),
+                move |k: GarageKey| buckets_of_key(&k, &view),
+            );
+        }
+        let keys = keys
+            .graceful_shutdown_on(stopped())
+            .run(
+                {
+                    let stores = stores.clone();
+                    move |k, x| {
+                        let stores = stores.clone();
+                        Box::pin(instrumented(key::CONTROLLER, k, x, move |k, x| {
+                            key::reconcile(k, x, stores)
+                        }))
+                    }
+                },
+                |k, e, x| error_policy(key::CONTROLLER, k, e, x),
+                ctx.clone(),
+            )
+            .for_each(|_| futures::future::ready(()));
+        let buckets = buckets
+            .graceful_shutdown_on(stopped())
+            .run(
+                {
+                    let stores = stores.clone();
+                    move |b, x| {
+                        let stores = stores.clone();
+                        Box::pin(instrumented(bucket::CONTROLLER, b, x, move |b, x| {
+                            bucket::reconcile(b, x, stores)
+                        }))
+                    }
+                },
+                |b, e, x| error_policy(bucket::CONTROLLER, b, e, x),
+                ctx.clone(),
+            )
+            .for_each(|_| futures::future::ready(()));
+        let tokens = Controller::new(
+            scoped::<GarageAdminToken>(&client, ns),
             watcher::Config::default(),
-            move |b: GarageBucket| keys_of_bucket(&b, &key_store),
+        )
+        .owns(
+            scoped::<Secret>(&client, ns),
+            watcher::Config::default().labels(label::LABEL_ADMIN_TOKEN),
         )
         .graceful_shutdown_on(stopped())
         .run(
-            {
-                let stores = stores.clone();
-                move |k, x| {
-                    let stores = stores.clone();
-                    Box::pin(instrumented(key::CONTROLLER, k, x, move |k, x| {
-                        key::reconcile(k, x, stores)
-                    }))
-                }
+            |t, x| {
+                Box::pin(instrumented(
+                    admin_token::CONTROLLER,
+                    t,
+                    x,
+                    admin_token::reconcile,
+                ))
             },
-            |k, e, x| error_policy(key::CONTROLLER, k, e, x),
+            |t, e, x| error_policy(admin_token::CONTROLLER, t, e, x),
             ctx.clone(),
         )
         .for_each(|_| futures::future::ready(()));
-    let buckets = buckets
-        .watches(
-            scoped::<GarageKey>(&client, ns),
+        let grants = Controller::new(
+            scoped::<GarageReferenceGrant>(&client, ns),
             watcher::Config::default(),
-            move |k: GarageKey| buckets_of_key(&k, &bucket_store),
         )
         .graceful_shutdown_on(stopped())
         .run(
-            {
-                let stores = stores.clone();
-                move |b, x| {
-                    let stores = stores.clone();
-                    Box::pin(instrumented(bucket::CONTROLLER, b, x, move |b, x| {
-                        bucket::reconcile(b, x, stores)
-                    }))
-                }
+            |g, x| {
+                Box::pin(instrumented(
+                    reference_grant::CONTROLLER,
+                    g,
+                    x,
+                    reference_grant::reconcile,
+                ))
             },
-            |b, e, x| error_policy(bucket::CONTROLLER, b, e, x),
+            |g, e, x| error_policy(reference_grant::CONTROLLER, g, e, x),
             ctx.clone(),
         )
         .for_each(|_| futures::future::ready(()));
-    let tokens = Controller::new(
-        scoped::<GarageAdminToken>(&client, ns),
-        watcher::Config::default(),
-    )
-    .owns(
-        scoped::<Secret>(&client, ns),
-        watcher::Config::default().labels(label::LABEL_ADMIN_TOKEN),
-    )
-    .graceful_shutdown_on(stopped())
-    .run(
-        |t, x| {
-            Box::pin(instrumented(
-                admin_token::CONTROLLER,
-                t,
-                x,
-                admin_token::reconcile,
-            ))
-        },
-        |t, e, x| error_policy(admin_token::CONTROLLER, t, e, x),
-        ctx.clone(),
-    )
-    .for_each(|_| futures::future::ready(()));
-    let grants = Controller::new(
-        scoped::<GarageReferenceGrant>(&client, ns),
-        watcher::Config::default(),
-    )
-    .graceful_shutdown_on(stopped())
-    .run(
-        |g, x| {
-            Box::pin(instrumented(
-                reference_grant::CONTROLLER,
-                g,
-                x,
-                reference_grant::reconcile,
-            ))
-        },
-        |g, e, x| error_policy(reference_grant::CONTROLLER, g, e, x),
-        ctx,
-    )
-    .for_each(|_| futures::future::ready(()));
-    tokio::join!(keys, buckets, tokens, grants);
+        passes.push(async move {
+            tokio::join!(keys, buckets, tokens, grants);
+        });
+    }
+    futures::future::join_all(passes).await;
 }
 
 /// The keys a bucket event concerns: those it declares, and those declaring it by reference.
-fn keys_of_bucket(b: &GarageBucket, keys: &Store<GarageKey>) -> Vec<ObjectRef<GarageKey>> {
+fn keys_of_bucket(b: &GarageBucket, stores: &Stores) -> Vec<ObjectRef<GarageKey>> {
     let ns = b.namespace().unwrap_or_default();
     let name = b.name_any();
     let mut out: Vec<ObjectRef<GarageKey>> = b
@@ -460,7 +503,7 @@ fn keys_of_bucket(b: &GarageBucket, keys: &Store<GarageKey>) -> Vec<ObjectRef<Ga
                 .within(reach::target_namespace(&ns, p.key_ref.namespace.as_deref()))
         })
         .collect();
-    for k in keys.state() {
+    for k in stores.all_keys() {
         let kns = k.namespace().unwrap_or_default();
         let names_it = k.spec.bucket_permissions.iter().flatten().any(|p| {
             p.bucket_ref.as_ref().is_some_and(|r| {
@@ -475,7 +518,7 @@ fn keys_of_bucket(b: &GarageBucket, keys: &Store<GarageKey>) -> Vec<ObjectRef<Ga
 }
 
 /// The buckets a key event concerns: those it references, and those declaring it.
-fn buckets_of_key(k: &GarageKey, buckets: &Store<GarageBucket>) -> Vec<ObjectRef<GarageBucket>> {
+fn buckets_of_key(k: &GarageKey, stores: &Stores) -> Vec<ObjectRef<GarageBucket>> {
     let ns = k.namespace().unwrap_or_default();
     let name = k.name_any();
     let mut out: Vec<ObjectRef<GarageBucket>> = k
@@ -488,7 +531,7 @@ fn buckets_of_key(k: &GarageKey, buckets: &Store<GarageBucket>) -> Vec<ObjectRef
             ObjectRef::new(&r.name).within(reach::target_namespace(&ns, r.namespace.as_deref()))
         })
         .collect();
-    for b in buckets.state() {
+    for b in stores.all_buckets() {
         let bns = b.namespace().unwrap_or_default();
         let declares = b.spec.key_permissions.iter().flatten().any(|p| {
             p.key_ref.name == name
@@ -511,6 +554,49 @@ mod tests {
     use super::merge_patch;
     use serde_json::json;
     use std::time::Duration;
+
+    /// Stores of two watched namespaces, `d` holding `bucket` and `apps` holding `key`.
+    fn two_scopes(bucket: serde_json::Value, key: serde_json::Value) -> super::Stores {
+        use kube::runtime::reflector::store::Writer;
+        use kube::runtime::watcher::Event;
+        let mut keys_d = Writer::<super::GarageKey>::default();
+        let mut keys_apps = Writer::<super::GarageKey>::default();
+        let mut buckets_d = Writer::<super::GarageBucket>::default();
+        let buckets_apps = Writer::<super::GarageBucket>::default();
+        buckets_d.apply_watcher_event(&Event::Apply(serde_json::from_value(bucket).unwrap()));
+        keys_apps.apply_watcher_event(&Event::Apply(serde_json::from_value(key).unwrap()));
+        keys_d.apply_watcher_event(&Event::InitDone);
+        super::Stores {
+            keys: vec![keys_d.as_reader(), keys_apps.as_reader()],
+            buckets: vec![buckets_d.as_reader(), buckets_apps.as_reader()],
+            namespaces: vec![Some("d".into()), Some("apps".into())],
+        }
+    }
+
+    #[test]
+    fn a_key_in_another_watched_namespace_is_seen_by_the_buckets_it_names() {
+        let stores = two_scopes(
+            json!({"metadata": {"name": "my-bucket", "namespace": "d"},
+                   "spec": {"clusterRef": {"name": "garage"}}}),
+            json!({"metadata": {"name": "remote-key", "namespace": "apps"},
+                   "spec": {"clusterRef": {"name": "garage", "namespace": "d"},
+                            "bucketPermissions": [{"bucketRef": {"name": "my-bucket", "namespace": "d"},
+                                                   "read": true}]}}),
+        );
+        // The bucket's pass decides from every key in scope, the other namespace's included.
+        let keys: Vec<String> = stores
+            .all_keys()
+            .iter()
+            .map(|k| kube::ResourceExt::name_any(&**k))
+            .collect();
+        assert_eq!(keys, ["remote-key"]);
+        // A change of the bucket reaches the key that names it from the other namespace.
+        let bucket = stores.all_buckets().pop().unwrap();
+        let refs = super::keys_of_bucket(&bucket, &stores);
+        assert_eq!(refs.len(), 1);
+        assert_eq!(refs[0].name, "remote-key");
+        assert_eq!(refs[0].namespace.as_deref(), Some("apps"));
+    }
 
     #[test]
     fn drift_checks_are_spread_over_a_tenth_of_the_interval() {

@@ -292,7 +292,7 @@ async fn aliases(
     }
     // Local aliases: spec.localAliases name keys of this namespace.
     let ns = bucket.namespace().unwrap_or_default();
-    let keys = stores.keys.state();
+    let keys = stores.all_keys();
     let mut wanted: Vec<LocalAliasStatus> = Vec::new();
     for la in bucket.spec.local_aliases.iter().flatten() {
         let key = keys

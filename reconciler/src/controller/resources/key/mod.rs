@@ -606,8 +606,7 @@ fn single_bucket_name(key: &GarageKey, stores: &Stores) -> Option<String> {
     let ns = key.namespace().unwrap_or_default();
     let bns = super::reach::target_namespace(&ns, r.namespace.as_deref()).to_owned();
     let bucket = stores
-        .buckets
-        .state()
+        .all_buckets()
         .into_iter()
         .find(|b| b.namespace().as_deref() == Some(bns.as_str()) && b.name_any() == r.name)?;
     Some(
