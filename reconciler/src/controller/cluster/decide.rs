@@ -1,6 +1,8 @@
 //! The GarageCluster decision: a pure function of [`Observed`] and the cluster's settings.
 //! It chooses the objects to ensure, the Auto members to create, the peers to reconnect, the
 //! one layout change of this pass, the status and conditions, and when to look again.
+//! What Garage's reads say of the members is in `garage_facts`, the `Ready` verdict in
+//! `readiness`, and the config revisions to prune in `stale_configs`.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -13,8 +15,11 @@ use shared_types::conditions::{cluster as cc, common, reason};
 use shared_types::garage_cluster::v1beta2::GarageClusterStatus;
 use shared_types::garage_node::GarageNode;
 
+use super::garage_facts::{GarageFacts, garage_facts, hold_removal};
 use super::members::{self, MemberView};
 use super::observe::{GarageRead, GarageView, Observed};
+use super::readiness::Readiness;
+use super::stale_configs::stale_config_revisions;
 use super::status;
 use super::{pools, removal};
 use crate::controller::Config;
@@ -22,10 +27,12 @@ use crate::controller::conditions::Desired;
 use crate::controller::events::Note;
 use crate::desired::config::ConfigRevision;
 use crate::desired::{DesiredError, Settings, config, nodes, pdb, secrets, services};
-use crate::garage::{ClusterHealth, HealthStatus, RoleChange};
+use crate::garage::{HealthStatus, RoleChange};
 use crate::layout::{self, HoldReason, Plan};
 use crate::machine::drain::Step;
 use crate::machine::rollout as machine_rollout;
+
+pub use super::garage_facts::RECONNECT_GRACE;
 
 /// A layout version to stage and apply.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -381,92 +388,6 @@ fn member_views(o: &Observed, s: &Settings) -> (Vec<MemberView>, Vec<String>) {
     (views, unsupported)
 }
 
-/// The facts the cluster's `Ready` condition is decided from.
-struct Readiness<'a> {
-    /// User GarageNodes of a shape this operator does not run.
-    unsupported: &'a [String],
-    /// Members the cluster should have.
-    wanted_members: usize,
-    /// Members Ready with a known node ID.
-    identified: usize,
-    /// The layout planner's verdict.
-    plan: Option<&'a Plan>,
-    /// Some member is not in the layout yet, or not created yet.
-    joining: bool,
-    /// Generated members beyond the wanted count.
-    extra: &'a [String],
-    /// Why Garage could not be read.
-    garage_error: Option<&'a str>,
-    /// Healthy as every member sees it.
-    healthy: bool,
-    /// Garage's own health report.
-    health: Option<&'a ClusterHealth>,
-}
-
-impl Readiness<'_> {
-    /// `Ready`'s status, reason and message: the first thing that is not right, in order.
-    fn verdict(&self) -> (bool, &'static str, String) {
-        if !self.unsupported.is_empty() {
-            (
-                false,
-                reason::REASON_UNSUPPORTED,
-                format!(
-                    "GarageNodes {} use a shape this operator version does not run; see their conditions",
-                    self.unsupported.join(", ")
-                ),
-            )
-        } else if self.wanted_members == 0 {
-            (
-            false,
-            reason::REASON_WAITING_FOR_MEMBERS,
-            "the storage tier has no members: add GarageNodes (Manual) or set spec.storage.replicas".into(),
-        )
-        } else if self.identified < self.wanted_members {
-            (
-                false,
-                reason::REASON_NOT_ALL_REPLICAS_READY,
-                format!(
-                    "{} of {} storage members run with a known node ID",
-                    self.identified, self.wanted_members
-                ),
-            )
-        } else if let Some(Plan::Hold { reason: r, message }) = self.plan {
-            (false, hold_reason(*r), message.clone())
-        } else if self.joining {
-            (
-                false,
-                reason::REASON_STORAGE_TOPOLOGY_NOT_READY,
-                "storage members are joining the layout".into(),
-            )
-        } else if !self.extra.is_empty() {
-            (
-                false,
-                reason::REASON_DRAINING,
-                format!(
-                    "scaling down: {} leave through prepared drains, one at a time; see StorageDrainReady",
-                    self.extra.join(", ")
-                ),
-            )
-        } else if let Some(e) = self.garage_error {
-            (false, reason::REASON_GARAGE_API_ERROR, e.to_owned())
-        } else if !self.healthy {
-            (
-            false,
-            reason::REASON_LAYOUT_NOT_READY,
-            match self.health {
-                Some(h) if h.status == HealthStatus::Healthy => {
-                    "not every member reaches every other yet (each member's own health is read)"
-                        .into()
-                }
-                h => format!("Garage reports {:?}", h.map(|h| h.status.clone())),
-            },
-        )
-        } else {
-            (true, reason::REASON_CLUSTER_READY, String::new())
-        }
-    }
-}
-
 /// The storage rollout's next step, from what this pass renders for every workload.
 fn rollout(
     o: &Observed,
@@ -629,172 +550,6 @@ fn pools_and_leavers<'a>(
     Ok((pools, extra_nodes))
 }
 
-/// What Garage's reads say of the members this pass.
-struct GarageFacts<'a> {
-    /// The reads, when Garage answered.
-    read: Option<&'a GarageRead>,
-    /// Why Garage could not be read.
-    error: Option<String>,
-    /// Which members hold their desired role, by name.
-    in_layout: BTreeMap<String, bool>,
-    /// Which members Garage sees up, by name.
-    connected: BTreeMap<String, bool>,
-    /// `id@address` of members to connect to.
-    reconnect: Vec<String>,
-    /// Members to ask to dial every other, by pod host.
-    rejoin: Vec<(String, Vec<String>)>,
-    /// Members whose pod restarted too recently for a layout change.
-    settling: Vec<String>,
-    /// The layout planner's verdict.
-    plan: Option<Plan>,
-}
-
-/// Which members hold their role, which are up or stale, and the layout plan.
-fn garage_facts<'a>(
-    o: &'a Observed,
-    s: &Settings,
-    views: &[MemberView],
-    layout_members: &[layout::Member],
-) -> GarageFacts<'a> {
-    let mut in_layout: BTreeMap<String, bool> = BTreeMap::new();
-    let mut connected: BTreeMap<String, bool> = BTreeMap::new();
-    let mut reconnect = Vec::new();
-    let mut isolated: Vec<String> = Vec::new();
-    let mut settling: Vec<String> = Vec::new();
-    let mut rejoin = Vec::new();
-    let mut plan = None;
-    let mut garage_error = None;
-    let read = match &o.garage {
-        GarageView::Read(read) => Some(read.as_ref()),
-        GarageView::Unavailable(why) => {
-            garage_error = Some(why.clone());
-            None
-        }
-    };
-    if let Some(read) = read {
-        for v in views {
-            let Some(id) = &v.member.node_id else {
-                continue;
-            };
-            let placed = read.layout.role(id).is_some_and(|r| {
-                r.zone == v.member.role.zone
-                    && r.capacity == Some(v.member.role.capacity)
-                    && layout::tags::same_multiset(&r.tags, &v.member.role.tags)
-            });
-            in_layout.insert(v.member.name.clone(), placed);
-            let seen = read.status.nodes.iter().find(|n| &n.id == id);
-            let up = seen.is_some_and(|n| n.is_up);
-            connected.insert(v.member.name.clone(), up);
-            // Up at another address than the pod's: a stale connection to an old pod.
-            let stale = seen.is_some_and(|n| {
-                n.is_up
-                    && !v.external
-                    && n.addr.is_some()
-                    && v.rpc_address.is_some()
-                    && n.addr != v.rpc_address
-            });
-            // A member that restarted with a role: the others keep a dead connection to its
-            // old address until four pings 15 s apart have failed, then reconnect. Table
-            // syncs of a layout change made meanwhile can hang on the churn and leave the
-            // history unsettled until Garage's next anti-entropy pass (10 minutes).
-            let restarted = stale || read.layout.role(id).is_some();
-            if restarted
-                && v.started_at
-                    .is_some_and(|t| o.now.duration_since(t).unsigned_abs() < RECONNECT_GRACE)
-            {
-                settling.push(v.member.name.clone());
-            }
-            if (!up || stale)
-                && let Some(address) = &v.rpc_address
-            {
-                reconnect.push(format!("{id}@{address}"));
-                // Only a stale member is asked to dial out itself: dialling a new member from
-                // both sides at once makes Garage drop one of the two connections, and table
-                // syncs in flight on it, until its next anti-entropy pass.
-                if stale {
-                    isolated.push(v.member.name.clone());
-                }
-            }
-        }
-        let peers: Vec<(String, String)> = views
-            .iter()
-            .filter_map(|v| {
-                let id = v.member.node_id.as_ref()?;
-                Some((
-                    v.member.name.clone(),
-                    format!("{id}@{}", v.rpc_address.as_ref()?),
-                ))
-            })
-            .collect();
-        for name in &isolated {
-            let Some(host) = views
-                .iter()
-                .find(|v| &v.member.name == name)
-                .and_then(|v| v.rpc_address.as_deref())
-                .and_then(|a| a.rsplit_once(':'))
-                .map(|(h, _)| h.to_owned())
-            else {
-                continue;
-            };
-            let others: Vec<String> = peers
-                .iter()
-                .filter(|(n, _)| n != name)
-                .map(|(_, p)| p.clone())
-                .collect();
-            rejoin.push((host, others));
-        }
-        plan = Some(layout::plan_layout(&layout::Observed {
-            replication_factor: s.replication_factor,
-            members: layout_members,
-            layout: &read.layout,
-            history: &read.history,
-        }));
-    }
-    GarageFacts {
-        read,
-        error: garage_error,
-        in_layout,
-        connected,
-        reconnect,
-        rejoin,
-        settling,
-        plan,
-    }
-}
-
-/// The drain's step, held while a member's connections are being replaced or a pod
-/// replacement is in flight.
-fn hold_removal(o: &Observed, removal: removal::Removal, settling: &[String]) -> removal::Removal {
-    // A member Garage still sees at its previous address holds every layout change, the
-    // drain's role removal included.
-    let mut removal = removal;
-    if !settling.is_empty()
-        && let Some(Step::RemoveRole { .. }) = removal.step
-    {
-        removal.step = Some(Step::Wait {
-            reason: reason::REASON_WAITING_FOR_CLUSTER_HEALTH,
-            message: format!(
-                "{} restarted recently; the role removal waits until Garage has replaced its connections",
-                settling.join(", ")
-            ),
-        });
-    }
-    // A pod replacement in flight finishes before a new drain starts.
-    if o.cluster
-        .status
-        .as_ref()
-        .is_some_and(|st| st.storage_rollout.is_some() && st.storage_drain.is_none())
-        && let Some(Step::Record(_)) = removal.step
-    {
-        removal.step = Some(Step::Wait {
-            reason: reason::REASON_WAITING_FOR_STORAGE_ROLLOUT,
-            message: "a pod is being replaced by the storage rollout; the drain starts after it"
-                .into(),
-        });
-    }
-    removal
-}
-
 /// `StorageVolumeAttributesReady`: the members' `VolumeAttributesClassApplied`, rolled up;
 /// absent when no member's volumes ask for a class. Informational: nothing waits for it.
 fn volume_attributes(o: &Observed) -> Option<Desired> {
@@ -868,73 +623,6 @@ fn volume_attributes(o: &Observed) -> Option<Desired> {
     })
 }
 
-/// Config revisions of the cluster other than `current` that no pod and no StatefulSet or
-/// DaemonSet template mounts. A pool's own revisions (which record its disk layout) go only
-/// once its DaemonSet has fully rolled out, or once the pool, its DaemonSet and its members
-/// are gone.
-fn stale_config_revisions(o: &Observed, current: &[&str], s: &Settings) -> Vec<String> {
-    use k8s_openapi::api::core::v1::PodSpec;
-    let mounted = |spec: Option<&PodSpec>| -> Vec<String> {
-        spec.and_then(|s| s.volumes.as_ref())
-            .into_iter()
-            .flatten()
-            .filter_map(|v| v.config_map.as_ref().map(|c| c.name.clone()))
-            .collect()
-    };
-    let mut used: Vec<String> = o
-        .pods
-        .iter()
-        .flat_map(|p| mounted(p.spec.as_ref()))
-        .collect();
-    used.extend(
-        o.statefulsets
-            .iter()
-            .flat_map(|s| mounted(s.spec.as_ref().and_then(|s| s.template.spec.as_ref()))),
-    );
-    used.extend(
-        o.daemonsets
-            .iter()
-            .flat_map(|d| mounted(d.spec.as_ref().and_then(|s| s.template.spec.as_ref()))),
-    );
-    let prefix = format!("{}-", crate::names::config_base(&s.name));
-    o.config_maps
-        .iter()
-        .filter(|c| {
-            match c
-                .labels()
-                .get(shared_types::keys::label::LABEL_NODE_LOCAL_POOL)
-            {
-                Some(pool) => pool_rolled_out(o, s, pool),
-                None => c.name_any().starts_with(&prefix),
-            }
-        })
-        .map(ResourceExt::name_any)
-        .filter(|n| !current.contains(&n.as_str()) && !used.contains(n))
-        .collect()
-}
-
-/// True when pool `pool`'s DaemonSet has observed its current generation and every pod it
-/// schedules is updated and available, or when the pool is no longer declared and neither
-/// its DaemonSet nor a member is left.
-fn pool_rolled_out(o: &Observed, s: &Settings, pool: &str) -> bool {
-    let ds_name = crate::desired::pool::daemonset_name(&s.name, pool);
-    let ds = o.daemonsets.iter().find(|d| d.name_any() == ds_name);
-    if !s.pools.iter().any(|p| p.name == pool) {
-        let members = o
-            .pool_members
-            .iter()
-            .any(|gn| gn.spec.node_local_pool_name.as_deref() == Some(pool));
-        return ds.is_none() && !members;
-    }
-    ds.filter(|d| d.metadata.deletion_timestamp.is_none())
-        .and_then(|d| Some((d.metadata.generation, d.status.as_ref()?)))
-        .is_some_and(|(generation, st)| {
-            st.observed_generation == generation
-                && st.updated_number_scheduled == Some(st.desired_number_scheduled)
-                && st.number_available == Some(st.desired_number_scheduled)
-        })
-}
-
 /// Which pool members hold their desired role in the committed layout, and whether the
 /// layout is settled with every member placed (the add-before-remove gate for retirements).
 fn pool_placement(o: &Observed, views: &[MemberView]) -> (BTreeMap<String, bool>, bool) {
@@ -975,11 +663,6 @@ fn pool_placement(o: &Observed, views: &[MemberView]) -> (BTreeMap<String, bool>
     (map, settled && views.iter().all(placed))
 }
 
-/// How long after a member's pod starts (when it already holds a role) layout changes wait:
-/// four failed pings 15 s apart and the ping timeout before Garage drops the dead
-/// connection, then its reconnection, with slack.
-pub const RECONNECT_GRACE: Duration = Duration::from_secs(150);
-
 /// The condition a cluster whose settings cannot be used reports; nothing else happens.
 pub fn refuse(
     o: &Observed,
@@ -1001,7 +684,7 @@ pub fn refuse(
     (status, wanted, t.resync)
 }
 
-fn hold_reason(r: HoldReason) -> &'static str {
+pub(super) fn hold_reason(r: HoldReason) -> &'static str {
     match r {
         HoldReason::ForeignStagedChanges => reason::REASON_FOREIGN_STAGED_CHANGES,
         HoldReason::IdentityCollision => reason::REASON_IDENTITY_COLLISION,

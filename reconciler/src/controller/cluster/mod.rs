@@ -7,13 +7,16 @@
 pub mod act;
 pub mod credentials;
 pub mod decide;
+mod garage_facts;
 pub mod members;
 pub mod observe;
 pub mod pool_act;
 pub mod pools;
+mod readiness;
 pub mod recovery;
 pub mod removal;
 pub mod rollout;
+mod stale_configs;
 pub mod status;
 pub mod teardown;
 
