@@ -74,6 +74,7 @@ mod buckets;
 mod chaos;
 mod data_paths;
 mod drain;
+mod grants;
 mod lost;
 mod membership;
 mod pool_disks;
