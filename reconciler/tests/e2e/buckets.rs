@@ -498,9 +498,10 @@ async fn rotate_admin_token(w: &World<'_>) -> anyhow::Result<()> {
     let keys: Api<GarageKey> = Api::namespaced(client.clone(), ns());
     let probe = json!({"metadata": {"name": "after-rotation"}, "spec": {"clusterRef": {"name": crate::NAME}}});
     create::<GarageKey>(&client, probe).await?;
-    wait(
+    // Generous: the other sites' drains and rollouts load the same two cores at this point.
+    let made = wait(
         "a key made after the rotation Ready",
-        Duration::from_secs(90),
+        Duration::from_secs(180),
         || async {
             let k = keys.get("after-rotation").await?;
             Ok(ready(
@@ -508,7 +509,15 @@ async fn rotate_admin_token(w: &World<'_>) -> anyhow::Result<()> {
             ))
         },
     )
-    .await?;
+    .await;
+    if let Err(e) = made {
+        let k = keys.get("after-rotation").await?;
+        return Err(anyhow!(
+            "{e:#}; its finalizers {:?}, status {}",
+            k.metadata.finalizers,
+            serde_json::to_string(&k.status)?
+        ));
+    }
     println!(
         "buckets: the cluster moved to the GarageAdminToken's token: pinned into immutable copy {copy}, every pod replaced one at a time onto it, the token Ready, every object read back with it ({:.1}s)",
         t.elapsed().as_secs_f64()

@@ -79,6 +79,7 @@ mod lost;
 mod membership;
 mod pool_disks;
 mod pools;
+mod reconciler_log;
 mod replication;
 mod rollout;
 mod support;
@@ -204,13 +205,22 @@ impl<'a> World<'a> {
     /// Aborts the in-process reconciler, as a crash would.
     async fn stop_reconciler(&self) {
         let mut r = self.rec.lock().await;
-        r.handle.abort();
-        let _ = (&mut r.handle).await;
+        if !r.handle.is_finished() {
+            r.handle.abort();
+            let _ = (&mut r.handle).await;
+        }
     }
 
-    /// Starts a new reconciler in place of the stopped one.
+    /// Starts a new reconciler in place of the stopped one. Sites restart it on their own
+    /// schedules: a reconciler another site started in the meantime is aborted too, or its
+    /// dropped handle would leave it running beside this one.
     async fn start_reconciler(&self) {
-        *self.rec.lock().await = start_reconciler(&self.client, &self.metrics);
+        let mut r = self.rec.lock().await;
+        if !r.handle.is_finished() {
+            r.handle.abort();
+            let _ = (&mut r.handle).await;
+        }
+        *r = start_reconciler(&self.client, &self.metrics);
     }
 }
 
@@ -239,15 +249,11 @@ fn start_reconciler(client: &Client, metrics: &Arc<Metrics>) -> Reconciler {
     }
 }
 
+/// The in-process reconciler's log at info level, in the local cluster's directory: a failed
+/// site prints its own namespaces' last lines from it.
+const RECONCILER_LOG: &str = "reconciler.log";
+
 async fn run() -> anyhow::Result<()> {
-    // Failed passes are logged (to stderr, shown when the test fails).
-    let _ = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("reconciler=warn")),
-        )
-        .try_init();
     Tool::Garage.require()?;
     let begin = Instant::now();
     let mut cluster = LocalCluster::start(localcluster::Options {
@@ -258,6 +264,7 @@ async fn run() -> anyhow::Result<()> {
         ..localcluster::Options::default()
     })
     .await?;
+    reconciler_log::init(&cluster.dir().join(RECONCILER_LOG))?;
     let client = cluster.client().await?;
     let mut options = kubesim::Options::new(
         cluster.dir().join("kubesim"),
@@ -307,6 +314,7 @@ async fn scenario(
             )
             .await?;
     }
+    let reconciler_log = cluster.dir().join(RECONCILER_LOG);
     let webhook = support::start_webhook(client, "127.0.0.1:0".parse()?).await?;
     let base = format!("https://127.0.0.1:{}", webhook.local_addr().port());
     SITE.scope(NS_A, support::install_registrations(client, &base))
@@ -395,6 +403,14 @@ async fn scenario(
         for (site, r) in [("A", &ra), ("B", &rb), ("C", &rc), ("D", &rd), ("E", &re)] {
             if let Err(e) = r {
                 println!("site {site} FAILED: {e:#}");
+                let namespaces: &[&str] = match site {
+                    "A" => &[NS_A],
+                    "B" => &[NS_B],
+                    "C" => &[NS_C],
+                    "D" => &[NS_D, NS_D_PATHS, buckets::APPS_NS, NS_P],
+                    _ => &[NS_E],
+                };
+                reconciler_log::print(&reconciler_log, namespaces);
             }
         }
         ra.map_err(|e| e.context("site A"))?;
