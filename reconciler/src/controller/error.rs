@@ -39,6 +39,9 @@ pub enum Error {
     /// Local I/O (the random source).
     #[error("local I/O: {0}")]
     Io(#[from] std::io::Error),
+    /// The pass did not finish within [`super::Config::pass_timeout`]; it was stopped.
+    #[error("the pass did not finish within {0:?}; it was stopped and is tried again")]
+    TimedOut(std::time::Duration),
 }
 
 impl Error {
@@ -54,13 +57,14 @@ impl Error {
             Error::Foreign { .. } => "foreign_object",
             Error::Unsafe(_) => "unsafe",
             Error::Io(_) => "io",
+            Error::TimedOut(_) => "timeout",
         }
     }
 
     /// The condition reason this error is reported under.
     pub fn reason(&self) -> &'static str {
         match self {
-            Error::Kube(_) | Error::Io(_) => reason::REASON_RECONCILE_FAILED,
+            Error::Kube(_) | Error::Io(_) | Error::TimedOut(_) => reason::REASON_RECONCILE_FAILED,
             Error::Garage(_) => reason::REASON_GARAGE_API_ERROR,
             Error::Desired(DesiredError::Unsupported(_)) => reason::REASON_UNSUPPORTED,
             Error::Desired(_) => reason::REASON_VALIDATION_FAILED,

@@ -66,6 +66,10 @@ pub struct Config {
     /// it completes. Garage resyncs delayed blocks after 10 minutes; the default covers that
     /// plus one requeue.
     pub drain_quiet: Duration,
+    /// Longest one pass may run. A pass that has not finished by then is stopped (as a crash
+    /// would stop it: every pass resumes from what it recorded) and tried again, so that one
+    /// request that never returns cannot hold its object, and a controller slot, forever.
+    pub pass_timeout: Duration,
 }
 
 impl Default for Config {
@@ -79,6 +83,7 @@ impl Default for Config {
             default_garage_image: None,
             namespaces: Vec::new(),
             drain_quiet: Duration::from_secs(670),
+            pass_timeout: Duration::from_secs(300),
         }
     }
 }
@@ -235,7 +240,7 @@ async fn run_scope(
             |c, e, x| error_policy(cluster::CONTROLLER, c, e, x),
             ctx.clone(),
         )
-        .for_each(|_| futures::future::ready(()));
+        .for_each(drain_controller(cluster::CONTROLLER));
     let nodes = Controller::new(
         scoped::<GarageNode>(&client, ns),
         watcher::Config::default(),
@@ -287,7 +292,7 @@ async fn run_scope(
             |n, e, x| error_policy(node::CONTROLLER, n, e, x),
             ctx,
         )
-        .for_each(|_| futures::future::ready(()));
+        .for_each(drain_controller(node::CONTROLLER));
     tokio::join!(clusters, nodes);
 }
 
@@ -296,6 +301,27 @@ impl std::fmt::Debug for Context {
         f.debug_struct("Context")
             .field("config", &self.config)
             .finish_non_exhaustive()
+    }
+}
+
+/// Consumes a controller's stream, logging what error_policy does not see: a watch or list
+/// that failed (the controller retries it with back-off, but until then its objects are not
+/// seen to change) and the runner's own failures. Failed passes are logged by error_policy.
+fn drain_controller<T, R: std::fmt::Display, Q: std::fmt::Display>(
+    controller: &'static str,
+) -> impl FnMut(Result<T, kube::runtime::controller::Error<R, Q>>) -> futures::future::Ready<()> {
+    use kube::runtime::controller::Error as E;
+    move |result| {
+        match result {
+            Err(E::QueueError(e)) => {
+                tracing::warn!(controller, error = %e, "watch failed; retrying");
+            }
+            Err(E::RunnerError(e)) => {
+                tracing::warn!(controller, error = %e, "controller runner failed");
+            }
+            _ => {}
+        }
+        futures::future::ready(())
     }
 }
 
@@ -318,11 +344,16 @@ where
         name = %object.name_any(),
     );
     let start = Instant::now();
+    let object_name = object.name_any();
+    let object_namespace = object.namespace().unwrap_or_default();
     // A panic in one pass is that pass's failure, retried with back-off like any other; it
     // must not end the controller (and with it every other object's reconciliation).
-    let result = std::panic::AssertUnwindSafe(reconcile(object, ctx.clone()).instrument(span))
-        .catch_unwind()
+    let limit = ctx.config.pass_timeout;
+    let pass = std::panic::AssertUnwindSafe(reconcile(object, ctx.clone()).instrument(span))
+        .catch_unwind();
+    let result = tokio::time::timeout(limit, pass)
         .await
+        .unwrap_or(Ok(Err(Error::TimedOut(limit))))
         .unwrap_or_else(|panic| {
             let what = panic
                 .downcast_ref::<&str>()
@@ -331,9 +362,22 @@ where
                 .unwrap_or_default();
             Err(Error::Unsafe(format!("the pass panicked: {what}")))
         });
-    ctx.metrics.reconciled(controller, start.elapsed());
+    let took = start.elapsed();
+    ctx.metrics.reconciled(controller, took);
+    if took >= SLOW_PASS {
+        tracing::info!(
+            controller,
+            object = %object_name,
+            namespace = %object_namespace,
+            seconds = took.as_secs_f64(),
+            "slow pass"
+        );
+    }
     result
 }
+
+/// A pass at least this long is logged: it holds one of its controller's few slots.
+const SLOW_PASS: Duration = Duration::from_secs(10);
 
 fn error_policy<K: ResourceExt>(
     controller: &'static str,
@@ -364,13 +408,13 @@ mod panic_tests {
 
     use super::*;
 
-    #[tokio::test]
-    async fn a_panicking_pass_is_a_failed_pass() {
+    /// A context with `config` and no API server behind it, and an object to pass.
+    fn offline(config: Config) -> (Arc<Context>, Arc<ConfigMap>) {
         let client =
             Client::try_from(kube::Config::new("http://127.0.0.1:9".parse().unwrap())).unwrap();
         let ctx = Arc::new(Context {
             client: client.clone(),
-            config: Config::default(),
+            config,
             metrics: Arc::new(Metrics::default()),
             events: Events::new(client),
             gate_evidence: pool::probe::EvidenceCache::default(),
@@ -380,7 +424,33 @@ mod panic_tests {
             "metadata": {"name": "x", "namespace": "ns"}
         }))
         .unwrap();
-        let result = instrumented("test", Arc::new(cm), ctx, |_, _| async {
+        (ctx, Arc::new(cm))
+    }
+
+    #[tokio::test]
+    async fn a_pass_that_never_returns_is_stopped_and_failed() {
+        let (ctx, cm) = offline(Config {
+            pass_timeout: Duration::from_millis(50),
+            ..Config::default()
+        });
+        let result = instrumented("test", cm, ctx.clone(), |_, _| {
+            std::future::pending::<Result<Action, Error>>()
+        })
+        .await;
+        match result {
+            Err(e @ Error::TimedOut(_)) => {
+                assert_eq!(e.metric_label(), "timeout");
+                let action = error_policy("test", Arc::new(ConfigMap::default()), &e, ctx);
+                assert_eq!(action, Action::requeue(Config::default().error_requeue));
+            }
+            other => panic!("expected the pass to time out, got {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_panicking_pass_is_a_failed_pass() {
+        let (ctx, cm) = offline(Config::default());
+        let result = instrumented("test", cm, ctx, |_, _| async {
             panic!("boom");
             #[allow(unreachable_code)]
             Ok(Action::await_change())

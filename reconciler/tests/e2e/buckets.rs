@@ -702,7 +702,7 @@ async fn cleanup(w: &World<'_>, endpoint: &str) -> anyhow::Result<()> {
     }
     wait(
         "every bucket and key gone",
-        Duration::from_secs(120),
+        Duration::from_secs(180),
         || async {
             let mut left = 0;
             for n in [ns(), APPS_NS] {

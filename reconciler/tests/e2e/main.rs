@@ -237,6 +237,8 @@ fn start_reconciler(client: &Client, metrics: &Arc<Metrics>) -> Reconciler {
         admin_timeout: Duration::from_secs(5),
         // Long enough to see a changing counter twice, short enough for a test.
         drain_quiet: Duration::from_secs(5),
+        // Well above any pass on two loaded cores; a pass stuck longer is stopped and retried.
+        pass_timeout: Duration::from_secs(60),
         ..controller::Config::default()
     };
     Reconciler {

@@ -25,7 +25,9 @@ pub(crate) fn init(file: &Path) -> anyhow::Result<()> {
     let to_file = tracing_subscriber::fmt::layer()
         .with_ansi(false)
         .with_writer(std::sync::Mutex::new(out))
-        .with_filter(EnvFilter::new("reconciler=info"));
+        .with_filter(EnvFilter::new(
+            "reconciler=info,kube_runtime=warn,kube_client=warn",
+        ));
     let _ = tracing_subscriber::registry()
         .with(stderr)
         .with(to_file)

@@ -388,6 +388,19 @@ pub async fn run(
         buckets: controllers.iter().map(|(_, b)| b.store()).collect(),
         namespaces: scopes.clone(),
     });
+    let started = std::time::Instant::now();
+    let complete = {
+        let stores = stores.clone();
+        async move {
+            stores.ready().await;
+            // Every key and bucket pass waits for this: when it is slow, so are they.
+            tracing::info!(
+                scopes = stores.namespaces.len(),
+                seconds = started.elapsed().as_secs_f64(),
+                "the key and bucket lists of every watched namespace are complete"
+            );
+        }
+    };
     let mut passes = Vec::new();
     for ((keys, buckets), namespace) in controllers.into_iter().zip(&scopes) {
         let ns = namespace.as_deref();
@@ -425,7 +438,7 @@ pub async fn run(
                 |k, e, x| error_policy(key::CONTROLLER, k, e, x),
                 ctx.clone(),
             )
-            .for_each(|_| futures::future::ready(()));
+            .for_each(super::drain_controller(key::CONTROLLER));
         let buckets = buckets
             .graceful_shutdown_on(stopped())
             .run(
@@ -441,7 +454,7 @@ pub async fn run(
                 |b, e, x| error_policy(bucket::CONTROLLER, b, e, x),
                 ctx.clone(),
             )
-            .for_each(|_| futures::future::ready(()));
+            .for_each(super::drain_controller(bucket::CONTROLLER));
         let tokens = Controller::new(
             scoped::<GarageAdminToken>(&client, ns),
             watcher::Config::default(),
@@ -463,7 +476,7 @@ pub async fn run(
             |t, e, x| error_policy(admin_token::CONTROLLER, t, e, x),
             ctx.clone(),
         )
-        .for_each(|_| futures::future::ready(()));
+        .for_each(super::drain_controller(admin_token::CONTROLLER));
         let grants = Controller::new(
             scoped::<GarageReferenceGrant>(&client, ns),
             watcher::Config::default(),
@@ -481,12 +494,12 @@ pub async fn run(
             |g, e, x| error_policy(reference_grant::CONTROLLER, g, e, x),
             ctx.clone(),
         )
-        .for_each(|_| futures::future::ready(()));
+        .for_each(super::drain_controller(reference_grant::CONTROLLER));
         passes.push(async move {
             tokio::join!(keys, buckets, tokens, grants);
         });
     }
-    futures::future::join_all(passes).await;
+    tokio::join!(futures::future::join_all(passes), complete);
 }
 
 /// The keys a bucket event concerns: those it declares, and those declaring it by reference.
