@@ -10,11 +10,13 @@
 pub mod config;
 pub mod data_dirs;
 pub mod disk_layout;
+pub mod hostpath_claim;
 pub mod labels;
 pub mod nodes;
 pub mod pdb;
 pub mod pool;
 pub mod quantity;
+pub mod rpc_address;
 pub mod secrets;
 pub mod services;
 pub mod statefulset;
@@ -104,6 +106,9 @@ pub struct Settings {
     pub rpc_timeout: Duration,
     /// Node-local pools (`spec.storage.nodeLocalPools`), as declared.
     pub pools: Vec<NodeLocalPoolSpec>,
+    /// `spec.network.rpcPublicAddrSubnet`: a pool member whose Pod IP lies in it publishes
+    /// that IP in its `rpc-address:` tag (when its pool has no address template).
+    pub rpc_public_addr_subnet: Option<rpc_address::Subnet>,
 }
 
 /// Garage's RPC timeout when the cluster sets none.
@@ -169,14 +174,20 @@ impl Settings {
             .ok_or(DesiredError::Unsupported("a cluster without spec.storage"))?;
         let pools = storage.node_local_pools.clone().unwrap_or_default();
         for pool in &pools {
-            if pool
+            if let Some(template) = pool
                 .network
                 .as_ref()
-                .is_some_and(|n| n.rpc_public_addr_template.is_some())
+                .and_then(|n| n.rpc_public_addr_template.as_deref())
+                && !template.contains(rpc_address::NODE_NAME)
             {
-                return Err(DesiredError::Unsupported(
-                    "spec.storage.nodeLocalPools[].network.rpcPublicAddrTemplate",
-                ));
+                return Err(DesiredError::Invalid {
+                    field: "spec.storage.nodeLocalPools[].network.rpcPublicAddrTemplate",
+                    message: format!(
+                        "pool {}: {template:?} must contain {} so that each Node gets its own address",
+                        pool.name,
+                        rpc_address::NODE_NAME
+                    ),
+                });
             }
             // Exactly one of the single data HostPath and the list of data paths.
             if pool.data.is_some() == data_dirs::pool_data_dirs(pool)?.is_some() {
@@ -218,6 +229,20 @@ impl Settings {
             Some(ConsistencyMode::Dangerous) => "dangerous",
         };
         let network = spec.network.as_ref();
+        let rpc_public_addr_subnet = match network
+            .and_then(|n| n.rpc_public_addr_subnet.as_deref())
+            .filter(|t| !t.trim().is_empty())
+        {
+            None => None,
+            Some(text) => {
+                Some(
+                    rpc_address::Subnet::parse(text).ok_or_else(|| DesiredError::Invalid {
+                        field: "spec.network.rpcPublicAddrSubnet",
+                        message: format!("{text:?} is not a CIDR block such as 10.42.0.0/16"),
+                    })?,
+                )
+            }
+        };
         let rpc_port = port(
             "spec.network.rpcBindPort",
             network.and_then(|n| n.rpc_bind_address.as_deref()),
@@ -287,6 +312,7 @@ impl Settings {
             data_dirs,
             rpc_timeout,
             pools,
+            rpc_public_addr_subnet,
         })
     }
 }

@@ -84,14 +84,15 @@ pub fn node_id_key(s: &Settings, pool: &str) -> String {
 }
 
 /// True when `key` is an activation label of any pool of the cluster `namespace/name` with
-/// `uid`, or an identity record of any pool of `namespace/name`: what whole-store teardown
-/// removes from Nodes.
+/// `uid`, or an identity record or HostPath claim of any pool of `namespace/name`: what
+/// whole-store teardown removes from Nodes.
 pub fn is_binding_key(namespace: &str, name: &str, uid: &str, key: &str) -> bool {
     let activation = activation_label(&digest16(&format!("{namespace}/{name}/{uid}")), "");
     let record = node_id_annotation(&digest16(&format!("{namespace}/{name}")), "");
     let record_prefix = record.strip_suffix(SUFFIX_NODE_ID).unwrap_or(&record);
     (key.starts_with(&activation) && !key.ends_with(SUFFIX_NODE_ID))
         || (key.starts_with(record_prefix) && key.ends_with(SUFFIX_NODE_ID))
+        || super::hostpath_claim::is_claim_of(namespace, name, key)
 }
 
 /// Labels of everything that belongs to `pool` (DaemonSet selector, pods, GarageNodes).

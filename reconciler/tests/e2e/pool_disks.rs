@@ -11,7 +11,8 @@
 //! every object reads back. Removing a path is refused by admission and restarts nothing; a
 //! disk-layout record that disagrees with the DaemonSet's mounts (as an out-of-band edit would
 //! leave it) stops the pool with `DiskLayoutChangeBlocked` until it is restored. Destroy leaves
-//! none of this cluster's keys on the Nodes and no DaemonSet.
+//! none of this cluster's keys on the Nodes and no DaemonSet. The pool's
+//! `network.rpcPublicAddrTemplate` puts each member's own address in its `rpc-address:` tag.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -28,7 +29,9 @@ use serde_json::json;
 use shared_types::conditions::cluster::{
     CONDITION_NODE_LOCAL_POOLS_READY, CONDITION_STORAGE_ROLLOUT_READY,
 };
-use shared_types::conditions::reason::REASON_DISK_LAYOUT_CHANGE_BLOCKED;
+use shared_types::conditions::reason::{
+    REASON_DIRECT_NODE_LOCAL_POOL_MOVE_BLOCKED, REASON_DISK_LAYOUT_CHANGE_BLOCKED,
+};
 use shared_types::garage_cluster::v1beta2::GarageCluster;
 use shared_types::keys::annotation::ANNOTATION_STORAGE_DISK_LAYOUT;
 use shared_types::keys::label::{LABEL_CLUSTER, LABEL_NODE_LOCAL_POOL};
@@ -52,6 +55,12 @@ const MARKER: &str = ".garage-volume-id";
 const DAEMONSET: &str = "garage-storage-disks";
 /// The admin token Secret the pool requires, named as the shared Admin API helpers read it.
 const ADMIN_SECRET: &str = "garage-admin-token";
+/// The second pool of the direct-move step, its Node label and the Node moved to it.
+const SECOND: &str = "second";
+const SECOND_LABEL: &str = "e2e-p/pool2";
+const MOVED: &str = "n4";
+/// Each member's routed RPC name, published in its `rpc-address:` layout tag.
+const RPC_TEMPLATE: &str = "{nodeName}.disks.e2e.test:3901";
 
 fn metadata_dir() -> String {
     format!("{ROOT}/metadata")
@@ -116,6 +125,7 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
         },
     )
     .await?;
+    rpc_addresses_published(&admin).await?;
     create_e2e_bucket(&admin).await?;
     write_checksummed(w, &admin, &via).await?;
     read_back_via(w, NODES[1]).await?;
@@ -138,6 +148,27 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
     removal_refused(w, &sets).await?;
     tampered_record_stops_the_pool(w, &sets).await?;
 
+    let ids = node_ids(&w.gns).await?;
+    destroy_and_check(w, &nodes).await?;
+    recreate_over_kept_disks(w, &ids).await?;
+    direct_move_blocked(w, &nodes).await?;
+    destroy_and_check(w, &nodes).await?;
+    nodes
+        .patch(
+            MOVED,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"labels": {SECOND_LABEL: null}}})),
+        )
+        .await?;
+    Api::<Secret>::namespaced(w.client.clone(), ns())
+        .delete(ADMIN_SECRET, &DeleteParams::default())
+        .await?;
+    Ok(())
+}
+
+/// Destroy: none of this cluster's keys stay on the Nodes, its DaemonSet goes, and every
+/// HostPath keeps its data.
+async fn destroy_and_check(w: &mut World<'_>, nodes: &Api<Node>) -> anyhow::Result<()> {
     let t = Instant::now();
     let uid = w.clusters.get(NAME).await?.metadata.uid.unwrap_or_default();
     let kept = format!("Secret/{ADMIN_SECRET}");
@@ -156,6 +187,7 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
             "{node} still carries {left:?} after Destroy"
         );
     }
+    let sets: Api<DaemonSet> = Api::namespaced(w.client.clone(), ns());
     ensure!(
         sets.get_opt(DAEMONSET).await?.is_none(),
         "{DAEMONSET} is still there after Destroy"
@@ -169,13 +201,176 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
             "{node}'s metadata HostPath lost node_key: HostPath data is never deleted"
         );
     }
-    Api::<Secret>::namespaced(w.client.clone(), ns())
-        .delete(ADMIN_SECRET, &DeleteParams::default())
-        .await?;
     println!(
         "pool disks: Destroy left none of this cluster's keys on {NODES:?}, no DaemonSet, and every HostPath's data ({:.1}s)",
         t.elapsed().as_secs_f64()
     );
+    Ok(())
+}
+
+/// Cold recovery: the same cluster created again over the disks Destroy kept. The Nodes have
+/// no identity records any more (Destroy removed them) and no GarageNode exists, but each
+/// disk still holds its node_key and Garage's layout: every member comes back as the identity
+/// it had, none as a second role, and every object reads back.
+async fn recreate_over_kept_disks(
+    w: &mut World<'_>,
+    before: &BTreeMap<String, String>,
+) -> anyhow::Result<()> {
+    let t = Instant::now();
+    // The disks as they were last rolled out: a path Garage still reads must be mounted.
+    create_pool_cluster(w, three_disks()).await?;
+    wait_condition(
+        &w.clusters,
+        CONDITION_NODE_LOCAL_POOLS_READY,
+        "True",
+        None,
+        Duration::from_secs(300),
+    )
+    .await?;
+    wait_ready(&w.clusters, Duration::from_secs(120)).await?;
+    let after = node_ids(&w.gns).await?;
+    ensure!(
+        &after == before,
+        "identities after recreation {after:?}, before {before:?}"
+    );
+    let via = pool_pod(&w.pods, NODES[0]).await?.name_any();
+    let admin = admin_client_at(&w.client, w.sim, &via).await?;
+    let layout = admin.layout().await?;
+    let mut role_ids: Vec<String> = layout.roles.iter().map(|r| r.id.to_string()).collect();
+    role_ids.sort();
+    let mut ids: Vec<String> = before.values().cloned().collect();
+    ids.sort();
+    ensure!(
+        role_ids == ids,
+        "layout roles {role_ids:?} after recreation, expected exactly the old identities {ids:?}"
+    );
+    read_back_via(w, NODES[2]).await?;
+    println!(
+        "pool disks: recreated over the kept disks: the same {} identities and no other role, Ready, every object read back ({:.1}s)",
+        after.len(),
+        t.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// A Node moved straight from one pool to another: the new pool gets nothing on it (no
+/// activation label, no pod) while the old pool's member still holds the disk, and the
+/// cluster says `DirectNodeLocalPoolMoveBlocked` naming the Node. The old member stays (its
+/// drain below the replication factor is held).
+async fn direct_move_blocked(w: &World<'_>, nodes: &Api<Node>) -> anyhow::Result<()> {
+    let t = Instant::now();
+    let second_root = "/srv/garage-e2e-p/second";
+    // Disks a wrongly started pod could use, so that the checks below can fail.
+    for dir in ["metadata", "data"] {
+        let path = w.sim.host_path(MOVED, &format!("{second_root}/{dir}"));
+        std::fs::create_dir_all(&path)?;
+        std::fs::File::create(path.join(MARKER))?;
+    }
+    let patch: json_patch::Patch = serde_json::from_value(json!([
+        {"op": "add", "path": "/spec/storage/nodeLocalPools/-", "value": {
+            "name": SECOND,
+            "capacity": "1Gi",
+            "metadata": {"hostPath": format!("{second_root}/metadata"), "hostPathType": "Directory"},
+            "data": {"hostPath": format!("{second_root}/data"), "hostPathType": "Directory"},
+            "selector": {"matchLabels": {SECOND_LABEL: SECOND}},
+        }},
+    ]))?;
+    w.clusters
+        .patch(NAME, &PatchParams::default(), &Patch::<()>::Json(patch))
+        .await
+        .context("adding a second pool")?;
+    nodes
+        .patch(
+            MOVED,
+            &PatchParams::default(),
+            &Patch::Merge(
+                json!({"metadata": {"labels": {POOL_LABEL: null, SECOND_LABEL: SECOND}}}),
+            ),
+        )
+        .await?;
+    wait_condition(
+        &w.clusters,
+        CONDITION_NODE_LOCAL_POOLS_READY,
+        "False",
+        Some(REASON_DIRECT_NODE_LOCAL_POOL_MOVE_BLOCKED),
+        Duration::from_secs(120),
+    )
+    .await?;
+    let c = w.clusters.get(NAME).await?;
+    let message = message_of(&c, CONDITION_NODE_LOCAL_POOLS_READY).unwrap_or_default();
+    ensure!(
+        message.contains(MOVED),
+        "the condition does not name {MOVED}: {message}"
+    );
+    // A while longer: still nothing of the new pool on the Node, the old member still there.
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    let node = nodes.get(MOVED).await?;
+    let second_key = reconciler::desired::pool::activation_key(
+        &reconciler::desired::Settings::from_cluster(&c)?,
+        SECOND,
+    );
+    ensure!(
+        !node.labels().contains_key(&second_key),
+        "{MOVED} got pool {SECOND}'s activation label while pool {POOL} holds it"
+    );
+    let second_pods: Vec<String> = w
+        .pods
+        .list(&ListParams::default().labels(&format!("{LABEL_NODE_LOCAL_POOL}={SECOND}")))
+        .await?
+        .items
+        .iter()
+        .filter(|p| p.spec.as_ref().and_then(|s| s.node_name.as_deref()) == Some(MOVED))
+        .map(|p| p.name_any())
+        .collect();
+    ensure!(
+        second_pods.is_empty(),
+        "pool {SECOND} pods bound to {MOVED}: {second_pods:?}"
+    );
+    ensure!(
+        w.gns
+            .get_opt(&format!("{NAME}-node-local-{POOL}-{MOVED}"))
+            .await?
+            .is_some(),
+        "pool {POOL}'s member on {MOVED} is gone"
+    );
+    println!(
+        "pool disks: {MOVED} moved straight to pool {SECOND}: DirectNodeLocalPoolMoveBlocked naming it, no activation or pod of {SECOND} there, {POOL}'s member kept ({:.1}s)",
+        t.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// Every committed role of the pool carries, last, the `rpc-address:` tag its pool's template
+/// renders for the Kubernetes Node it names.
+async fn rpc_addresses_published(admin: &garage_admin::AdminClient) -> anyhow::Result<()> {
+    let layout = admin.layout().await?;
+    let mut seen = Vec::new();
+    for role in &layout.roles {
+        let node = role
+            .tags
+            .iter()
+            .find_map(|t| t.strip_prefix("kubernetes-node:"))
+            .with_context(|| {
+                format!(
+                    "role {} has no kubernetes-node tag: {:?}",
+                    role.id, role.tags
+                )
+            })?;
+        let want = format!("rpc-address:{}", RPC_TEMPLATE.replace("{nodeName}", node));
+        ensure!(
+            role.tags.last() == Some(&want),
+            "role of {node} has tags {:?}; expected {want} last",
+            role.tags
+        );
+        seen.push(want);
+    }
+    ensure!(
+        seen.len() == NODES.len(),
+        "{} roles in the layout, expected {}",
+        seen.len(),
+        NODES.len()
+    );
+    println!("pool disks: every role publishes its Node's address from the template: {seen:?}");
     Ok(())
 }
 
@@ -203,6 +398,27 @@ async fn create_cluster(w: &World<'_>) -> anyhow::Result<()> {
         .create(&PostParams::default(), &secret)
         .await
         .context("creating the admin token Secret")?;
+    create_pool_cluster(
+        w,
+        json!([
+            {"path": "/data/a", "hostPath": disk("a"), "capacity": "1Gi"},
+            {"path": "/data/b", "hostPath": disk("b"), "capacity": "1Gi"},
+        ]),
+    )
+    .await
+}
+
+/// The disks after the first is retired read-only and a third added.
+fn three_disks() -> serde_json::Value {
+    json!([
+        {"path": "/data/a", "hostPath": disk("a"), "readOnly": true},
+        {"path": "/data/b", "hostPath": disk("b"), "capacity": "1Gi"},
+        {"path": "/data/c", "hostPath": disk("c"), "capacity": "1Gi"},
+    ])
+}
+
+/// The pool-only GarageCluster on `data_paths`.
+async fn create_pool_cluster(w: &World<'_>, data_paths: serde_json::Value) -> anyhow::Result<()> {
     let mut gc = crate::cluster_manifest();
     gc["spec"]["admin"] =
         json!({"adminTokenSecretRef": {"name": ADMIN_SECRET, "key": "admin-token"}});
@@ -213,11 +429,9 @@ async fn create_cluster(w: &World<'_>) -> anyhow::Result<()> {
             "name": POOL,
             "capacity": "1Gi",
             "metadata": {"hostPath": metadata_dir(), "hostPathType": "Directory"},
-            "dataPaths": [
-                {"path": "/data/a", "hostPath": disk("a"), "capacity": "1Gi"},
-                {"path": "/data/b", "hostPath": disk("b"), "capacity": "1Gi"},
-            ],
+            "dataPaths": data_paths,
             "selector": {"matchLabels": {POOL_LABEL: POOL}},
+            "network": {"rpcPublicAddrTemplate": RPC_TEMPLATE},
         }],
     });
     let gc: GarageCluster = serde_json::from_value(gc)?;
@@ -299,11 +513,7 @@ async fn add_disk_and_retire_first(w: &mut World<'_>, sets: &Api<DaemonSet>) -> 
     let sampler = tokio::spawn(sample_down(w.pods.clone(), worst.clone(), stop.clone()));
     let patch = json!([
         {"op": "test", "path": "/spec/storage/nodeLocalPools/0/name", "value": POOL},
-        {"op": "replace", "path": "/spec/storage/nodeLocalPools/0/dataPaths", "value": [
-            {"path": "/data/a", "hostPath": disk("a"), "readOnly": true},
-            {"path": "/data/b", "hostPath": disk("b"), "capacity": "1Gi"},
-            {"path": "/data/c", "hostPath": disk("c"), "capacity": "1Gi"},
-        ]},
+        {"op": "replace", "path": "/spec/storage/nodeLocalPools/0/dataPaths", "value": three_disks()},
     ]);
     let patch: json_patch::Patch = serde_json::from_value(patch)?;
     // Admission may hold a spec change while an earlier one is still being prepared.

@@ -193,13 +193,24 @@ pub(crate) fn condition_in(
 
 /// The reason of condition `type_`.
 pub(crate) fn reason_of(c: &GarageCluster, type_: &str) -> Option<String> {
+    cluster_condition(c, type_).map(|x| x.reason.clone())
+}
+
+/// The message of condition `type_`.
+pub(crate) fn message_of(c: &GarageCluster, type_: &str) -> Option<String> {
+    cluster_condition(c, type_).map(|x| x.message.clone())
+}
+
+fn cluster_condition<'c>(
+    c: &'c GarageCluster,
+    type_: &str,
+) -> Option<&'c k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition> {
     c.status
         .as_ref()?
         .conditions
         .as_ref()?
         .iter()
         .find(|x| x.type_ == type_)
-        .map(|x| x.reason.clone())
 }
 
 pub(crate) async fn wait_ready(

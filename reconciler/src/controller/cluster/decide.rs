@@ -543,6 +543,10 @@ fn pools_and_leavers<'a>(
         in_layout: &pool_in_layout.0,
         topology_ready: pool_in_layout.1,
         foreign_paths: &o.foreign_paths,
+        committed_roles: match &o.garage {
+            GarageView::Read(read) => &read.layout.roles,
+            GarageView::Unavailable(_) => &[],
+        },
     })?;
     extra_nodes.extend(o.pool_members.iter().filter(|gn| {
         pools.retire.contains(&gn.name_any()) && (pools.retire_now || removal::drain_requested(gn))

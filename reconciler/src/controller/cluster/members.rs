@@ -8,7 +8,7 @@ use shared_types::keys::tag;
 
 use crate::controller::garage_access::{is_ready, running_ip};
 use crate::controller::pool::membership;
-use crate::desired::{Settings, data_dirs, nodes, quantity};
+use crate::desired::{Settings, data_dirs, nodes, quantity, rpc_address};
 use crate::garage::NodeId;
 use crate::layout::{self, DesiredRole, Member};
 use crate::names;
@@ -79,6 +79,15 @@ pub fn member(
     if let nodes::NodeShape::Pool { pool, node: host } = &shape {
         tags.push(format!("{}{pool}", tag::TAG_PREFIX_NODE_LOCAL_POOL));
         tags.push(format!("{}{host}", tag::TAG_PREFIX_KUBERNETES_NODE));
+        // Last, after the user's tags: the address peers reconnect to from the layout.
+        if let Some(address) = s
+            .pools
+            .iter()
+            .find(|p| &p.name == pool)
+            .and_then(|p| pool_rpc_address(p, host, node, pod_of(node, pods), s))
+        {
+            tags.push(format!("{}{address}", tag::TAG_PREFIX_RPC_ADDRESS));
+        }
     }
     let capacity = node
         .spec
@@ -147,4 +156,46 @@ pub fn member(
             })
         }
     }
+}
+
+/// The `rpc-address:` a pool member publishes. Its pod's IPs are candidates only while the pod
+/// runs; the address its GarageNode last discovered stays a candidate after, so a pod being
+/// replaced keeps the tag until the replacement has an address of its own.
+fn pool_rpc_address(
+    pool: &shared_types::garage_cluster::v1beta2::NodeLocalPoolSpec,
+    host: &str,
+    node: &GarageNode,
+    pod: Option<&Pod>,
+    s: &Settings,
+) -> Option<String> {
+    let mut ips: Vec<std::net::IpAddr> = Vec::new();
+    if let Some(p) = pod.filter(|p| running_ip(p).is_some()) {
+        let status = p.status.as_ref();
+        let listed = status
+            .and_then(|st| st.pod_ips.as_ref())
+            .into_iter()
+            .flatten()
+            .map(|i| i.ip.clone());
+        ips.extend(
+            status
+                .and_then(|st| st.pod_ip.clone())
+                .into_iter()
+                .chain(listed)
+                .filter_map(|ip| ip.parse::<std::net::IpAddr>().ok()),
+        );
+    }
+    let discovered = node
+        .status
+        .as_ref()
+        .and_then(|st| st.address.as_deref())
+        .and_then(|a| a.rsplit_once(':'))
+        .and_then(|(ip, _)| ip.trim_matches(['[', ']']).parse::<std::net::IpAddr>().ok());
+    ips.extend(discovered);
+    rpc_address::pool_member(
+        pool,
+        host,
+        s.rpc_public_addr_subnet.as_ref(),
+        &ips,
+        s.rpc_port,
+    )
 }

@@ -11,6 +11,7 @@ mod garage_facts;
 pub mod members;
 pub mod observe;
 pub mod pool_act;
+pub mod pool_pins;
 pub mod pools;
 mod readiness;
 pub mod recovery;

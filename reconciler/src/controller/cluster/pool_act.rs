@@ -58,6 +58,17 @@ pub async fn act(
             return Ok(());
         }
     }
+    // Claims first: a Node's disks are spoken for before a pod may mount them.
+    for (node, key, claim) in &plan.claims {
+        patch_node(
+            &nodes,
+            ctx,
+            node,
+            json!({"metadata": {"annotations": {key: claim}}}),
+        )
+        .await?;
+        m.step("pool", "claim_host_paths");
+    }
     // A pool's own config revisions exist before any DaemonSet template names them.
     let cm_api: Api<ConfigMap> = Api::namespaced(ctx.client.clone(), ns);
     for config in &plan.configs {

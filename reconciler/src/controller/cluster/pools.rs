@@ -19,9 +19,11 @@ use shared_types::garage_cluster::v1beta2::{GarageCluster, NodeLocalPoolSpec};
 use shared_types::garage_node::GarageNode;
 use shared_types::keys::label;
 
+use crate::controller::cluster::pool_pins::{self, Pin};
 use crate::controller::conditions::Desired;
 use crate::controller::pool::membership::{self, GateCheck};
 use crate::desired::config::ConfigRevision;
+use crate::desired::hostpath_claim::{self, host_paths};
 use crate::desired::pool::{self as desired_pool, ACTIVE, PoolInputs};
 use crate::desired::secrets::SecretSource;
 use crate::desired::{DesiredError, Settings, disk_layout, nodes};
@@ -68,6 +70,9 @@ pub struct PoolPlan {
     pub create_members: Vec<GarageNode>,
     /// `(Node, annotation key, node ID)` identity records to write.
     pub record_ids: Vec<(String, String, String)>,
+    /// `(Node, annotation key, claim)` HostPath claims to write, before anything that lets a
+    /// pool pod run on the Node.
+    pub claims: Vec<(String, String, String)>,
     /// Members whose Node left their pool (or whose pool was removed), in the order they
     /// leave through the drain transaction.
     pub retire: Vec<String>,
@@ -110,6 +115,9 @@ pub struct PoolFacts<'a> {
     pub topology_ready: bool,
     /// `(who, path)` HostPaths other clusters' pools mount.
     pub foreign_paths: &'a [(String, String)],
+    /// The roles of the committed layout (empty when Garage could not be read): a new member
+    /// whose Node lost its identity record recovers the role tagged for it.
+    pub committed_roles: &'a [garage_admin::LayoutRole],
 }
 
 /// The pools' plan.
@@ -149,6 +157,8 @@ pub fn decide(f: &PoolFacts<'_>) -> Result<PoolPlan, DesiredError> {
     let mut joining: Vec<String> = Vec::new();
     let mut unrepresented = 0usize;
     let mut retiring: Vec<String> = Vec::new();
+    let mut ambiguous: Vec<String> = Vec::new();
+    let mut claim_conflicts: Vec<String> = Vec::new();
 
     let mut path_conflicts: Vec<String> = Vec::new();
     let mut layout_refusals: Vec<String> = Vec::new();
@@ -260,7 +270,40 @@ pub fn decide(f: &PoolFacts<'_>) -> Result<PoolPlan, DesiredError> {
                 joining.push(host.clone());
                 continue;
             }
+            // Another pool's claim on this Node's disks: nothing of this pool runs here.
+            let mine = host_paths(pool);
+            let claim_key = hostpath_claim::key(s, name);
+            let clash = hostpath_claim::others(node, &claim_key)
+                .into_iter()
+                .find(|(_, theirs)| {
+                    theirs.as_ref().is_none_or(|theirs| {
+                        mine.iter().any(|m| theirs.iter().any(|t| overlap(m, t)))
+                    })
+                });
+            if let Some((who, _)) = clash {
+                claim_conflicts.push(format!("pool {name} on {host} overlaps {who}"));
+                continue;
+            }
             if frozen {
+                continue;
+            }
+            // The claim names the disk's identity once it is committed.
+            let committed_id = member
+                .filter(|m| f.in_layout.get(&m.name_any()) == Some(&true))
+                .and_then(|m| m.status.as_ref()?.node_id.clone());
+            let existing = node.annotations().get(&claim_key).map(String::as_str);
+            let claimed = match hostpath_claim::next(s, pool, existing, committed_id.as_deref()) {
+                Ok(Some(value)) => {
+                    plan.claims.push((host.clone(), claim_key.clone(), value));
+                    true
+                }
+                Ok(None) => true,
+                Err(why) => {
+                    claim_conflicts.push(format!("pool {name} on {host}: {why}"));
+                    false
+                }
+            };
+            if !claimed {
                 continue;
             }
             // A draining member keeps what it has; one acknowledged lost must not come back.
@@ -284,6 +327,8 @@ pub fn decide(f: &PoolFacts<'_>) -> Result<PoolPlan, DesiredError> {
                 pool_pods: &pool_pods,
             };
             let member_name = desired_pool::garage_node_name(&s.name, name, host);
+            // The claim covers every path by now: it already did, or it is written before
+            // any release of this pass.
             for pod in pool_pods.iter().filter(|p| {
                 membership::gated(p) && membership::target_node(p).as_deref() == Some(host)
             }) {
@@ -304,14 +349,20 @@ pub fn decide(f: &PoolFacts<'_>) -> Result<PoolPlan, DesiredError> {
                     let record = node
                         .annotations()
                         .get(&desired_pool::node_id_key(s, name))
-                        .cloned();
-                    plan.create_members.push(desired_pool::member_node(
-                        f.cluster,
-                        s,
-                        pool,
-                        host,
-                        record.as_deref(),
-                    )?);
+                        .map(String::as_str);
+                    match pool_pins::pin(s, name, host, record, f.committed_roles) {
+                        Pin::Ambiguous(ids) => {
+                            ambiguous.push(format!("{host} ({})", ids.join(", ")));
+                        }
+                        found => {
+                            let id = match &found {
+                                Pin::To(id) => Some(id.as_str()),
+                                _ => None,
+                            };
+                            plan.create_members
+                                .push(desired_pool::member_node(f.cluster, s, pool, host, id)?);
+                        }
+                    }
                     joining.push(host.clone());
                     unrepresented += 1;
                 }
@@ -399,6 +450,15 @@ pub fn decide(f: &PoolFacts<'_>) -> Result<PoolPlan, DesiredError> {
                 examples(&path_conflicts)
             ),
         )
+    } else if !claim_conflicts.is_empty() {
+        (
+            false,
+            reason::REASON_HOST_PATH_CONFLICT,
+            format!(
+                "{}. A HostPath claim stays on a Node until its pool's member there is gone or its cluster is destroyed; nothing of the claiming pool is started on such a Node. Choose other HostPaths, or remove a claim left by a cluster that is gone from the Node's annotations by hand",
+                examples(&claim_conflicts)
+            ),
+        )
     } else if !layout_refusals.is_empty() {
         (
             false,
@@ -415,6 +475,15 @@ pub fn decide(f: &PoolFacts<'_>) -> Result<PoolPlan, DesiredError> {
             format!(
                 "{}: each reports a Garage node ID another member also reports; they are one identity, not two replicas. Stop the duplicate process and give its Node a unique metadata directory. Pool membership changes are stopped",
                 examples(&collisions)
+            ),
+        )
+    } else if !ambiguous.is_empty() {
+        (
+            false,
+            reason::REASON_IDENTITY_COLLISION,
+            format!(
+                "{}: several committed Garage roles are tagged for the same pool and Node, and the Node has no identity record saying which one its disk holds. No member is created there; remove the roles that are not this disk's (its metadata directory's node_key names the right one)",
+                examples(&ambiguous)
             ),
         )
     } else if too_many {
@@ -498,19 +567,6 @@ pub fn decide(f: &PoolFacts<'_>) -> Result<PoolPlan, DesiredError> {
         message: cap(message),
     });
     Ok(plan)
-}
-
-/// The HostPaths a pool mounts: metadata, then every data path.
-fn host_paths(pool: &NodeLocalPoolSpec) -> Vec<String> {
-    std::iter::once(pool.metadata.host_path.clone())
-        .chain(pool.data.iter().map(|d| d.host_path.clone()))
-        .chain(
-            pool.data_paths
-                .iter()
-                .flatten()
-                .map(|d| d.host_path.clone()),
-        )
-        .collect()
 }
 
 /// Two HostPaths of the pool itself that overlap (metadata and data, or two data paths).

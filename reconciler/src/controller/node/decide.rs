@@ -428,8 +428,8 @@ fn drain_prepared(o: &Observed) -> Option<Desired> {
 }
 
 /// A leaving pool member: its Node loses the pool's activation label and identity record,
-/// which makes the DaemonSet stop its pod; the finalizer goes once the pod is gone. Its
-/// HostPath data stays on the Node.
+/// which makes the DaemonSet stop its pod, then, once the pod is gone, the pool's HostPath
+/// claim; the finalizer goes after that. Its HostPath data stays on the Node.
 fn finalize_pool_member(
     o: &Observed,
     s: &crate::desired::Settings,
@@ -439,10 +439,14 @@ fn finalize_pool_member(
     status: GarageNodeStatus,
     t: &Config,
 ) -> Decision {
-    let keys = [
+    let mut keys = vec![
         crate::desired::pool::activation_key(s, pool),
         crate::desired::pool::node_id_key(s, pool),
     ];
+    // The HostPath claim goes last, once no pod of the member mounts the disks any more.
+    if o.pod.is_none() {
+        keys.push(crate::desired::hostpath_claim::key(s, pool));
+    }
     let bound: Vec<String> = o
         .host
         .as_ref()

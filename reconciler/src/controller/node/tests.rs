@@ -413,3 +413,51 @@ fn a_refused_node_that_never_ran_is_released_at_once() {
     let d = decide(&observed(node, Some(paths)), &timing()).unwrap();
     assert_eq!(d.finalizer, Some(false));
 }
+
+#[test]
+fn a_leaving_pool_member_gives_up_its_hostpath_claim_only_after_its_pod() {
+    use crate::desired::{hostpath_claim, pool as desired_pool};
+    let mut parent = cluster(0);
+    let pool: shared_types::garage_cluster::v1beta2::NodeLocalPoolSpec =
+        serde_json::from_value(serde_json::json!({
+            "name": "local", "capacity": "1Gi",
+            "metadata": {"hostPath": "/m"}, "data": {"hostPath": "/d"},
+            "selector": {"matchLabels": {"pool": "local"}},
+        }))
+        .unwrap();
+    parent.spec.storage.as_mut().unwrap().node_local_pools = Some(vec![pool.clone()]);
+    let s = crate::desired::Settings::from_cluster(&parent).unwrap();
+    let keys = [
+        desired_pool::activation_key(&s, "local"),
+        desired_pool::node_id_key(&s, "local"),
+        hostpath_claim::key(&s, "local"),
+    ];
+    let mut member = desired_pool::member_node(&parent, &s, &pool, "n1", None).unwrap();
+    member.metadata.finalizers = Some(vec![shared_types::keys::finalizer::FINALIZER_NODE.into()]);
+    member.metadata.deletion_timestamp = deleting();
+    parent.metadata.deletion_timestamp = deleting();
+    let mut o = observed(member, Some(parent));
+    o.host = Some(
+        serde_json::from_value(serde_json::json!({"metadata": {"name": "n1",
+            "labels": {keys[0].clone(): "true"},
+            "annotations": {keys[1].clone(): id(1), keys[2].clone(): "{}"}}}))
+        .unwrap(),
+    );
+    o.pod = Some(pod("n1", 7, "ds"));
+    // The pod still runs: activation and record go, the claim stays.
+    let d = decide(&o, &timing()).unwrap();
+    assert_eq!(d.unbind, Some(("n1".into(), keys[..2].to_vec())));
+    assert_eq!(d.finalizer, None);
+    // The pod is gone: the claim goes, and only then the finalizer.
+    o.pod = None;
+    o.host = Some(
+        serde_json::from_value(serde_json::json!({"metadata": {"name": "n1",
+            "annotations": {keys[2].clone(): "{}"}}}))
+        .unwrap(),
+    );
+    let d = decide(&o, &timing()).unwrap();
+    assert_eq!(d.unbind, Some(("n1".into(), vec![keys[2].clone()])));
+    assert_eq!(d.finalizer, None);
+    o.host = Some(serde_json::from_value(serde_json::json!({"metadata": {"name": "n1"}})).unwrap());
+    assert_eq!(decide(&o, &timing()).unwrap().finalizer, Some(false));
+}
