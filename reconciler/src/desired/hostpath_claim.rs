@@ -18,7 +18,7 @@ use shared_types::keys::generated::{
 };
 
 use super::Settings;
-use crate::names;
+use super::pool::digest16;
 
 /// The only claim format this version writes and reads.
 pub const VERSION: u32 = 1;
@@ -40,10 +40,6 @@ pub struct Claim {
     /// The Garage node ID committed for this disk, once known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub garage_node_id: Option<String>,
-}
-
-fn digest16(x: &str) -> String {
-    names::sha256_hex(x.as_bytes())[..16].to_owned()
 }
 
 /// The claim annotation of `pool` of the cluster `s` describes: keyed by namespace and name

@@ -178,14 +178,14 @@ impl Settings {
                 .network
                 .as_ref()
                 .and_then(|n| n.rpc_public_addr_template.as_deref())
-                && !template.contains(rpc_address::NODE_NAME)
+                && !template.contains(shared_types::garage_cluster::v1beta2::RPC_TEMPLATE_NODE_NAME)
             {
                 return Err(DesiredError::Invalid {
                     field: "spec.storage.nodeLocalPools[].network.rpcPublicAddrTemplate",
                     message: format!(
                         "pool {}: {template:?} must contain {} so that each Node gets its own address",
                         pool.name,
-                        rpc_address::NODE_NAME
+                        shared_types::garage_cluster::v1beta2::RPC_TEMPLATE_NODE_NAME
                     ),
                 });
             }

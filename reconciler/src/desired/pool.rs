@@ -61,7 +61,8 @@ pub fn node_label_value(node: &str) -> String {
     names::bounded(node, 63)
 }
 
-fn digest16(x: &str) -> String {
+/// The first 16 hex digits of the SHA-256 of `x`: the cluster and pool parts of Node keys.
+pub(crate) fn digest16(x: &str) -> String {
     names::sha256_hex(x.as_bytes())[..16].to_owned()
 }
 

@@ -7,10 +7,7 @@
 
 use std::net::IpAddr;
 
-use shared_types::garage_cluster::v1beta2::NodeLocalPoolSpec;
-
-/// The placeholder of `rpcPublicAddrTemplate`.
-pub const NODE_NAME: &str = "{nodeName}";
+use shared_types::garage_cluster::v1beta2::{NodeLocalPoolSpec, RPC_TEMPLATE_NODE_NAME};
 
 /// A CIDR block such as `10.42.0.0/16` or `fd00::/8`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,7 +77,7 @@ pub fn pool_member(
         .and_then(|n| n.rpc_public_addr_template.as_deref())
         .filter(|t| !t.is_empty())
     {
-        return Some(template.replace(NODE_NAME, node));
+        return Some(template.replace(RPC_TEMPLATE_NODE_NAME, node));
     }
     let subnet = subnet?;
     ips.iter()

@@ -350,18 +350,14 @@ pub fn decide(f: &PoolFacts<'_>) -> Result<PoolPlan, DesiredError> {
                         .annotations()
                         .get(&desired_pool::node_id_key(s, name))
                         .map(String::as_str);
+                    let create =
+                        |id: Option<&str>| desired_pool::member_node(f.cluster, s, pool, host, id);
                     match pool_pins::pin(s, name, host, record, f.committed_roles) {
                         Pin::Ambiguous(ids) => {
                             ambiguous.push(format!("{host} ({})", ids.join(", ")));
                         }
-                        found => {
-                            let id = match &found {
-                                Pin::To(id) => Some(id.as_str()),
-                                _ => None,
-                            };
-                            plan.create_members
-                                .push(desired_pool::member_node(f.cluster, s, pool, host, id)?);
-                        }
+                        Pin::Fresh => plan.create_members.push(create(None)?),
+                        Pin::To(id) => plan.create_members.push(create(Some(&id))?),
                     }
                     joining.push(host.clone());
                     unrepresented += 1;

@@ -248,6 +248,10 @@ pub struct NodeLocalDataPath {
     pub read_only: Option<bool>,
 }
 
+/// The placeholder of [`NodeLocalPoolNetwork::rpc_public_addr_template`] that stands for the
+/// Kubernetes Node name.
+pub const RPC_TEMPLATE_NODE_NAME: &str = "{nodeName}";
+
 /// Network settings for the individual members of a node-local pool.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

@@ -8,7 +8,9 @@ use std::collections::BTreeSet;
 use std::net::IpAddr;
 
 use shared_types::garage_cluster::common::LayoutPolicy;
-use shared_types::garage_cluster::v1beta2::{GarageCluster, GarageClusterSpec, NodeLocalPoolSpec};
+use shared_types::garage_cluster::v1beta2::{
+    GarageCluster, GarageClusterSpec, NodeLocalPoolSpec, RPC_TEMPLATE_NODE_NAME,
+};
 use shared_types::garage_node::NodeBacking;
 use shared_types::keys::generated::GENERATED_KEY_PREFIX;
 use shared_types::keys::label::LABEL_STORAGE_GROUP;
@@ -56,7 +58,7 @@ pub fn host_paths(i: usize, pool: &NodeLocalPoolSpec) -> Vec<(String, String)> {
 }
 
 fn check_rpc_template(field: &str, template: &str) -> Option<String> {
-    if !template.contains("{nodeName}") {
+    if !template.contains(RPC_TEMPLATE_NODE_NAME) {
         return Some(format!(
             "{template:?} must contain {{nodeName}} so every Kubernetes Node gets its own RPC address"
         ));
