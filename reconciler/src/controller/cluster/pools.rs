@@ -271,16 +271,8 @@ pub fn decide(f: &PoolFacts<'_>) -> Result<PoolPlan, DesiredError> {
                 continue;
             }
             // Another pool's claim on this Node's disks: nothing of this pool runs here.
-            let mine = host_paths(pool);
             let claim_key = hostpath_claim::key(s, name);
-            let clash = hostpath_claim::others(node, &claim_key)
-                .into_iter()
-                .find(|(_, theirs)| {
-                    theirs.as_ref().is_none_or(|theirs| {
-                        mine.iter().any(|m| theirs.iter().any(|t| overlap(m, t)))
-                    })
-                });
-            if let Some((who, _)) = clash {
+            if let Some(who) = claimed_by_another(node, pool, &claim_key) {
                 claim_conflicts.push(format!("pool {name} on {host} overlaps {who}"));
                 continue;
             }
@@ -292,19 +284,13 @@ pub fn decide(f: &PoolFacts<'_>) -> Result<PoolPlan, DesiredError> {
                 .filter(|m| f.in_layout.get(&m.name_any()) == Some(&true))
                 .and_then(|m| m.status.as_ref()?.node_id.clone());
             let existing = node.annotations().get(&claim_key).map(String::as_str);
-            let claimed = match hostpath_claim::next(s, pool, existing, committed_id.as_deref()) {
-                Ok(Some(value)) => {
-                    plan.claims.push((host.clone(), claim_key.clone(), value));
-                    true
-                }
-                Ok(None) => true,
+            match hostpath_claim::next(s, pool, existing, committed_id.as_deref()) {
+                Ok(Some(value)) => plan.claims.push((host.clone(), claim_key.clone(), value)),
+                Ok(None) => {}
                 Err(why) => {
                     claim_conflicts.push(format!("pool {name} on {host}: {why}"));
-                    false
+                    continue;
                 }
-            };
-            if !claimed {
-                continue;
             }
             // A draining member keeps what it has; one acknowledged lost must not come back.
             let draining =
@@ -563,6 +549,20 @@ pub fn decide(f: &PoolFacts<'_>) -> Result<PoolPlan, DesiredError> {
         message: cap(message),
     });
     Ok(plan)
+}
+
+/// Who else claims a HostPath of `pool` on `node` (any claim but the one keyed `own`), when
+/// some claim overlaps; an unreadable claim overlaps everything.
+fn claimed_by_another(node: &Node, pool: &NodeLocalPoolSpec, own: &str) -> Option<String> {
+    let mine = host_paths(pool);
+    hostpath_claim::others(node, own)
+        .into_iter()
+        .find(|(_, theirs)| {
+            theirs
+                .as_ref()
+                .is_none_or(|theirs| mine.iter().any(|m| theirs.iter().any(|t| overlap(m, t))))
+        })
+        .map(|(who, _)| who)
 }
 
 /// Two HostPaths of the pool itself that overlap (metadata and data, or two data paths).
