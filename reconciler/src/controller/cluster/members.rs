@@ -69,6 +69,7 @@ pub fn member(
     }
     let name = node.name_any();
     let status = node.status.clone().unwrap_or_default();
+    let pod = pod_of(node, pods);
     let mut tags = layout::tags::storage_role_tags(
         &s.name,
         &s.namespace,
@@ -84,7 +85,7 @@ pub fn member(
             .pools
             .iter()
             .find(|p| &p.name == pool)
-            .and_then(|p| pool_rpc_address(p, host, node, pod_of(node, pods), s))
+            .and_then(|p| pool_rpc_address(p, host, node, pod, s))
         {
             tags.push(format!("{}{address}", tag::TAG_PREFIX_RPC_ADDRESS));
         }
@@ -120,7 +121,6 @@ pub fn member(
                 nodes::NodeShape::Pool { pool, .. } => Some(pool.clone()),
                 _ => None,
             };
-            let pod = pod_of(node, pods);
             // An ID counts only while the pod it was read from is the one running now.
             let proven = pod.is_some_and(|p| {
                 p.metadata.uid.is_some() && p.metadata.uid == status.observed_pod_uid
