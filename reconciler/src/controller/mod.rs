@@ -15,6 +15,7 @@ pub mod metrics;
 pub mod node;
 pub mod pool;
 pub mod resources;
+pub mod triggers;
 pub mod write;
 
 #[cfg(test)]
@@ -32,12 +33,13 @@ use kube::core::PartialObjectMeta;
 use kube::runtime::controller::Action;
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::utils::PredicateConfig;
-use kube::runtime::{Controller, WatchStreamExt, predicates, watcher};
+use kube::runtime::{WatchStreamExt, predicates, watcher};
 use kube::{Api, Client, ResourceExt};
 use shared_types::garage_cluster::v1beta2::GarageCluster;
 use shared_types::garage_node::GarageNode;
 use shared_types::keys::label;
 use tracing::Instrument;
+use triggers::OwnsIn as _;
 
 pub use error::Error;
 pub use events::Events;
@@ -192,14 +194,16 @@ async fn run_scope(
         label::LABEL_APP_MANAGED_BY,
         label::value::MANAGED_BY_OPERATOR
     ));
-    let clusters = Controller::new(
+    let clusters = triggers::controller(
         scoped::<GarageCluster>(&client, ns),
         watcher::Config::default(),
     )
     // Generated and user-written members alike: a GarageNode maps to the cluster it names.
-    .watches(
-        scoped::<GarageNode>(&client, ns),
-        watcher::Config::default(),
+    .watches_stream(
+        triggers::touched(
+            scoped::<GarageNode>(&client, ns),
+            watcher::Config::default(),
+        ),
         |gn: GarageNode| {
             // Admission keeps parents in the node's namespace; any other is never ours.
             let ns = gn.namespace().unwrap_or_default();
@@ -207,17 +211,20 @@ async fn run_scope(
                 .then(|| ObjectRef::<GarageCluster>::new(&gn.spec.cluster_ref.name).within(&ns))
         },
     )
-    .owns(scoped::<Service>(&client, ns), managed.clone())
-    .owns(scoped::<ConfigMap>(&client, ns), managed.clone())
-    .owns(scoped::<Secret>(&client, ns), managed.clone())
-    .owns(scoped::<PodDisruptionBudget>(&client, ns), managed.clone())
-    .owns(scoped::<DaemonSet>(&client, ns), managed.clone())
-    .watches(scoped::<Pod>(&client, ns), managed.clone(), |pod: Pod| {
-        let ns = pod.namespace();
-        pod.labels()
-            .get(label::LABEL_CLUSTER)
-            .map(|c| ObjectRef::<GarageCluster>::new(c).within(ns.as_deref().unwrap_or_default()))
-    });
+    .owns_in::<Service>(&client, ns, &managed)
+    .owns_in::<ConfigMap>(&client, ns, &managed)
+    .owns_in::<Secret>(&client, ns, &managed)
+    .owns_in::<PodDisruptionBudget>(&client, ns, &managed)
+    .owns_in::<DaemonSet>(&client, ns, &managed)
+    .watches_stream(
+        triggers::touched(scoped::<Pod>(&client, ns), managed.clone()),
+        |pod: Pod| {
+            let ns = pod.namespace();
+            pod.labels().get(label::LABEL_CLUSTER).map(|c| {
+                ObjectRef::<GarageCluster>::new(c).within(ns.as_deref().unwrap_or_default())
+            })
+        },
+    );
     // Pool membership follows Node labels: a label change looks at every cluster again.
     // Only metadata is watched, and only label changes pass. A namespace-scoped install
     // cannot watch Nodes; its pools follow label changes at the next resync.
@@ -226,6 +233,7 @@ async fn run_scope(
             Api::<PartialObjectMeta<k8s_openapi::api::core::v1::Node>>::all(client.clone()),
             watcher::Config::default(),
         )
+        .default_backoff()
         .applied_objects()
         .predicate_filter(predicates::labels, PredicateConfig::default())
         .filter_map(|r| futures::future::ready(r.ok().map(|_| ())));
@@ -241,7 +249,7 @@ async fn run_scope(
             ctx.clone(),
         )
         .for_each(drain_controller(cluster::CONTROLLER));
-    let nodes = Controller::new(
+    let nodes = triggers::controller(
         scoped::<GarageNode>(&client, ns),
         watcher::Config::default(),
     );
@@ -250,9 +258,11 @@ async fn run_scope(
     // writes none.)
     let node_store = nodes.store();
     let nodes = nodes
-        .watches(
-            scoped::<GarageCluster>(&client, ns),
-            watcher::Config::default(),
+        .watches_stream(
+            triggers::touched(
+                scoped::<GarageCluster>(&client, ns),
+                watcher::Config::default(),
+            ),
             move |c: GarageCluster| {
                 let ns = c.namespace().unwrap_or_default();
                 let name = c.name_any();
@@ -268,17 +278,22 @@ async fn run_scope(
                     .collect::<Vec<_>>()
             },
         )
-        .owns(scoped::<StatefulSet>(&client, ns), managed.clone())
-        .watches(scoped::<Pod>(&client, ns), managed, |pod: Pod| {
-            let ns = pod.namespace();
-            pod.labels()
-                .get(label::LABEL_NODE)
-                .map(|n| ObjectRef::<GarageNode>::new(n).within(ns.as_deref().unwrap_or_default()))
-        })
+        .owns_in::<StatefulSet>(&client, ns, &managed)
+        .watches_stream(
+            triggers::touched(scoped::<Pod>(&client, ns), managed),
+            |pod: Pod| {
+                let ns = pod.namespace();
+                pod.labels().get(label::LABEL_NODE).map(|n| {
+                    ObjectRef::<GarageNode>::new(n).within(ns.as_deref().unwrap_or_default())
+                })
+            },
+        )
         // A claim's class and modify status change in the claim alone: its node looks again.
-        .watches(
-            scoped::<PersistentVolumeClaim>(&client, ns),
-            watcher::Config::default().labels(label::LABEL_NODE),
+        .watches_stream(
+            triggers::touched(
+                scoped::<PersistentVolumeClaim>(&client, ns),
+                watcher::Config::default().labels(label::LABEL_NODE),
+            ),
             |pvc: PersistentVolumeClaim| {
                 let ns = pvc.namespace();
                 pvc.labels().get(label::LABEL_NODE).map(|n| {

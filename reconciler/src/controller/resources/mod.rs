@@ -18,7 +18,7 @@ use k8s_openapi::api::core::v1::{Namespace, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::api::ListParams;
 use kube::runtime::reflector::{ObjectRef, Store};
-use kube::runtime::{Controller, watcher};
+use kube::runtime::watcher;
 use kube::{Api, Client, ResourceExt};
 use serde::Serialize;
 use shared_types::common::ClusterReference;
@@ -29,6 +29,7 @@ use shared_types::garage_key::GarageKey;
 use shared_types::garage_reference_grant::GarageReferenceGrant;
 use shared_types::keys::label;
 
+use super::triggers::{self, OwnsIn as _};
 use super::{Context, Error, error_policy, instrumented, scoped};
 
 /// Requeue while a prerequisite (the cluster, a referenced object) is missing.
@@ -373,9 +374,9 @@ pub async fn run(
         .map(|ns| {
             let ns = ns.as_deref();
             let keys =
-                Controller::new(scoped::<GarageKey>(&client, ns), watcher::Config::default())
+                triggers::controller(scoped::<GarageKey>(&client, ns), watcher::Config::default())
                     .with_config(bounded());
-            let buckets = Controller::new(
+            let buckets = triggers::controller(
                 scoped::<GarageBucket>(&client, ns),
                 watcher::Config::default(),
             )
@@ -405,21 +406,25 @@ pub async fn run(
     for ((keys, buckets), namespace) in controllers.into_iter().zip(&scopes) {
         let ns = namespace.as_deref();
         let managed_secrets = watcher::Config::default().labels(label::LABEL_KEY);
-        let mut keys = keys.owns(scoped::<Secret>(&client, ns), managed_secrets);
+        let mut keys = keys.owns_in::<Secret>(&client, ns, &managed_secrets);
         let mut buckets = buckets;
         for other in &scopes {
             // A bucket that gets its ID, or declares a key, changes what the key should hold;
             // a key's declarations change what the bucket should grant.
             let view = stores.clone();
-            keys = keys.watches(
-                scoped::<GarageBucket>(&client, other.as_deref()),
-                watcher::Config::default(),
+            keys = keys.watches_stream(
+                triggers::touched(
+                    scoped::<GarageBucket>(&client, other.as_deref()),
+                    watcher::Config::default(),
+                ),
                 move |b: GarageBucket| keys_of_bucket(&b, &view),
             );
             let view = stores.clone();
-            buckets = buckets.watches(
-                scoped::<GarageKey>(&client, other.as_deref()),
-                watcher::Config::default(),
+            buckets = buckets.watches_stream(
+                triggers::touched(
+                    scoped::<GarageKey>(&client, other.as_deref()),
+                    watcher::Config::default(),
+                ),
                 move |k: GarageKey| buckets_of_key(&k, &view),
             );
         }
@@ -455,13 +460,14 @@ pub async fn run(
                 ctx.clone(),
             )
             .for_each(super::drain_controller(bucket::CONTROLLER));
-        let tokens = Controller::new(
+        let tokens = triggers::controller(
             scoped::<GarageAdminToken>(&client, ns),
             watcher::Config::default(),
         )
-        .owns(
-            scoped::<Secret>(&client, ns),
-            watcher::Config::default().labels(label::LABEL_ADMIN_TOKEN),
+        .owns_in::<Secret>(
+            &client,
+            ns,
+            &watcher::Config::default().labels(label::LABEL_ADMIN_TOKEN),
         )
         .graceful_shutdown_on(stopped())
         .run(
@@ -477,7 +483,7 @@ pub async fn run(
             ctx.clone(),
         )
         .for_each(super::drain_controller(admin_token::CONTROLLER));
-        let grants = Controller::new(
+        let grants = triggers::controller(
             scoped::<GarageReferenceGrant>(&client, ns),
             watcher::Config::default(),
         )
