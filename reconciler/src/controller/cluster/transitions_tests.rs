@@ -1,0 +1,330 @@
+//! Table tests of the GarageCluster decision in the middle of a transition: members restarted
+//! or seen at old addresses, drains and rollouts in flight, one transaction per pass.
+
+use super::*;
+
+/// A converged cluster with a Manual member joining, while Garage still sees member 1 at an
+/// old address; returns the pod of member 1.
+fn seen_at_an_old_address(o: &mut Observed) -> &mut k8s_openapi::api::core::v1::Pod {
+    o.user_nodes.push(manual("manual-a", Some(id(9))));
+    o.pods.push(pod("manual-a", 30, "sts-m"));
+    if let GarageView::Read(r) = &mut o.garage {
+        r.status
+            .nodes
+            .iter_mut()
+            .find(|n| n.id == id(1))
+            .unwrap()
+            .addr = Some("198.18.0.99:3901".into());
+    }
+    o.pods
+        .iter_mut()
+        .find(|p| p.metadata.name.as_deref() == Some("garage-storage-1-0"))
+        .unwrap()
+}
+
+#[test]
+fn a_restarted_member_still_seen_at_its_old_address_holds_layout_changes() {
+    let mut o = converged();
+    let now = o.now;
+    seen_at_an_old_address(&mut o).metadata.creation_timestamp =
+        Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(now));
+    let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
+    assert!(
+        d.layout.is_none(),
+        "no layout change over a stale connection"
+    );
+    assert!(!ready(&d).0);
+    assert_eq!(
+        d.rejoin.iter().map(|(h, _)| h.as_str()).collect::<Vec<_>>(),
+        ["198.18.0.11"],
+        "only the restarted member is asked to dial out"
+    );
+    // Two minutes later the hold ends even if Garage never updates the address.
+    o.now += RECONNECT_GRACE;
+    let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
+    assert!(d.layout.is_some());
+}
+
+#[test]
+fn a_recent_restart_does_not_make_a_converged_cluster_unready() {
+    let mut o = converged();
+    for p in &mut o.pods {
+        p.metadata.creation_timestamp =
+            Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(o.now));
+    }
+    let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
+    assert_eq!(ready(&d), (true, reason::REASON_CLUSTER_READY));
+}
+
+#[test]
+fn an_unreadable_garage_mid_drain_removes_nothing_and_says_so() {
+    let c = cluster(4);
+    let (mut generated, pods) = auto(&c, &[true, true, true, true]);
+    generated.get_mut(&3).unwrap().metadata.annotations = Some(BTreeMap::from([(
+        shared_types::keys::annotation::ANNOTATION_DRAIN.to_string(),
+        "true".to_string(),
+    )]));
+    let o = observed(
+        c,
+        generated,
+        vec![],
+        pods,
+        GarageView::Unavailable("GetClusterStatus: HTTP 500".into()),
+    );
+    let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
+    assert!(d.drain.is_none() && d.delete_nodes.is_empty() && d.layout.is_none());
+    let drain = d
+        .conditions
+        .iter()
+        .find(|c| c.type_ == shared_types::conditions::cluster::CONDITION_STORAGE_DRAIN_READY)
+        .unwrap();
+    assert!(!drain.status);
+    assert_eq!(drain.reason, reason::REASON_GARAGE_API_ERROR);
+    assert!(drain.message.contains("HTTP 500"), "{}", drain.message);
+}
+
+#[test]
+fn whole_site_retirement_is_reported_unsupported_and_removes_nothing() {
+    let mut o = converged();
+    let mut cluster = (*o.cluster).clone();
+    cluster.metadata.annotations = Some(BTreeMap::from([(
+        shared_types::keys::annotation::ANNOTATION_DRAIN.to_string(),
+        "true".to_string(),
+    )]));
+    o.cluster = std::sync::Arc::new(cluster);
+    let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
+    assert!(d.drain.is_none() && d.layout.is_none() && d.delete_nodes.is_empty());
+    let drain = d
+        .conditions
+        .iter()
+        .find(|c| c.type_ == shared_types::conditions::cluster::CONDITION_STORAGE_DRAIN_READY)
+        .unwrap();
+    assert_eq!(
+        (drain.status, drain.reason),
+        (false, reason::REASON_UNSUPPORTED)
+    );
+}
+
+fn with_statefulset_revision(o: &mut Observed, member: &str, revision: &str) {
+    let sts = o
+        .statefulsets
+        .iter_mut()
+        .find(|s| s.name_any() == member)
+        .unwrap();
+    sts.status.as_mut().unwrap().update_revision = Some(revision.into());
+}
+
+#[test]
+fn a_changed_template_rolls_one_pod_recorded_first_and_holds_layout_writers() {
+    let mut o = converged();
+    let s = settings(&o.cluster);
+    with_statefulset_revision(&mut o, "garage-storage-1", "rev-2");
+    with_statefulset_revision(&mut o, "garage-storage-2", "rev-2");
+    let d = decide(&o, &s, &timing()).unwrap();
+    let Some(crate::machine::rollout::Step::Record(r)) = &d.rollout else {
+        panic!("expected a rollout record, got {:?}", d.rollout);
+    };
+    assert_eq!(r.garage_node_name.as_deref(), Some("garage-storage-1"));
+    assert_eq!(r.previous_pod_uid.as_deref(), Some("pod-garage-storage-1"));
+    let rollout = d
+        .conditions
+        .iter()
+        .find(|c| c.type_ == shared_types::conditions::cluster::CONDITION_STORAGE_ROLLOUT_READY)
+        .unwrap();
+    assert_eq!(
+        (rollout.status, rollout.reason),
+        (false, reason::REASON_STORAGE_ROLLING_OUT)
+    );
+    // With the record written, the next pass deletes exactly that pod, and nothing else of
+    // the layout moves meanwhile.
+    let mut c = (*o.cluster).clone();
+    c.status.get_or_insert_default().storage_rollout = Some((**r).clone());
+    o.cluster = Arc::new(c);
+    let d = decide(&o, &s, &timing()).unwrap();
+    assert_eq!(
+        d.rollout,
+        Some(crate::machine::rollout::Step::DeletePod {
+            name: "garage-storage-1-0".into(),
+            uid: "pod-garage-storage-1".into()
+        })
+    );
+    assert!(d.layout.is_none());
+}
+
+#[test]
+fn old_config_revisions_go_only_once_the_rollout_converged_and_nothing_mounts_them() {
+    let mut o = converged();
+    let s = settings(&o.cluster);
+    let cm = |name: &str| -> k8s_openapi::api::core::v1::ConfigMap {
+        serde_json::from_value(serde_json::json!({"metadata": {"name": name}})).unwrap()
+    };
+    let revision = crate::desired::config::revision(&o.cluster, &s).unwrap();
+    let current = revision.name;
+    let hash16 = revision.revision[..16].to_owned();
+    o.config_maps = vec![cm(&current), cm("garage-config-000000000000"), cm("other")];
+    let d = decide(&o, &s, &timing()).unwrap();
+    assert_eq!(
+        d.prune_configs,
+        vec!["garage-config-000000000000".to_owned()]
+    );
+    // A template that still mounts it keeps it.
+    let mut kept = o.statefulsets[0].clone();
+    kept.spec = Some(serde_json::from_value(serde_json::json!({
+        "selector": {}, "serviceName": "x",
+        "template": {
+            "metadata": {"annotations": {shared_types::keys::annotation::ANNOTATION_CONFIG_HASH: &hash16}},
+            "spec": {"containers": [], "volumes": [
+                {"name": "config", "configMap": {"name": "garage-config-000000000000"}},
+                {"name": "admin-token", "secret": {"secretName": "garage-admin-token"}},
+            ]},
+        },
+    })).unwrap());
+    o.statefulsets[0] = kept;
+    assert!(decide(&o, &s, &timing()).unwrap().prune_configs.is_empty());
+    // While pods still run an old revision, nothing is pruned.
+    let mut o = converged();
+    o.config_maps = vec![cm("garage-config-000000000000")];
+    with_statefulset_revision(&mut o, "garage-storage-0", "rev-2");
+    assert!(decide(&o, &s, &timing()).unwrap().prune_configs.is_empty());
+}
+
+#[test]
+fn a_node_that_shares_its_id_with_another_is_never_drained() {
+    // As in the drain test above, but the fourth member reports the third member's ID (a
+    // copied metadata directory): removing that role would take it from the third too.
+    let c = cluster(4);
+    let (mut generated, pods) = auto(&c, &[true, true, true, true]);
+    generated.get_mut(&3).unwrap().metadata.annotations = Some(BTreeMap::from([(
+        shared_types::keys::annotation::ANNOTATION_DRAIN.to_string(),
+        "true".to_string(),
+    )]));
+    let copied = generated[&2].status.clone();
+    generated.get_mut(&3).unwrap().status = copied;
+    let roles: Vec<_> = (0..3u8)
+        .map(|n| auto_role(&format!("garage-storage-{n}"), &id(n)))
+        .collect();
+    let ids = [id(0), id(1), id(2)];
+    let up: Vec<&NodeId> = ids.iter().collect();
+    let o = observed(
+        c,
+        generated,
+        vec![],
+        pods,
+        read(layout(1, &roles, &[]), &up, true),
+    );
+    let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
+    assert!(d.drain.is_none(), "nothing is drained: {:?}", d.drain);
+    let drain = d
+        .conditions
+        .iter()
+        .find(|c| c.type_ == shared_types::conditions::cluster::CONDITION_STORAGE_DRAIN_READY)
+        .unwrap();
+    assert_eq!(
+        (drain.status, drain.reason),
+        (false, reason::REASON_IDENTITY_COLLISION)
+    );
+}
+
+#[test]
+fn a_spec_change_not_yet_rendered_into_every_workload_is_not_converged() {
+    // The cluster's new spec has not reached garage-storage-1 yet (its rendered hash is the
+    // old one): its StatefulSet still shows the old revision, which must not count as current.
+    let mut o = converged();
+    let s = settings(&o.cluster);
+    o.generated
+        .get_mut(&1)
+        .unwrap()
+        .metadata
+        .annotations
+        .get_or_insert_default()
+        .insert(
+            shared_types::keys::annotation::ANNOTATION_RENDERED_HASH.into(),
+            "from-an-older-spec".into(),
+        );
+    let d = decide(&o, &s, &timing()).unwrap();
+    let rollout = d
+        .conditions
+        .iter()
+        .find(|c| c.type_ == shared_types::conditions::cluster::CONDITION_STORAGE_ROLLOUT_READY)
+        .unwrap();
+    assert!(!rollout.status, "{}", rollout.message);
+    assert!(
+        rollout.message.contains("garage-storage-1"),
+        "{}",
+        rollout.message
+    );
+    assert!(
+        d.rollout.is_none(),
+        "nothing is replaced before the workload is rendered"
+    );
+}
+
+/// What a pass starts: a layout change, a drain (its intent record), a pod replacement (its
+/// rollout record).
+fn started(d: &Decision) -> (bool, bool, bool) {
+    (
+        d.layout.is_some(),
+        matches!(d.drain, Some(crate::machine::drain::Step::Record(_))),
+        matches!(d.rollout, Some(crate::machine::rollout::Step::Record(_))),
+    )
+}
+
+#[test]
+fn a_pass_starts_one_transaction_at_most() {
+    // A drain asked for and a changed template at once: the second member's StatefulSet
+    // wants a new revision.
+    let mut o = fourth_asks_to_drain();
+    with_statefulset_revision(&mut o, "garage-storage-1", "rev-2");
+    let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
+    assert_eq!(started(&d), (false, true, false), "the drain starts alone");
+
+    // A drifted role and a changed template at once.
+    let mut o = converged();
+    if let GarageView::Read(r) = &mut o.garage {
+        let mut roles: Vec<_> = (0..3u8)
+            .map(|n| auto_role(&format!("garage-storage-{n}"), &id(n)))
+            .collect();
+        roles[0]["zone"] = "elsewhere".into();
+        r.layout = layout(1, &roles, &[]);
+    }
+    with_statefulset_revision(&mut o, "garage-storage-1", "rev-2");
+    let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
+    assert_eq!(
+        started(&d),
+        (true, false, false),
+        "the layout change goes alone"
+    );
+    let rollout = d
+        .conditions
+        .iter()
+        .find(|c| c.type_ == shared_types::conditions::cluster::CONDITION_STORAGE_ROLLOUT_READY)
+        .unwrap();
+    assert_eq!(rollout.reason, reason::REASON_STORAGE_ROLLOUT_WAITING);
+}
+
+#[test]
+fn the_reconnect_grace_follows_the_api_servers_clock_not_the_nodes() {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+    use k8s_openapi::jiff::SignedDuration;
+    // Created just now, on a Node whose clock is an hour behind or ahead: still held.
+    for skew in [-3600, 3600] {
+        let mut o = converged();
+        let now = o.now;
+        let p = seen_at_an_old_address(&mut o);
+        p.metadata.creation_timestamp = Some(Time(now));
+        p.status.as_mut().unwrap().start_time = Some(Time(now + SignedDuration::from_secs(skew)));
+        let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
+        assert!(d.layout.is_none(), "skew {skew}: a fresh pod held nothing");
+    }
+    // Created long ago, though its Node's clock says it started just now: nothing to wait for.
+    let mut o = converged();
+    let now = o.now;
+    let p = seen_at_an_old_address(&mut o);
+    p.metadata.creation_timestamp = Some(Time(now - RECONNECT_GRACE * 2));
+    p.status.as_mut().unwrap().start_time = Some(Time(now));
+    let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
+    assert!(
+        d.layout.is_some(),
+        "an old pod's skewed start time held the layout"
+    );
+}
