@@ -320,16 +320,25 @@ impl std::fmt::Debug for Context {
 }
 
 /// Consumes a controller's stream, logging what error_policy does not see: a watch or list
-/// that failed (the controller retries it with back-off, but until then its objects are not
-/// seen to change) and the runner's own failures. Failed passes are logged by error_policy.
+/// that failed (it is retried with its own back-off, but until then its objects are not seen
+/// to change; at most one line per [`triggers::FAILURE_LOG_WINDOW`], counting the others) and
+/// the runner's own failures. Failed passes are logged by error_policy.
 fn drain_controller<T, R: std::fmt::Display, Q: std::fmt::Display>(
     controller: &'static str,
 ) -> impl FnMut(Result<T, kube::runtime::controller::Error<R, Q>>) -> futures::future::Ready<()> {
     use kube::runtime::controller::Error as E;
+    let mut failures = triggers::FailureLog::default();
     move |result| {
         match result {
             Err(E::QueueError(e)) => {
-                tracing::warn!(controller, error = %e, "watch failed; retrying");
+                if let Some(not_logged) = failures.admit(Instant::now()) {
+                    tracing::warn!(
+                        controller,
+                        error = %e,
+                        not_logged,
+                        "watch failed; retrying (not_logged: failures since the last such line)"
+                    );
+                }
             }
             Err(E::RunnerError(e)) => {
                 tracing::warn!(controller, error = %e, "controller runner failed");

@@ -9,7 +9,7 @@
 //! off alone (client-go's per-reflector rule) and the merged stream never pauses, so a watch
 //! that recovers is heard at once whatever the others do.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures::Stream;
 use kube::core::PartialObjectMeta;
@@ -100,5 +100,51 @@ where
         C: std::fmt::Debug + serde::de::DeserializeOwned + Send + Sync + 'static,
     {
         self.owns_stream(touched_metadata::<C>(client, namespace, config.clone()))
+    }
+}
+
+/// How often a controller logs its failed watches. After an API server restart every watch of
+/// every namespace fails at once (hundreds in a second); one line per window, with the count
+/// of those not logged, says the same.
+pub const FAILURE_LOG_WINDOW: Duration = Duration::from_secs(10);
+
+/// The failed watches of one controller, logged at most once per window.
+#[derive(Debug, Default)]
+pub struct FailureLog {
+    last: Option<Instant>,
+    quiet: u64,
+}
+
+impl FailureLog {
+    /// Counts a failure seen at `now`: `Some(n)` when it is to be logged, `n` being the
+    /// failures not logged since the last line; `None` when it is only counted.
+    pub fn admit(&mut self, now: Instant) -> Option<u64> {
+        match self.last {
+            Some(last) if now.duration_since(last) < FAILURE_LOG_WINDOW => {
+                self.quiet += 1;
+                None
+            }
+            _ => {
+                self.last = Some(now);
+                Some(std::mem::take(&mut self.quiet))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_burst_of_failures_is_one_line_per_window_with_the_rest_counted() {
+        let mut log = FailureLog::default();
+        let t = Instant::now();
+        assert_eq!(log.admit(t), Some(0));
+        for ms in [1, 200, 9_999] {
+            assert_eq!(log.admit(t + Duration::from_millis(ms)), None);
+        }
+        assert_eq!(log.admit(t + FAILURE_LOG_WINDOW), Some(3));
+        assert_eq!(log.admit(t + FAILURE_LOG_WINDOW * 3), Some(0));
     }
 }
