@@ -35,7 +35,10 @@
 //!    the proof), its HostPath data is kept and every object
 //!    reads back; a pod whose disk marker is missing never starts; a DaemonSet deleted out of
 //!    band is recreated only after its pods are gone, and a cold restart of every pool pod
-//!    comes back with the same identities; Destroy leaves no operator key on any Node;
+//!    comes back with the same identities; a fourth member's Node (n6) is lost: the member
+//!    is kept until the loss is acknowledged, then fenced, its role removed by hand and
+//!    proven on the destinations, every object read back; Destroy leaves no operator key on
+//!    any Node;
 //! 9. `volumes` (site D, beside the others): VolumeAttributesClass on the claims of a
 //!    3-member cluster: a live data class change reaches every data claim without a restart,
 //!    an infeasible class is reported and recovered, a live unset is refused; then
@@ -57,7 +60,8 @@
 //!
 //! 11. `pool_disks` (site P, after site D's steps): a pool-only cluster on n2..n4 with two
 //!     `dataPaths` writes 200 objects whose blocks land on both disks; a third disk added and
-//!     the first marked readOnly roll the pool pods one at a time (same identities); removing
+//!     the first marked readOnly roll the pool pods one at a time (same identities), and so
+//!     does a change of the pool's pod template; removing
 //!     a disk is refused by admission, a record that disagrees with the mounts by the
 //!     reconciler (`DiskLayoutChangeBlocked`); Destroy leaves none of its keys on the Nodes.
 //!
@@ -107,7 +111,7 @@ const NS_A: &str = "e2e";
 /// Site B, run beside A once A is past its steady-state check: Manual nodes, the lost node,
 /// the Manual drain.
 const NS_B: &str = "e2e-b";
-/// Site C, run beside A and B: a node-local pool on n1..n4.
+/// Site C, run beside A and B: a node-local pool on n1..n4, and on n6 until it is lost.
 const NS_C: &str = "e2e-c";
 /// Site D, run beside the others: VolumeAttributesClass changes on a 3-member cluster.
 const NS_D: &str = "e2e-d";
@@ -127,6 +131,10 @@ const LOST_NODE: &str = "n5";
 const LOST_ZONE: &str = "zone-e";
 /// The taint that keeps every other pod off it.
 const DEDICATED_TAINT: &str = "e2e/dedicated";
+/// The Kubernetes Node site C's pool loses; only that pool tolerates its taint.
+const POOL_LOST_NODE: &str = "n6";
+/// The value of its taint.
+const POOL_LOST_TAINT: &str = "pool-lost";
 
 fn main() -> ExitCode {
     // Debug builds keep the large reconcile futures on the stack.
@@ -287,6 +295,11 @@ async fn run() -> anyhow::Result<()> {
     options = options.node(NodeSpec::new(LOST_NODE).zone(LOST_ZONE).taint(
         DEDICATED_TAINT,
         "lost",
+        "NoSchedule",
+    ));
+    options = options.node(NodeSpec::new(POOL_LOST_NODE).zone("zone-f").taint(
+        DEDICATED_TAINT,
+        POOL_LOST_TAINT,
         "NoSchedule",
     ));
     let sim = KubeSim::start(client.clone(), options).await?;

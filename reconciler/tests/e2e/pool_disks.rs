@@ -8,7 +8,8 @@
 //! directories on every Node. Then a third disk is prepared and added while the first is
 //! marked read-only: the storage rollout replaces the pool pods one at a time (never two down,
 //! same node IDs), each pod's garage.toml lists the three paths, the first `read_only`, and
-//! every object reads back. Removing a path is refused by admission and restarts nothing; a
+//! every object reads back. A change of the pool's pod template (an environment variable)
+//! rolls them the same way. Removing a path is refused by admission and restarts nothing; a
 //! disk-layout record that disagrees with the DaemonSet's mounts (as an out-of-band edit would
 //! leave it) stops the pool with `DiskLayoutChangeBlocked` until it is restored. Destroy leaves
 //! none of this cluster's keys on the Nodes and no DaemonSet. The pool's
@@ -142,6 +143,7 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
     );
 
     add_disk_and_retire_first(w, &sets).await?;
+    template_change(w).await?;
     removal_refused(w, &sets).await?;
     tampered_record_stops_the_pool(w, &sets).await?;
 
@@ -330,18 +332,61 @@ fn check_daemonset(ds: &DaemonSet, disks: &[&str]) -> anyhow::Result<()> {
 async fn add_disk_and_retire_first(w: &mut World<'_>, sets: &Api<DaemonSet>) -> anyhow::Result<()> {
     let t = Instant::now();
     prepare(w, &[disk("c")])?;
-    let before = pods_by_node(&w.pods).await?;
-    let stop = Arc::new(AtomicBool::new(false));
-    let worst = Arc::new(AtomicUsize::new(0));
-    let sampler = tokio::spawn(sample_down(w.pods.clone(), worst.clone(), stop.clone()));
     let patch = json!([
         {"op": "test", "path": "/spec/storage/nodeLocalPools/0/name", "value": POOL},
         {"op": "replace", "path": "/spec/storage/nodeLocalPools/0/dataPaths", "value": three_disks()},
     ]);
+    let (replaced, max_down) =
+        roll_pool(w, "/data/c added and /data/a marked readOnly", patch).await?;
+    check_daemonset(&sets.get(DAEMONSET).await?, &["a", "b", "c"])?;
+    // The garage.toml each pod mounts.
+    let configs: Api<ConfigMap> = Api::namespaced(w.client.clone(), ns());
+    for node in NODES {
+        let name = mounted_config(&pool_pod(&w.pods, node).await?)?;
+        let toml = configs
+            .get(&name)
+            .await?
+            .data
+            .and_then(|d| d.get("garage.toml").cloned())
+            .context("no garage.toml")?;
+        for want in [
+            "{ path = \"/data/a\", read_only = true }",
+            "{ path = \"/data/b\", capacity = \"1073741824\" }",
+            "{ path = \"/data/c\", capacity = \"1073741824\" }",
+        ] {
+            ensure!(
+                toml.contains(want),
+                "{node}'s garage.toml ({name}) lacks {want}:\n{toml}"
+            );
+        }
+    }
+    read_back_via(w, NODES[2]).await?;
+    // The old revision goes once the rollout converged and no pod mounts it; the current one
+    // stays, recording the new disks.
+    let revisions = wait_revisions_pruned(w).await?;
+    println!(
+        "pool disks: /data/c added and /data/a readOnly: {replaced} pool pods replaced one at a time (at most {max_down} not Ready), same node IDs, garage.toml lists /data/a read_only, /data/b and /data/c, every object read back; pool config revisions left: {revisions:?} ({:.1}s)",
+        t.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// Admits `patch` (a JSON patch of the cluster; admission may hold it while an earlier change
+/// is still being prepared) and waits until every pool pod has been replaced and is Ready and
+/// `StorageRolloutReady=True`, sampling that at most one pool pod is down at a time; the node
+/// IDs must not change. Returns how many pods were replaced and the most seen down at once.
+async fn roll_pool(
+    w: &World<'_>,
+    what: &str,
+    patch: serde_json::Value,
+) -> anyhow::Result<(usize, usize)> {
+    let before = pods_by_node(&w.pods).await?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let worst = Arc::new(AtomicUsize::new(0));
+    let sampler = tokio::spawn(sample_down(w.pods.clone(), worst.clone(), stop.clone()));
     let patch: json_patch::Patch = serde_json::from_value(patch)?;
-    // Admission may hold a spec change while an earlier one is still being prepared.
     wait(
-        "/data/c added and /data/a marked readOnly, admitted",
+        &format!("{what}, admitted"),
         Duration::from_secs(180),
         || async {
             w.clusters
@@ -393,43 +438,49 @@ async fn add_disk_and_retire_first(w: &mut World<'_>, sets: &Api<DaemonSet>) -> 
     let max_down = worst.load(Ordering::SeqCst);
     ensure!(
         max_down <= 1,
-        "{max_down} pool pods were not Ready at once during the disk rollout"
+        "{max_down} pool pods were not Ready at once during the rollout ({what})"
     );
     let ids = node_ids(&w.gns).await?;
     ensure!(
         ids == w.ids,
-        "node IDs changed across the disk rollout: {:?} -> {ids:?}",
+        "node IDs changed across the rollout ({what}): {:?} -> {ids:?}",
         w.ids
     );
-    check_daemonset(&sets.get(DAEMONSET).await?, &["a", "b", "c"])?;
-    // The garage.toml each pod mounts.
-    let configs: Api<ConfigMap> = Api::namespaced(w.client.clone(), ns());
+    Ok((before.len(), max_down))
+}
+
+/// A change of the pool's pod template (an environment variable) rolls the pool pods one at
+/// a time like a disk change: same identities, every pod carrying the variable, every object
+/// read back.
+async fn template_change(w: &mut World<'_>) -> anyhow::Result<()> {
+    let t = Instant::now();
+    let patch = json!([
+        {"op": "test", "path": "/spec/storage/nodeLocalPools/0/name", "value": POOL},
+        {"op": "add", "path": "/spec/storage/nodeLocalPools/0/podTemplate",
+         "value": {"env": [{"name": "E2E_POOL_TEMPLATE", "value": "1"}]}},
+    ]);
+    let (replaced, max_down) = roll_pool(w, "an env var in the pool's pod template", patch).await?;
     for node in NODES {
-        let name = mounted_config(&pool_pod(&w.pods, node).await?)?;
-        let toml = configs
-            .get(&name)
-            .await?
-            .data
-            .and_then(|d| d.get("garage.toml").cloned())
-            .context("no garage.toml")?;
-        for want in [
-            "{ path = \"/data/a\", read_only = true }",
-            "{ path = \"/data/b\", capacity = \"1073741824\" }",
-            "{ path = \"/data/c\", capacity = \"1073741824\" }",
-        ] {
-            ensure!(
-                toml.contains(want),
-                "{node}'s garage.toml ({name}) lacks {want}:\n{toml}"
-            );
-        }
+        let pod = pool_pod(&w.pods, node).await?;
+        let env = pod
+            .spec
+            .as_ref()
+            .and_then(|s| {
+                s.containers
+                    .iter()
+                    .find(|c| c.name == reconciler::desired::statefulset::CONTAINER)
+            })
+            .and_then(|c| c.env.clone())
+            .unwrap_or_default();
+        ensure!(
+            env.iter()
+                .any(|e| e.name == "E2E_POOL_TEMPLATE" && e.value.as_deref() == Some("1")),
+            "{node}'s pool pod lacks the new variable"
+        );
     }
-    read_back_via(w, NODES[2]).await?;
-    // The old revision goes once the rollout converged and no pod mounts it; the current one
-    // stays, recording the new disks.
-    let revisions = wait_revisions_pruned(w).await?;
+    read_back_via(w, NODES[0]).await?;
     println!(
-        "pool disks: /data/c added and /data/a readOnly: {} pool pods replaced one at a time (at most {max_down} not Ready), same node IDs, garage.toml lists /data/a read_only, /data/b and /data/c, every object read back; pool config revisions left: {revisions:?} ({:.1}s)",
-        before.len(),
+        "pool disks: pod template change: {replaced} pool pods replaced one at a time (at most {max_down} not Ready), same node IDs, every object read back ({:.1}s)",
         t.elapsed().as_secs_f64()
     );
     Ok(())

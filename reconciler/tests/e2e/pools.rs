@@ -12,7 +12,10 @@
 //! replacement follows the add-before-remove order: n4 joins first; then n1 leaves its pool,
 //! its member drains with its pod running until the proof, the GarageNode, the pod and the
 //! operator's labels on n1 go, the HostPath keeps its data, and every object reads back
-//! byte-identical. Destroy finally leaves no operator key on any Node and no DaemonSet.
+//! byte-identical. n6, tainted for this pool alone, joins and is then lost with its machine:
+//! the member stays until the user acknowledges the loss, is fenced, its role removed by
+//! hand and proven on the destinations, and every object reads back (`pools/lost.rs`).
+//! Destroy finally leaves no operator key on any Node and no DaemonSet.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -38,7 +41,9 @@ use shared_types::keys::generated::{GENERATED_KEY_PREFIX, SUFFIX_NODE_ID};
 use shared_types::keys::label::{LABEL_CLUSTER, LABEL_KUBERNETES_NODE, LABEL_NODE_LOCAL_POOL};
 
 use crate::support::*;
-use crate::{NAME, World, ns};
+use crate::{DEDICATED_TAINT, NAME, POOL_LOST_TAINT, World, ns};
+
+mod lost;
 
 /// The pool.
 const POOL: &str = "local";
@@ -157,6 +162,7 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
     );
 
     cold_restart(w).await?;
+    lost::run(w, &nodes).await?;
     collision(w, &nodes).await?;
 
     // h. Destroy: the user's token Secret stays, nothing of the operator's on any Node.
@@ -216,6 +222,13 @@ async fn create_cluster(w: &World<'_>) -> anyhow::Result<()> {
             "metadata": {"hostPath": METADATA_DIR, "hostPathType": "Directory"},
             "data": {"hostPath": DATA_DIR, "hostPathType": "Directory"},
             "selector": {"matchLabels": {POOL_LABEL: POOL}},
+            // n6, tainted against every other site's pods, is this pool's to lose.
+            "podTemplate": {"tolerations": [{
+                "key": DEDICATED_TAINT,
+                "operator": "Equal",
+                "value": POOL_LOST_TAINT,
+                "effect": "NoSchedule",
+            }]},
         }],
     });
     let gc: GarageCluster = serde_json::from_value(gc)?;

@@ -220,6 +220,16 @@ pub(crate) async fn wait_ready(
     wait_condition(clusters, "Ready", "True", None, timeout).await
 }
 
+/// Waits until `NodeLocalPoolsReady=True`, then `Ready=True`, each within `timeout`.
+pub(crate) async fn wait_pools_ready(
+    clusters: &Api<GarageCluster>,
+    timeout: Duration,
+) -> anyhow::Result<()> {
+    let pools = shared_types::conditions::cluster::CONDITION_NODE_LOCAL_POOLS_READY;
+    wait_condition(clusters, pools, "True", None, timeout).await?;
+    wait_ready(clusters, timeout).await
+}
+
 /// Waits until condition `type_` has `status` (and `reason`, when given) with the status
 /// observed at the current generation; on timeout the error carries the status.
 pub(crate) async fn wait_condition(

@@ -76,15 +76,7 @@ pub(super) async fn recreate_over_kept_disks(
     let t = Instant::now();
     // The disks as they were last rolled out: a path Garage still reads must be mounted.
     create_pool_cluster(w, three_disks()).await?;
-    wait_condition(
-        &w.clusters,
-        CONDITION_NODE_LOCAL_POOLS_READY,
-        "True",
-        None,
-        Duration::from_secs(300),
-    )
-    .await?;
-    wait_ready(&w.clusters, Duration::from_secs(120)).await?;
+    wait_pools_ready(&w.clusters, Duration::from_secs(300)).await?;
     let after = node_ids(&w.gns).await?;
     ensure!(
         &after == before,
