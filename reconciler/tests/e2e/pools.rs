@@ -60,6 +60,10 @@ const DAEMONSET: &str = "garage-storage-local";
 /// The admin token Secret a pool requires (`spec.admin.adminTokenSecretRef`); the name the
 /// generated one would have, so the shared Admin API helpers read it.
 const ADMIN_SECRET: &str = "garage-admin-token";
+/// Where kubesim's Pod IPs come from (RFC 2544's benchmarking range).
+const POD_SUBNET: &str = "198.18.0.0/15";
+/// Garage's RPC port, which the cluster manifest leaves at its default.
+const RPC_PORT: u16 = 3901;
 
 pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
     let t = Instant::now();
@@ -144,6 +148,7 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
     create_e2e_bucket(&admin).await?;
     write_checksummed(w, &admin, &via).await?;
     read_back_via(w, "n2").await?;
+    rpc_addresses_from_subnet(w, &admin).await?;
     println!(
         "pools: {} random objects written and read back ({:.1}s)",
         w.checksummed.len(),
@@ -213,6 +218,8 @@ async fn create_cluster(w: &World<'_>) -> anyhow::Result<()> {
     let mut gc = crate::cluster_manifest();
     gc["spec"]["admin"] =
         json!({"adminTokenSecretRef": {"name": ADMIN_SECRET, "key": "admin-token"}});
+    // No per-pool template: each member publishes its Pod IP inside this subnet.
+    gc["spec"]["network"]["rpcPublicAddrSubnet"] = json!(POD_SUBNET);
     gc["spec"]["storage"] = json!({
         "layoutPolicy": "Manual",
         "replicas": 0,
@@ -561,6 +568,49 @@ async fn collision(w: &World<'_>, nodes: &Api<Node>) -> anyhow::Result<()> {
         "pools: n2's node key copied onto n1: IdentityCollision, no layout write, no member drained ({:.1}s)",
         t.elapsed().as_secs_f64()
     );
+    Ok(())
+}
+
+/// Every role of the layout ends its tags with `rpc-address:<its pool pod's IP>:<RPC port>`,
+/// the Pod IP being inside `spec.network.rpcPublicAddrSubnet`.
+async fn rpc_addresses_from_subnet(
+    w: &World<'_>,
+    admin: &garage_admin::AdminClient,
+) -> anyhow::Result<()> {
+    let last = std::sync::Mutex::new(String::new());
+    let published = wait(
+        "every role tagged with its pod's address",
+        Duration::from_secs(120),
+        || async {
+            let layout = admin.layout().await?;
+            let mut wrong = Vec::new();
+            for role in &layout.roles {
+                let node = role
+                    .tags
+                    .iter()
+                    .find_map(|t| t.strip_prefix("kubernetes-node:"))
+                    .unwrap_or_default();
+                let ip = pool_pod(&w.pods, node)
+                    .await?
+                    .and_then(|p| p.status?.pod_ip)
+                    .unwrap_or_default();
+                let want = format!("rpc-address:{ip}:{RPC_PORT}");
+                if ip.is_empty() || role.tags.last() != Some(&want) {
+                    wrong.push(format!("{node}: {:?}, want {want} last", role.tags));
+                }
+            }
+            if let Ok(mut l) = last.lock() {
+                *l = wrong.join("; ");
+            }
+            Ok(wrong.is_empty() && !layout.roles.is_empty())
+        },
+    )
+    .await;
+    published.with_context(|| {
+        let last = last.lock().map(|l| l.clone()).unwrap_or_default();
+        format!("the layout's tags: {last}")
+    })?;
+    println!("pools: every role publishes its pool pod's IP from {POD_SUBNET}");
     Ok(())
 }
 
