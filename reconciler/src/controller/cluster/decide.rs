@@ -187,6 +187,7 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
     let (plan, layout_change, notes) = layout_write(
         plan,
         &settling,
+        view_behind(o, read).as_deref(),
         drain_recorded || drain_acts || rollout_recorded,
     );
 
@@ -457,14 +458,36 @@ fn auto_slots(
     }
 }
 
-/// The plan as it stands once recently restarted members are waited for, the layout change
-/// of this pass (none while a `transaction` holds the layout), and warnings for holds the
-/// user must resolve.
+/// Why the Garage node this pass reads through cannot be trusted with a layout write: it
+/// reports an older layout version than the cluster was already seen at (a pod that has just
+/// started and not yet joined its peers answers with an empty layout, for one). Writing
+/// through it would stage a layout beside the cluster's instead of after it.
+fn view_behind(o: &Observed, read: Option<&GarageRead>) -> Option<String> {
+    let read = read?;
+    let recorded = o.cluster.status.as_ref()?.layout_version?;
+    let seen = i64::try_from(read.layout.version).unwrap_or(i64::MAX);
+    (seen < recorded).then(|| {
+        format!(
+            "the Garage node answering reports layout version {seen}, but version {recorded} was seen before: it has not caught up with its peers, so no layout change is made through it"
+        )
+    })
+}
+
+/// The plan as it stands once recently restarted members are waited for and a Garage view
+/// that is `behind` the cluster is refused, the layout change of this pass (none while a
+/// `transaction` holds the layout), and warnings for holds the user must resolve.
 fn layout_write(
     mut plan: Option<Plan>,
     settling: &[String],
+    behind: Option<&str>,
     transaction: bool,
 ) -> (Option<Plan>, Option<LayoutChange>, Vec<Note>) {
+    if let (Some(why), Some(Plan::Apply { .. })) = (behind, &plan) {
+        plan = Some(Plan::Hold {
+            reason: HoldReason::HistoryNotSettled,
+            message: why.to_owned(),
+        });
+    }
     if !settling.is_empty() && matches!(plan, Some(Plan::Apply { .. })) {
         plan = Some(Plan::Hold {
             reason: HoldReason::HistoryNotSettled,

@@ -260,6 +260,18 @@ pub fn references(node: &GarageNode, name: &str, ns: &str) -> bool {
     node.spec.cluster_ref.name == name && node.parent_namespace() == ns
 }
 
+/// The answer with the highest layout version, the first among equals.
+fn most_advanced<A>(
+    answers: impl IntoIterator<Item = A>,
+    version: impl Fn(&A) -> u64,
+) -> Option<A> {
+    answers
+        .into_iter()
+        .enumerate()
+        .max_by_key(|(i, a)| (version(a), std::cmp::Reverse(*i)))
+        .map(|(_, a)| a)
+}
+
 async fn read_garage(
     cluster: &GarageCluster,
     s: &Settings,
@@ -279,9 +291,10 @@ async fn read_garage(
             None,
         ));
     };
-    // Every running pod is asked at once, and the first in pod order that answered is used
-    // (the same member each pass while it answers): pods that do not answer (yet) cost one
-    // timeout in all, not one each.
+    // Every running pod is asked at once: pods that do not answer (yet) cost one timeout in
+    // all, not one each. The view used is the most advanced one (highest layout version), the
+    // first in pod order among equals (the same member each pass while it answers): a pod
+    // that has just started answers with an empty layout until it has joined its peers.
     // Each also reports its own health: Garage's view of who is connected is per node.
     let storage_pods: Vec<&Pod> = pods
         .iter()
@@ -318,7 +331,9 @@ async fn read_garage(
             a.as_ref()
                 .is_ok_and(|(_, _, h)| crate::machine::drain::fully_healthy(h.as_ref()))
         });
-    let first = answers.into_iter().find_map(Result::ok);
+    let first = most_advanced(answers.into_iter().flatten(), |(_, status, _)| {
+        status.layout_version
+    });
     if let Some((admin, status, _)) = first {
         let (layout, history) = match (admin.layout().await, admin.layout_history().await) {
             (Ok(l), Ok(h)) => (l, h),
@@ -360,4 +375,18 @@ async fn read_proof(admin: &AdminClient) -> Option<ProofObservation> {
             .map(|(id, list)| (id, list.len()))
             .collect(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::most_advanced;
+
+    #[test]
+    fn the_view_read_is_the_most_advanced_the_first_among_equals() {
+        // (pod, layout version): a fresh pod first in order answers with version 0.
+        let answers = [("fresh", 0), ("a", 5), ("b", 5), ("c", 4)];
+        assert_eq!(most_advanced(answers, |a| a.1), Some(("a", 5)));
+        assert_eq!(most_advanced([("only", 0)], |a| a.1), Some(("only", 0)));
+        assert_eq!(most_advanced(Vec::<(&str, u64)>::new(), |a| a.1), None);
+    }
 }

@@ -53,7 +53,11 @@ pub fn build(i: Inputs<'_>) -> GarageClusterStatus {
         ClusterPhase::Running
     });
     if let Some(r) = i.read {
-        status.layout_version = Some(i64::try_from(r.layout.version).unwrap_or(i64::MAX));
+        let seen = i64::try_from(r.layout.version).unwrap_or(i64::MAX);
+        // A Garage node that has not caught up with the cluster never lowers the version
+        // recorded: the record is what tells its view apart from the cluster's.
+        let recorded = i.current.and_then(|c| c.layout_version).unwrap_or(0);
+        status.layout_version = Some(seen.max(recorded));
     }
     status.nodes = Some(
         i.views

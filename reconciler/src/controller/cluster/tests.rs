@@ -188,6 +188,41 @@ fn bootstrap_applies_every_known_member_in_one_version() {
 }
 
 #[test]
+fn a_garage_node_behind_the_recorded_layout_is_never_written_through() {
+    // The layout was seen at version 2; the node answering now has an empty one, as a pod
+    // that has just started answers before it has joined its peers.
+    let with_recorded = |version: i64| {
+        let mut c = cluster(3);
+        c.status.get_or_insert_with(Default::default).layout_version = Some(version);
+        bootstrapping(c)
+    };
+    let o = with_recorded(2);
+    let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
+    assert!(
+        d.layout.is_none(),
+        "a layout written through a node behind the cluster"
+    );
+    assert_eq!(
+        d.status.layout_version,
+        Some(2),
+        "the recorded version went back"
+    );
+    let held = d
+        .conditions
+        .iter()
+        .find(|c| c.type_ == "LayoutReady" || c.message.contains("has not caught up"));
+    assert!(
+        held.is_some_and(|c| c.message.contains("has not caught up")),
+        "no condition says why: {:?}",
+        d.conditions
+    );
+    // Caught up, the same members plan normally.
+    let o = with_recorded(0);
+    let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
+    assert!(d.layout.is_some_and(|c| c.bootstrap));
+}
+
+#[test]
 fn a_paths_cluster_places_its_summed_capacity_and_refuses_a_single_disk_node_beside_it() {
     let mut o = bootstrapping(crate::desired::test_support::paths_cluster(3));
     let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
