@@ -334,14 +334,14 @@ async fn read_garage(
     let first = most_advanced(answers.into_iter().flatten(), |(_, status, _)| {
         status.layout_version
     });
-    if let Some((admin, status, _)) = first {
+    // Its health was read with its status just above: no second request for it.
+    if let Some((admin, status, health)) = first {
         let (layout, history) = match (admin.layout().await, admin.layout_history().await) {
             (Ok(l), Ok(h)) => (l, h),
             (Err(e), _) | (_, Err(e)) => {
                 return Ok((GarageView::Unavailable(e.to_string()), None, Some(token)));
             }
         };
-        let health = admin.cluster_health().await.ok();
         let read = GarageRead {
             status,
             layout,
