@@ -48,4 +48,7 @@ pub struct Context {
     /// references into selects namespaces by label (RG-CHK step 5). Absent means it does not
     /// exist, which denies a selector grant.
     pub namespaces: Vec<Namespace>,
+    /// What the install allows Garage pods on the Nodes (HostPath roots, privileged
+    /// containers): configuration of the webhook, not an object read.
+    pub host_access: super::host_access::HostAccessPolicy,
 }

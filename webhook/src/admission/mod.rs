@@ -13,6 +13,7 @@ pub mod bucket;
 pub mod cluster;
 mod context;
 pub mod defaults;
+pub mod host_access;
 pub mod key;
 pub mod node;
 pub mod pvc_guard;

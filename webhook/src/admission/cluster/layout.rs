@@ -62,11 +62,7 @@ pub fn warnings(spec: &GarageClusterSpec, verdict: &mut Verdict) {
     if let Some(s) = shape.storage()
         && pdb_unbounded(s.pod_disruption_budget.as_ref())
     {
-        if shape.has_pools() || shape.storage_policy() == LayoutPolicy::Manual {
-            verdict.warn("storage.podDisruptionBudget is enabled without minAvailable or maxUnavailable; defaulting to maxUnavailable=1 across dynamic Manual/node-local membership");
-        } else {
-            verdict.warn("storage.podDisruptionBudget is enabled without minAvailable or maxUnavailable; defaulting to minAvailable=(replicas-1)");
-        }
+        verdict.warn("storage.podDisruptionBudget is enabled without minAvailable or maxUnavailable; defaulting to one storage pod down at a time: minAvailable = (storage members - 1), counting Auto, Manual and node-local pool members alike");
     }
     if let Some(g) = spec.gateway.as_ref() {
         let manual = shape.cluster_policy() == LayoutPolicy::Manual;

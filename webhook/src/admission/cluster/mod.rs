@@ -18,7 +18,9 @@
 //! `docs/compatibility/admission-cluster.md`.
 
 pub mod deletion;
+pub mod disruption;
 pub mod federation;
+pub mod host_access;
 pub mod immutability;
 pub mod layout;
 pub mod legacy;
@@ -49,6 +51,8 @@ mod tests_legacy;
 mod tests_legacy_volumes;
 #[cfg(test)]
 mod tests_pools;
+#[cfg(test)]
+mod tests_host_access;
 #[cfg(test)]
 mod tests_sequencing;
 #[cfg(test)]
@@ -186,6 +190,7 @@ fn shape_rules(
     federation::warnings(c, verdict);
     layout::warnings(spec, verdict);
     network::warnings(spec, verdict);
+    disruption::warnings(spec, verdict);
 }
 
 fn create(new: &GarageCluster, ctx: &Context, verdict: &mut Verdict) {
@@ -193,6 +198,7 @@ fn create(new: &GarageCluster, ctx: &Context, verdict: &mut Verdict) {
     transport::check_budget(None, new, verdict);
     node_local_pools::check_exclusive_paths(new, None, ctx, verdict);
     node_local_pools::check_limits(new, None, ctx, verdict);
+    host_access::check(new, None, ctx, verdict);
 }
 
 fn clean_labels(labels: &mut Option<BTreeMap<String, String>>) {
@@ -328,4 +334,5 @@ fn update(old: &GarageCluster, new: &GarageCluster, ctx: &Context, verdict: &mut
     layout::check_factor(os, new, verdict);
     node_local_pools::check_exclusive_paths(new, Some(os), ctx, verdict);
     node_local_pools::check_limits(new, Some(os), ctx, verdict);
+    host_access::check(new, Some(os), ctx, verdict);
 }

@@ -238,7 +238,7 @@ fn gk_ik_import_key_material() {
         (
             "inline pair",
             import(json!({"accessKeyId": "GK31c2f218a2e44f485b94239e", "secretAccessKey": "s"})),
-            Allow,
+            Warn("use spec.importKey.secretRef instead"),
         ),
         (
             "secretRef in own namespace",

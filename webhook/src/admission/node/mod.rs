@@ -58,6 +58,17 @@ pub fn validate_node(review: Review<'_, GarageNode>, ctx: &Context) -> Verdict {
     if let Err(violation) = result {
         verdict.violations.push(violation);
     }
+    if let (Operation::Create | Operation::Update, Some(new)) = (review.operation, review.new) {
+        crate::admission::host_access::check_container(
+            &ctx.host_access,
+            "spec.containerSecurityContext",
+            new.spec.container_security_context.as_ref(),
+            review
+                .old
+                .and_then(|o| o.spec.container_security_context.as_ref()),
+            &mut verdict,
+        );
+    }
     verdict
 }
 

@@ -95,7 +95,33 @@ pub fn check(node: &GarageNode, warnings: &mut Vec<String>) -> Step {
             "storage.data or storage.dataPaths is required for storage nodes",
         ));
     }
+    empty_dir_warnings(storage, warnings);
     Ok(())
+}
+
+/// An EmptyDir lives and dies with its pod: an eviction (a node drain) or any reschedule
+/// takes that volume's part of the replica with it, which the user should hear at admission
+/// rather than after a drain.
+fn empty_dir_warnings(
+    storage: &shared_types::garage_node::NodeStorageConfig,
+    warnings: &mut Vec<String>,
+) {
+    if storage.metadata.as_ref().is_some_and(is_empty_dir) {
+        warnings.push("spec.storage.metadata is an EmptyDir: an eviction or reschedule of this node's pod (a node drain, for one) loses its metadata and with it the node's identity; the replica comes back as a new node that must be rebuilt from the others. Use a PersistentVolumeClaim (size or existingClaim) to keep it".into());
+    }
+    let data = storage
+        .data
+        .iter()
+        .map(|d| ("spec.storage.data".to_owned(), d));
+    let paths = storage
+        .data_paths
+        .iter()
+        .flatten()
+        .enumerate()
+        .map(|(i, d)| (format!("spec.storage.dataPaths[{i}]"), d));
+    for (field, _) in data.chain(paths).filter(|(_, v)| is_empty_dir(v)) {
+        warnings.push(format!("{field} is an EmptyDir: an eviction or reschedule of this node's pod (a node drain, for one) loses the blocks stored there, and with them this replica of every partition it held until Garage rebuilds it from the others. Use a PersistentVolumeClaim (size or existingClaim) to keep it"));
+    }
 }
 
 /// GN-VS: one volume names exactly one kind of source, with only the fields

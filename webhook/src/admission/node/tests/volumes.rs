@@ -48,12 +48,24 @@ fn volume_shape_table() {
         (
             "EmptyDir without size",
             data(json!({"type": "EmptyDir", "size": null})),
-            Allow,
+            Warn("spec.storage.data is an EmptyDir: an eviction"),
         ),
         (
             "EmptyDir with size",
             data(json!({"type": "EmptyDir", "size": "1Gi"})),
-            Allow,
+            Warn("loses the blocks stored there"),
+        ),
+        (
+            "EmptyDir metadata",
+            metadata(json!({"type": "EmptyDir"})),
+            Warn(
+                "spec.storage.metadata is an EmptyDir: an eviction or reschedule of this node's pod (a node drain, for one) loses its metadata",
+            ),
+        ),
+        (
+            "EmptyDir data path",
+            paths(json!([{"size": "1Gi"}, {"type": "EmptyDir"}])),
+            Warn("spec.storage.dataPaths[1] is an EmptyDir"),
         ),
         (
             "bare data volume",
@@ -531,4 +543,45 @@ fn volume_update_table() {
     for (name, old, new, c, want) in cases {
         check(name, &update(old, new, c), &want);
     }
+}
+
+#[test]
+fn a_garage_node_container_gets_no_privilege() {
+    let c = ctx(vec![cluster()]);
+    let with = |sc: Value| {
+        merge(
+            storage_node(),
+            json!({"spec": {"containerSecurityContext": sc}}),
+        )
+    };
+    let cases: Vec<(&str, Value, Want)> = vec![
+        (
+            "privileged",
+            with(json!({"privileged": true})),
+            DenyWith("HA-PRIV", "garageSecurity.allowPrivileged"),
+        ),
+        (
+            "added capability",
+            with(json!({"capabilities": {"add": ["NET_ADMIN"]}})),
+            DenyWith("HA-PRIV", "NET_ADMIN"),
+        ),
+        (
+            "dropped capabilities",
+            with(json!({"capabilities": {"drop": ["ALL"]}, "readOnlyRootFilesystem": true})),
+            Allow,
+        ),
+    ];
+    for (name, node, want) in cases {
+        check(name, &create(node, &c), &want);
+    }
+    let privileged = with(json!({"privileged": true}));
+    let relabelled = merge(
+        privileged.clone(),
+        json!({"metadata": {"labels": {"team": "x"}}}),
+    );
+    let v = update(privileged, relabelled, &c);
+    assert!(
+        !v.violations.iter().any(|x| x.rule == "HA-PRIV"),
+        "an unchanged context is not judged again: {v:?}"
+    );
 }
