@@ -62,9 +62,19 @@ pub fn headless_service(cluster: &str) -> String {
     format!("{cluster}-headless")
 }
 
-/// Primary API Service (S3, admin, web): `C`.
+/// Primary API Service (S3, web): `C`.
 pub fn api_service(cluster: &str) -> String {
     cluster.to_owned()
+}
+
+/// Admin API Service, always ClusterIP: `C-admin`. The admission webhook keeps cluster names
+/// to 54 characters (for `C-headless`), so this is a valid Service name as it is. It cannot be
+/// another cluster's headless Service nor a GarageNode's RPC Service (those end in
+/// `-headless`, `-rpc` or 16 hex); like `C-headless`, it is the API Service of a cluster named
+/// `C-admin` in the same namespace, which the controller then reports as a foreign object
+/// rather than overwrite.
+pub fn admin_service(cluster: &str) -> String {
+    format!("{cluster}-admin")
 }
 
 /// Storage PodDisruptionBudget: `C`.
@@ -164,10 +174,33 @@ mod tests {
     #[test]
     fn names_follow_the_conventions() {
         assert_eq!(headless_service("g"), "g-headless");
+        assert_eq!(api_service("g"), "g");
+        assert_eq!(admin_service("g"), "g-admin");
         assert_eq!(auto_storage_node("g", 2), "g-storage-2");
         assert_eq!(node_pod("g-storage-2"), "g-storage-2-0");
         assert_eq!(node_rpc_service("g-storage-2"), "g-storage-2-rpc");
         assert_eq!(rpc_secret("g"), "g-rpc-secret");
+    }
+
+    #[test]
+    fn the_admin_service_is_no_other_generated_service() {
+        let names = [
+            "g",
+            "g-admin",
+            "g-rpc",
+            "a",
+            &"n".repeat(54),
+            &"n".repeat(70),
+        ];
+        for c in names {
+            for other in names {
+                let admin = admin_service(c);
+                assert_ne!(admin, headless_service(other), "{c} / {other}");
+                assert_ne!(admin, node_rpc_service(other), "{c} / {other}");
+                assert_ne!(admin, node_rpc_service(&auto_storage_node(other, 0)));
+            }
+        }
+        assert!(is_dns_label(&admin_service(&"n".repeat(54))));
     }
 
     #[test]

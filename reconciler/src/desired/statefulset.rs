@@ -250,7 +250,14 @@ pub fn statefulset(i: NodeInputs<'_>) -> Result<StatefulSet, DesiredError> {
         persistent_volume_claim_retention_policy: Some(
             StatefulSetPersistentVolumeClaimRetentionPolicy {
                 when_deleted: Some(retention_str(retention.and_then(|r| r.when_deleted))),
-                when_scaled: Some(retention_str(retention.and_then(|r| r.when_scaled))),
+                // A fence scales the StatefulSet to zero; with `Delete` the StatefulSet
+                // controller would delete the member's claims then, before the proof that
+                // nothing lives only on them, and even if the machine comes back.
+                when_scaled: Some(if i.fenced {
+                    retention_str(None)
+                } else {
+                    retention_str(retention.and_then(|r| r.when_scaled))
+                }),
             },
         ),
         selector: LabelSelector {

@@ -10,13 +10,21 @@ fn render(c: &GarageCluster) -> StatefulSet {
 
 /// The StatefulSet of `c`'s first Auto node after `change` to that node.
 fn render_with(c: &GarageCluster, change: impl FnOnce(&mut GarageNode)) -> StatefulSet {
+    render_fenced(c, change, false)
+}
+
+fn render_fenced(
+    c: &GarageCluster,
+    change: impl FnOnce(&mut GarageNode),
+    fenced: bool,
+) -> StatefulSet {
     let s = Settings::from_cluster(c).unwrap();
     let mut node = auto_storage_node(c, &s, 0).unwrap();
     node.metadata.uid = Some("node-uid".into());
     change(&mut node);
     let rev = config::revision(c, &s).unwrap();
     statefulset(NodeInputs {
-        fenced: false,
+        fenced,
         cluster: c,
         settings: &s,
         node: &node,
@@ -59,6 +67,31 @@ fn one_replica_on_delete_owned_by_the_node() {
         .as_ref()
         .unwrap();
     assert!(selector.iter().all(|(k, v)| pod_labels.get(k) == Some(v)));
+}
+
+#[test]
+fn a_fence_never_deletes_claims_whatever_when_scaled_says() {
+    use shared_types::garage_cluster::common::{PvcRetention, PvcRetentionPolicy};
+    let mut c = cluster(3);
+    c.spec.storage.as_mut().unwrap().pvc_retention_policy = Some(PvcRetentionPolicy {
+        when_deleted: Some(PvcRetention::Delete),
+        when_scaled: Some(PvcRetention::Delete),
+    });
+    let retention = |sts: StatefulSet| {
+        let spec = sts.spec.unwrap();
+        let r = spec.persistent_volume_claim_retention_policy.unwrap();
+        (spec.replicas, r.when_scaled, r.when_deleted)
+    };
+    // Running: the user's policy as written.
+    assert_eq!(
+        retention(render(&c)),
+        (Some(1), Some("Delete".into()), Some("Delete".into()))
+    );
+    // Fenced: scaled to zero, and the scale-down keeps the claims.
+    assert_eq!(
+        retention(render_fenced(&c, |_| {}, true)),
+        (Some(0), Some("Retain".into()), Some("Delete".into()))
+    );
 }
 
 #[test]

@@ -78,6 +78,7 @@ mod buckets;
 mod chaos;
 mod data_paths;
 mod drain;
+mod evictions;
 mod grants;
 mod lost;
 mod membership;
@@ -382,6 +383,14 @@ async fn scenario(
             bootstrap::ready(&mut b).await?;
             membership::manual_join(&mut b).await?;
             drain::write_objects(&mut b).await?;
+            // 3 Auto + 2 Manual members: the budget lets one storage pod go at a time.
+            evictions::two_at_once(
+                &b,
+                ["garage-storage-0-0".into(), "garage-storage-1-0".into()],
+                5,
+                async || Ok("garage-storage-2-0".to_owned()),
+            )
+            .await?;
             lost::run(&mut b).await?;
             drain::manual(&mut b).await?;
             teardown::run(&mut b).await

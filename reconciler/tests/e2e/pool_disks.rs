@@ -127,6 +127,16 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
     create_e2e_bucket(&admin).await?;
     write_checksummed(w, &admin, &via).await?;
     read_back_via(w, NODES[1]).await?;
+    // A pool-only cluster: its DaemonSet pods are covered by the budget too.
+    let victims = [
+        pool_pod(&w.pods, NODES[0]).await?.name_any(),
+        pool_pod(&w.pods, NODES[1]).await?.name_any(),
+    ];
+    let pods = w.pods.clone();
+    crate::evictions::two_at_once(w, victims, 3, async || {
+        Ok(pool_pod(&pods, NODES[2]).await?.name_any())
+    })
+    .await?;
     let mut counts = Vec::new();
     for node in NODES {
         for d in ["a", "b"] {

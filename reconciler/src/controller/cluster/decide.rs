@@ -117,8 +117,7 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
     let rpc = secrets::rpc_secret_source(cluster, s);
     let admin = secrets::admin_token_source(cluster, s);
     let config = config::revision(cluster, s)?;
-    let services = vec![services::headless(cluster, s)?, services::api(cluster, s)?];
-    let pdb = pdb::storage_pdb(cluster, s)?;
+    let services = services::cluster_services(cluster, s)?;
 
     let update_nodes = o
         .generated
@@ -133,6 +132,9 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         .map(|(_, gn)| gn.name_any())
         .collect();
     let (mut views, unsupported) = member_views(o, s);
+    // Counted before members on their way out are dropped: their pods still run.
+    let planned = views.iter().filter(|v| !v.external).count();
+    let pdb = pdb::storage_pdb(cluster, s, pdb::storage_members(planned, s, &o.pods))?;
     // Under the Manual policy generated members are handed to the user (ejected), never
     // drained: the switch keeps every identity and role.
     let eject: Vec<String> = if s.manual {

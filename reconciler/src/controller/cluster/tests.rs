@@ -150,7 +150,8 @@ fn creation_makes_every_slot_and_the_secrets_at_once() {
         names,
         ["garage-storage-0", "garage-storage-1", "garage-storage-2"]
     );
-    assert_eq!(d.services.len(), 2);
+    let services: Vec<String> = d.services.iter().map(|v| v.name_any()).collect();
+    assert_eq!(services, ["garage-headless", "garage", "garage-admin"]);
     assert!(d.layout.is_none());
     assert_eq!(ready(&d), (false, reason::REASON_NOT_ALL_REPLICAS_READY));
     assert_eq!(d.requeue, Duration::from_millis(500));

@@ -231,7 +231,7 @@ fn render(t: &GarageAdminToken, s: &Settings, token: &str, digest: &str) -> Resu
             ByteString(
                 format!(
                     "http://{}.{}.svc.cluster.local:{}",
-                    crate::names::api_service(&s.name),
+                    crate::names::admin_service(&s.name),
                     s.namespace,
                     s.admin_port
                 )
@@ -371,7 +371,7 @@ mod tests {
         assert_eq!(data["admin-token"].0, b"tok");
         assert_eq!(
             String::from_utf8(data["admin-endpoint"].0.clone()).unwrap(),
-            "http://garage.ns.svc.cluster.local:3903"
+            "http://garage-admin.ns.svc.cluster.local:3903"
         );
         let a = secret.metadata.annotations.unwrap();
         assert_eq!(a[annotation::ANNOTATION_CREDENTIAL_KIND], STATIC_BOOTSTRAP);
