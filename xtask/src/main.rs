@@ -30,7 +30,7 @@ commands:
   crds [--check]   write crds/*.yaml from the Rust types (--check: fail on drift)
   bundle [--check] render dist/install.yaml from the Helm chart (--check: fail on drift)
   fuzz [--seconds N] [--asan] [--stable]  run the fuzz targets (webhook, reconciler, Admin API client) for a bounded time
-  deny             supply-chain checks of the dependency graph (cargo-deny: licenses, bans, sources; advisories when a database is present)
+  deny             supply-chain checks of the dependency graph (cargo-deny: licenses, bans, sources, and advisories against a RustSec database copy)
   test             run every test: formatting, CRD and bundle drift, cargo-deny, lints, workspace tests, fuzzing
   demo             start a local cluster with 3 nodes and the CRDs, until Ctrl-C
   up [--nodes N] [--name NAME] [--no-build]  local cluster, N nodes (default 3) and the operator, until Ctrl-C; prints KUBECONFIG=, NODE and READY lines
