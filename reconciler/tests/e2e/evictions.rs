@@ -105,6 +105,12 @@ pub(crate) async fn two_at_once(
 
     let result = async {
         let ep = EvictParams::default();
+        let before = pdbs.get(NAME).await?;
+        println!(
+            "evictions: budget before: spec {:?}, status {:?}",
+            before.spec.map(|s| (s.min_available, s.max_unavailable)),
+            before.status
+        );
         let (first, second) = tokio::join!(
             w.pods.evict(&victims[0], &ep),
             w.pods.evict(&victims[1], &ep)
@@ -115,11 +121,15 @@ pub(crate) async fn two_at_once(
         let (allowed, held) = match (first.is_ok(), second.is_ok()) {
             (true, false) if refused(&second) => (&victims[0], &victims[1]),
             (false, true) if refused(&first) => (&victims[1], &victims[0]),
-            _ => anyhow::bail!(
+            _ => {
+                let status = pdbs.get(NAME).await.ok().and_then(|p| p.status);
+                println!("evictions: budget after both answered: {status:?}");
+                anyhow::bail!(
                 "evicting {victims:?} at once: expected exactly one allowed and one refused with 429, got {:?} and {:?}",
                 first.map(|_| "allowed"),
                 second.map(|_| "allowed")
-            ),
+            )
+            }
         };
         println!(
             "evictions: {allowed} evicted, {held} refused by the budget ({:.1}s)",
