@@ -1,10 +1,12 @@
 //! The PersistentVolumeClaim finalizer guard (rulebook §2.I, `PVC-*`).
 //!
-//! The operator's reservation and storage-rollout finalizers on a claim are
-//! the barrier that keeps a Garage identity's disk from being released or
-//! re-bound while a replacement is in flight. Anyone may add finalizers or
-//! edit a claim; only the controller's own ServiceAccount may remove these
-//! barriers.
+//! The reservation and storage-rollout finalizers on a claim are the barrier
+//! the Go operator puts in front of a Garage identity's disk while a
+//! replacement is in flight, so it is not released or re-bound meanwhile.
+//! This operator's reconciler does not set them yet; claims of a cluster
+//! taken over from the Go operator may still carry them. Anyone may add
+//! finalizers or edit a claim; only the controller's own ServiceAccount may
+//! remove these barriers.
 
 use super::{Operation, Verdict};
 use k8s_openapi::api::core::v1::PersistentVolumeClaim;

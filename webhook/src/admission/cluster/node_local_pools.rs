@@ -345,12 +345,32 @@ pub fn check_exclusive_paths(
             for (_, opath) in host_paths(oi, op) {
                 for (_, p, f, path) in &all {
                     if is_new(&p.name, path) && overlaps(path, &opath) {
-                        verdict.deny("GC-NLP-OVERLAP", f.clone(), format!("HostPath {path} overlaps {opath} of node-local pool {:?} in GarageCluster {ons}/{oname}; HostPaths must be exclusive to one Garage workload across every namespace, so use a distinct directory", op.name));
+                        verdict.deny("GC-NLP-OVERLAP", f.clone(), overlap_message(path, &opath, &op.name, (ns, ons, oname)));
                     }
                 }
             }
         }
     }
+}
+
+/// The refusal of `path`, which overlaps `other` of pool `pool` in GarageCluster
+/// `other_ns/other_name`. Within one namespace it names them; across namespaces it says only
+/// what kind of conflict it is and how a cluster administrator finds the other side, since
+/// the requester may not be allowed to see another namespace's objects or Node paths.
+fn overlap_message(
+    path: &str,
+    other: &str,
+    pool: &str,
+    (ns, other_ns, other_name): (&str, &str, &str),
+) -> String {
+    if ns == other_ns {
+        return format!(
+            "HostPath {path} overlaps {other} of node-local pool {pool:?} in GarageCluster {other_ns}/{other_name}; HostPaths must be exclusive to one Garage workload across every namespace, so use a distinct directory"
+        );
+    }
+    format!(
+        "HostPath {path} overlaps a HostPath of a node-local pool of a GarageCluster in another namespace; HostPaths must be exclusive to one Garage workload across every namespace, so use a distinct directory. A cluster administrator finds the other pool with `kubectl get garageclusters -A -o yaml` (its nodeLocalPools hostPath contains {path} or lies under it)"
+    )
 }
 
 fn selected_nodes(spec: &GarageClusterSpec, ctx: &Context) -> usize {

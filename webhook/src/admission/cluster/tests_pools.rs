@@ -429,6 +429,20 @@ fn seed_000_exclusive_host_paths_gc_nlp_overlap() {
     let mut disjoint = pool_base();
     disjoint["spec"]["storage"]["nodeLocalPools"][0] = pool("local-700", "/mnt/mine");
     let old_overlap = second("/var/lib/garage/local-700/data/inner");
+    let foreign = create_with(&pool_base(), &ctx).message();
+    assert!(
+        !foreign.contains("elsewhere") && !foreign.contains("\"local-700\""),
+        "a denial names another namespace's cluster: {foreign}"
+    );
+    assert!(foreign.contains("another namespace"), "{foreign}");
+    let mut neighbour = other.clone();
+    neighbour["metadata"]["namespace"] = json!("garage");
+    let local = Context {
+        garage_clusters: vec![gc(&neighbour)],
+        ..Default::default()
+    };
+    let same_ns = create_with(&pool_base(), &local).message();
+    assert!(same_ns.contains("garage/other"), "{same_ns}");
     run(vec![
         ("two pools, disjoint paths", create(&second("/mnt/b")), None),
         (
