@@ -260,6 +260,9 @@ fn start_reconciler(client: &Client, metrics: &Arc<Metrics>) -> Reconciler {
     }
 }
 
+/// The local cluster's kubeconfig, for a step that needs a client of its own.
+static KUBECONFIG: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+
 /// The in-process reconciler's log at info level, in the local cluster's directory: a failed
 /// site prints its own namespaces' last lines from it.
 const RECONCILER_LOG: &str = "reconciler.log";
@@ -276,6 +279,7 @@ async fn run() -> anyhow::Result<()> {
     })
     .await?;
     reconciler_log::init(&cluster.dir().join(RECONCILER_LOG))?;
+    let _ = KUBECONFIG.set(cluster.kubeconfig().to_path_buf());
     let client = cluster.client().await?;
     let mut options = kubesim::Options::new(
         cluster.dir().join("kubesim"),
