@@ -49,7 +49,7 @@ const POOL: &str = "disks";
 const POOL_LABEL: &str = "e2e-p/pool";
 /// The Nodes in the pool.
 const NODES: [&str; 3] = ["n2", "n3", "n4"];
-/// This site's HostPath root (site C's is `/var/lib/garage-e2e`).
+/// This site's HostPath root (site C's is `/var/lib/garage/e2e-c`; both lie under roots admission allows by default).
 const ROOT: &str = "/srv/garage-e2e-p/disks";
 /// The "disk is mounted" marker in every HostPath directory.
 const MARKER: &str = ".garage-volume-id";

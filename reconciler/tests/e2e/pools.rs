@@ -51,8 +51,8 @@ const POOL: &str = "local";
 const POOL_LABEL: &str = "e2e-c/pool";
 /// The Nodes with prepared disks; the first three start in the pool, the fourth replaces n1.
 const NODES: [&str; 4] = ["n1", "n2", "n3", "n4"];
-const METADATA_DIR: &str = "/var/lib/garage-e2e/local/metadata";
-const DATA_DIR: &str = "/var/lib/garage-e2e/local/data";
+const METADATA_DIR: &str = "/var/lib/garage/e2e-c/local/metadata";
+const DATA_DIR: &str = "/var/lib/garage/e2e-c/local/data";
 /// The "disk is mounted" marker in every HostPath directory.
 const MARKER: &str = ".garage-volume-id";
 /// The pool's DaemonSet.

@@ -50,8 +50,8 @@ const DAEMONSET: &str = "pools-storage-local";
 const POOL_LABEL: &str = "bench.garage-operator.dev/pool";
 /// The admin token Secret a pool requires (`spec.admin.adminTokenSecretRef`).
 const ADMIN_SECRET: &str = "pools-admin-token";
-const METADATA_DIR: &str = "/var/lib/garage-bench/local/metadata";
-const DATA_DIR: &str = "/var/lib/garage-bench/local/data";
+const METADATA_DIR: &str = "/var/lib/garage/bench/local/metadata";
+const DATA_DIR: &str = "/var/lib/garage/bench/local/data";
 /// The "disk is mounted" marker every `Directory` HostPath of a pool must contain.
 const MARKER: &str = ".garage-volume-id";
 /// Most Nodes of the pool case: kubesim hands every Node and every pod an address of one /24
