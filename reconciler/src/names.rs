@@ -93,6 +93,14 @@ pub fn admin_token_secret(cluster: &str) -> String {
     format!("{cluster}-admin-token")
 }
 
+/// Operator-generated key-derivation secret: `C-key-derivation`. GarageKeys' S3 material is
+/// derived from it; unlike the RPC secret, no Garage pod mounts it. No other generated Secret
+/// of any cluster ends in `-key-derivation`: the others end in `-rpc-secret`, `-snapshot`,
+/// `-admin-token` or hex digits.
+pub fn key_derivation_secret(cluster: &str) -> String {
+    format!("{cluster}-key-derivation")
+}
+
 /// Base name of the shared config revisions: `C-config`.
 pub fn config_base(cluster: &str) -> String {
     format!("{cluster}-config")
@@ -201,6 +209,40 @@ mod tests {
             }
         }
         assert!(is_dns_label(&admin_service(&"n".repeat(54))));
+    }
+
+    #[test]
+    fn the_key_derivation_secret_is_no_other_generated_secret() {
+        let rev = sha256_hex(b"revision");
+        let names = [
+            "g",
+            "g-key",
+            "g-key-derivation",
+            "g-rpc",
+            "g-credentials",
+            "g-config",
+            "a",
+            &"n".repeat(54),
+            &"n".repeat(300),
+        ];
+        for c in names {
+            let ours = key_derivation_secret(c);
+            for other in names {
+                let generated = [
+                    rpc_secret(other),
+                    rpc_secret_snapshot(other),
+                    admin_token_secret(other),
+                    credentials_snapshot(other, &rev),
+                    config_revision(&config_base(other), &rev),
+                    shared_types::garage_key::import_snapshot_secret_name(other),
+                ];
+                for g in generated {
+                    assert_ne!(ours, g, "{c} / {other}");
+                }
+                assert_eq!(ours == key_derivation_secret(other), c == other);
+            }
+        }
+        assert_eq!(key_derivation_secret("g"), "g-key-derivation");
     }
 
     #[test]

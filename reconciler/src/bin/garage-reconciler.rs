@@ -9,6 +9,7 @@ use anyhow::Context as _;
 use axum::Router;
 use axum::http::{StatusCode, header};
 use axum::routing::get;
+use reconciler::controller::cluster::capacity;
 use reconciler::controller::{self, Metrics};
 use reconciler::leader::{Elector, LeaseConfig, Outcome, Status, Timing};
 use tokio::net::TcpListener;
@@ -48,8 +49,13 @@ async fn run() -> anyhow::Result<()> {
         })?),
         None => defaults.drain_quiet,
     };
+    let storage_capacity_low_percent = match env_value(capacity::LOW_PERCENT_ENV) {
+        Some(v) => capacity::parse_low_percent(&v).map_err(anyhow::Error::msg)?,
+        None => defaults.storage_capacity_low_percent,
+    };
     let config = controller::Config {
         drain_quiet,
+        storage_capacity_low_percent,
         default_garage_image: env_value("GARAGE_DEFAULT_IMAGE"),
         namespaces: env_value("WATCH_NAMESPACES")
             .map(|list| {

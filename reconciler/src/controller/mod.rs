@@ -72,6 +72,11 @@ pub struct Config {
     /// would stop it: every pass resumes from what it recorded) and tried again, so that one
     /// request that never returns cannot hold its object, and a controller slot, forever.
     pub pass_timeout: Duration,
+    /// A storage member whose data or metadata partition has less than this percentage free
+    /// is reported (`StorageCapacityLow`) and holds new drains and new storage rollouts: both
+    /// move data or take a replica away while the disks have little room left. 0 turns the
+    /// check off.
+    pub storage_capacity_low_percent: u8,
 }
 
 impl Default for Config {
@@ -86,6 +91,7 @@ impl Default for Config {
             namespaces: Vec::new(),
             drain_quiet: Duration::from_secs(670),
             pass_timeout: Duration::from_secs(300),
+            storage_capacity_low_percent: cluster::capacity::DEFAULT_LOW_PERCENT,
         }
     }
 }

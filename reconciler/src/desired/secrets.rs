@@ -157,6 +157,39 @@ pub fn rpc_secret(c: &GarageCluster, s: &Settings, value: &str) -> Result<Secret
     )
 }
 
+/// Data key of the key-derivation Secret.
+pub const KEY_DERIVATION_SECRET_KEY: &str = "key-derivation-secret";
+
+/// True for what the key-derivation Secret holds: 64 hex digits (32 bytes), like the RPC
+/// secret.
+pub fn is_valid_key_derivation_secret(value: &str) -> bool {
+    is_valid_rpc_secret(value)
+}
+
+/// The key-derivation Secret `C-key-derivation` holding `value` (64 hex digits from a CSPRNG).
+/// The GarageKey controller derives S3 key material from it and creates it when a key first
+/// needs it; no pod mounts it, so reading a Garage pod's files reveals no key's secret.
+pub fn key_derivation_secret(
+    c: &GarageCluster,
+    s: &Settings,
+    value: &str,
+) -> Result<Secret, DesiredError> {
+    if !is_valid_key_derivation_secret(value) {
+        return Err(DesiredError::Invalid {
+            field: "key-derivation secret",
+            message: "must be 64 hex digits".into(),
+        });
+    }
+    immutable_secret(
+        c,
+        s,
+        names::key_derivation_secret(&s.name),
+        KEY_DERIVATION_SECRET_KEY,
+        value.trim_end().to_ascii_lowercase(),
+        BTreeMap::new(),
+    )
+}
+
 /// The generated static admin token Secret holding `value`.
 pub fn admin_token_secret(
     c: &GarageCluster,
@@ -314,6 +347,55 @@ mod tests {
         let secret = admin_token_secret(&c, &s, "abc123").unwrap();
         assert_eq!(secret.metadata.name.as_deref(), Some("garage-admin-token"));
         assert_eq!(secret.immutable, Some(true));
+    }
+
+    #[test]
+    fn the_key_derivation_secret_is_labelled_owned_and_immutable_like_the_rpc_secret() {
+        let c = cluster(3);
+        let s = Settings::from_cluster(&c).unwrap();
+        let secret = key_derivation_secret(&c, &s, HEX).unwrap();
+        let rpc = rpc_secret(&c, &s, HEX).unwrap();
+        assert_eq!(
+            secret.metadata.name.as_deref(),
+            Some("garage-key-derivation")
+        );
+        assert_eq!(secret.metadata.namespace, rpc.metadata.namespace);
+        assert_eq!(secret.metadata.labels, rpc.metadata.labels);
+        assert_eq!(
+            secret.metadata.owner_references,
+            rpc.metadata.owner_references
+        );
+        assert_eq!(secret.immutable, Some(true));
+        assert_eq!(secret.metadata.annotations, None);
+        let data = secret.data.as_ref().unwrap();
+        assert_eq!(data.len(), 1);
+        assert_eq!(
+            data[KEY_DERIVATION_SECRET_KEY].0,
+            HEX.trim_end().to_ascii_lowercase().as_bytes()
+        );
+        assert!(key_derivation_secret(&c, &s, "abc").is_err());
+    }
+
+    #[test]
+    fn no_garage_pod_mounts_the_key_derivation_secret() {
+        let c = cluster(3);
+        let s = Settings::from_cluster(&c).unwrap();
+        let mut node = crate::desired::nodes::auto_storage_node(&c, &s, 0).unwrap();
+        node.metadata.uid = Some("node-uid".into());
+        let sts =
+            crate::desired::statefulset::statefulset(crate::desired::statefulset::NodeInputs {
+                fenced: false,
+                cluster: &c,
+                settings: &s,
+                node: &node,
+                config: &super::super::config::revision(&c, &s).unwrap(),
+                rpc_secret: &rpc_secret_source(&c, &s),
+                admin_token: &admin_token_source(&c, &s),
+            })
+            .unwrap();
+        let rendered = serde_json::to_string(&sts).unwrap();
+        assert!(rendered.contains(&names::rpc_secret("garage")));
+        assert!(!rendered.contains(&names::key_derivation_secret("garage")));
     }
 
     #[test]

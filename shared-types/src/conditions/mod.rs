@@ -96,6 +96,11 @@ pub mod cluster {
     /// generated `GarageNode`s and edge-gateway claims. Informational: it does not feed `Ready`
     /// or the phase.
     pub const CONDITION_STORAGE_VOLUME_ATTRIBUTES_READY: &str = "StorageVolumeAttributesReady";
+    /// `StorageCapacityLow`: `True` while a storage member's data or metadata partition, as
+    /// Garage reports it, has less free space than the reconciler's threshold; new drains and
+    /// new storage rollouts wait meanwhile. Absent while Garage cannot be read and no shortage
+    /// was known before.
+    pub const CONDITION_STORAGE_CAPACITY_LOW: &str = "StorageCapacityLow";
 }
 
 /// Condition types written by the operator on `GarageNode` objects.

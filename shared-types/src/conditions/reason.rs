@@ -184,6 +184,13 @@ pub const REASON_WAITING_FOR_CLUSTER_HEALTH: &str = "WaitingForClusterHealth";
 /// `UnverifiedPeersBlocked`: external or federated positive-capacity peers exist and the
 /// unverified-peer policy is `Block` (`StorageDrainReady`).
 pub const REASON_UNVERIFIED_PEERS_BLOCKED: &str = "UnverifiedPeersBlocked";
+/// `CapacityLow`: a storage member's data or metadata partition has less free space than the
+/// threshold. Reason of `StorageCapacityLow=True`, and of `StorageDrainReady=False` and
+/// `StorageRolloutReady=False` while a new drain or a new pod replacement waits for it.
+pub const REASON_STORAGE_CAPACITY_LOW: &str = "CapacityLow";
+/// `CapacitySufficient`: every partition Garage reports space for has at least the threshold
+/// free (`StorageCapacityLow=False`).
+pub const REASON_STORAGE_CAPACITY_SUFFICIENT: &str = "CapacitySufficient";
 /// `InProgress`: the legacy StatefulSet migration is still running
 /// (`LegacySTSMigrated=False`).
 pub const REASON_IN_PROGRESS: &str = "InProgress";

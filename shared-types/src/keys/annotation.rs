@@ -186,6 +186,13 @@ pub const ANNOTATION_KEY_REPLACEMENT_NONCE: &str = "garage.rajsingh.info/key-rep
 /// `GarageKey`.
 pub const ANNOTATION_RESOLVED_IMPORT_ACCESS_KEY_ID: &str =
     "garage.rajsingh.info/resolved-import-access-key-id";
+/// Which secret the S3 material of a `GarageKey` without `spec.importKey` is derived from,
+/// recorded by the operator before the key is first written to Garage, so that no later pass
+/// derives it differently: `key-derivation-secret` (the cluster's `<cluster>-key-derivation`
+/// Secret, which no Garage pod mounts) for keys created since that Secret was introduced,
+/// `rpc-secret` (the cluster's RPC secret) for keys that already existed in Garage then. Users
+/// must not edit it: another value means other credentials.
+pub const ANNOTATION_KEY_DERIVATION: &str = "garage.rajsingh.info/key-derivation";
 
 // --- Operator bookkeeping on COSI shadow objects ---
 

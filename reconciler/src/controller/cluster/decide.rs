@@ -2,7 +2,8 @@
 //! It chooses the objects to ensure, the Auto members to create, the peers to reconnect, the
 //! one layout change of this pass, the status and conditions, and when to look again.
 //! What Garage's reads say of the members is in `garage_facts`, the `Ready` verdict in
-//! `readiness`, and the config revisions to prune in `stale_configs`.
+//! `readiness`, free disk space and the hold it puts on new drains and rollouts in `capacity`,
+//! and the config revisions to prune in `stale_configs`.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -21,7 +22,7 @@ use super::observe::{GarageRead, GarageView, Observed};
 use super::readiness::Readiness;
 use super::stale_configs::stale_config_revisions;
 use super::status;
-use super::{pools, removal};
+use super::{capacity, pools, removal};
 use crate::controller::Config;
 use crate::controller::conditions::Desired;
 use crate::controller::events::Note;
@@ -109,6 +110,7 @@ pub const OWNED: &[&str] = &[
     cc::CONDITION_STORAGE_DRAIN_READY,
     cc::CONDITION_NODE_LOCAL_POOLS_READY,
     cc::CONDITION_STORAGE_VOLUME_ATTRIBUTES_READY,
+    cc::CONDITION_STORAGE_CAPACITY_LOW,
 ];
 
 /// The decision for a live cluster with valid settings.
@@ -176,6 +178,8 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         plan,
     } = garage_facts(o, s, &views, &layout_members);
     let removal = hold_removal(o, removal, &settling);
+    let capacity = capacity::of_pass(o, &views, t.storage_capacity_low_percent);
+    let removal = capacity.hold_drain(removal, drain_recorded);
     let drain_acts = matches!(
         removal.step,
         Some(Step::Record(_) | Step::RemoveRole { .. } | Step::LaunchRepairs { .. } | Step::Clear)
@@ -186,7 +190,7 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         .as_ref()
         .is_some_and(|st| st.storage_rollout.is_some());
     // A recorded drain or rollout holds every other layout writer (one transaction at a time).
-    let (plan, layout_change, notes) = layout_write(
+    let (plan, layout_change, mut notes) = layout_write(
         plan,
         &settling,
         view_behind(o, read).as_deref(),
@@ -262,6 +266,8 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
     conditions.extend(removal.conditions.iter().cloned());
     conditions.extend(pools.condition.clone());
     conditions.extend(volume_attributes(o));
+    conditions.extend(capacity.condition.clone());
+    notes.extend(capacity.note.clone());
     let rollout_step = rollout(o, &views, read, &pools, &config, &admin.name, &update_nodes);
     // One transaction at a time within a pass too: the rollout's gates were read before this
     // pass's drain intent or layout change, which the next pass sees (a recorded drain, a
@@ -280,6 +286,7 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         }
         other => other,
     };
+    let rollout_step = capacity.hold_rollout(rollout_step, rollout_recorded);
     conditions.push(machine_rollout::condition(
         &rollout_step,
         o.cluster

@@ -5,6 +5,7 @@
 //! A pass is observe ([`observe`]) → decide ([`decide`], pure) → act ([`act`]).
 
 pub mod act;
+pub mod capacity;
 pub mod credentials;
 pub mod decide;
 mod garage_facts;

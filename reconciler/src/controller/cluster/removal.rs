@@ -318,7 +318,7 @@ fn unverified_peers(o: &Observed, views: &[MemberView]) -> Option<String> {
 }
 
 /// `StorageDrainReady`: Idle, Completed, or what the transaction waits for.
-fn drain_condition(record: Option<&StorageDrainStatus>, step: Option<&Step>) -> Desired {
+pub(super) fn drain_condition(record: Option<&StorageDrainStatus>, step: Option<&Step>) -> Desired {
     let (status, rs, message) = match (contract::phase(record), step) {
         (Phase::Completed, _) => (true, reason::REASON_COMPLETED, String::new()),
         (

@@ -517,3 +517,6 @@ fn unsupported_settings_are_not_validation_failures() {
 
 #[path = "transitions_tests.rs"]
 mod transitions;
+
+#[path = "capacity_gates_tests.rs"]
+mod capacity_gates;

@@ -105,7 +105,8 @@ fn whole_site_retirement_is_reported_unsupported_and_removes_nothing() {
     );
 }
 
-fn with_statefulset_revision(o: &mut Observed, member: &str, revision: &str) {
+/// Makes the StatefulSet of `member` want `revision`, as a changed template does.
+pub(super) fn with_statefulset_revision(o: &mut Observed, member: &str, revision: &str) {
     let sts = o
         .statefulsets
         .iter_mut()

@@ -1,7 +1,11 @@
-//! Key material derived from the cluster's RPC secret: the same GarageKey in the same
-//! namespace always gets the same access key ID and secret. Creating the key is then an
-//! `ImportKey` that a retried pass (or another operator sharing the RPC secret) repeats
-//! harmlessly, with nothing to remember between the call and the status write.
+//! Key material derived from a cluster secret: the same GarageKey in the same namespace always
+//! gets the same access key ID and secret. Creating the key is then an `ImportKey` that a
+//! retried pass repeats harmlessly, with nothing to remember between the call and the status
+//! write.
+//!
+//! New keys derive from the cluster's key-derivation Secret, which no Garage pod mounts. Keys
+//! that existed before it keep deriving from the RPC secret, which every Garage pod mounts:
+//! changing their material would break every client holding their credentials.
 
 use crate::names::{hex, hmac_sha256};
 
@@ -20,6 +24,76 @@ impl std::fmt::Debug for Material {
             .field("access_key_id", &self.access_key_id)
             .field("secret_access_key", &"<redacted>")
             .finish()
+    }
+}
+
+/// The secret a key's material is derived from, as recorded on the key in the
+/// `key-derivation` annotation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Derivation {
+    /// The cluster's RPC secret: keys that existed in Garage before the key-derivation Secret.
+    RpcSecret,
+    /// The cluster's key-derivation Secret (`<cluster>-key-derivation`).
+    KeyDerivationSecret,
+}
+
+impl Derivation {
+    /// The annotation value that records this derivation.
+    pub fn annotation_value(self) -> &'static str {
+        match self {
+            Derivation::RpcSecret => "rpc-secret",
+            Derivation::KeyDerivationSecret => "key-derivation-secret",
+        }
+    }
+
+    /// The derivation an annotation value records; `None` for a value this operator never
+    /// writes.
+    pub fn from_annotation(value: &str) -> Option<Self> {
+        [Derivation::RpcSecret, Derivation::KeyDerivationSecret]
+            .into_iter()
+            .find(|d| d.annotation_value() == value)
+    }
+}
+
+/// The material of the GarageKey `namespace/name` derived as `derivation` records, from the
+/// bytes of that secret.
+pub fn derive_with(
+    derivation: Derivation,
+    secret: &[u8],
+    namespace: &str,
+    name: &str,
+    nonce: Option<&str>,
+) -> Material {
+    match derivation {
+        Derivation::RpcSecret => derive(secret, namespace, name, nonce),
+        Derivation::KeyDerivationSecret => {
+            derive_from_key_derivation_secret(secret, namespace, name, nonce)
+        }
+    }
+}
+
+/// Domain separation of [`derive_from_key_derivation_secret`]: its HMAC messages start with
+/// this, those of [`derive`] with `ak:` or `sk:`, so even equal secret bytes never give equal
+/// material under both.
+const KEY_DERIVATION_DOMAIN: &str = "garage-operator/garage-key-material/v1";
+
+/// The material of the GarageKey `namespace/name` under the key-derivation Secret's bytes.
+/// The fields are separated by NUL, which no namespace or name contains, so two identities
+/// never share a message; the nonce works as in [`derive`].
+pub fn derive_from_key_derivation_secret(
+    secret: &[u8],
+    namespace: &str,
+    name: &str,
+    nonce: Option<&str>,
+) -> Material {
+    let nonce = nonce.unwrap_or_default();
+    let message =
+        |part: &str| format!("{KEY_DERIVATION_DOMAIN}\0{part}\0{namespace}\0{name}\0{nonce}");
+    let ak = hmac_sha256(secret, message("access-key-id").as_bytes());
+    let sk = hmac_sha256(secret, message("secret-access-key").as_bytes());
+    Material {
+        access_key_id: format!("GK{}", hex(&ak[..12])),
+        secret_access_key: hex(&sk),
     }
 }
 
@@ -72,5 +146,65 @@ mod tests {
         assert_ne!(a, derive(b"other", "apps", "web", None));
         assert_ne!(a, derive(b"secret", "apps", "web", Some("1")));
         assert_eq!(a, derive(b"secret", "apps", "web", Some("")));
+    }
+
+    #[test]
+    fn the_key_derivation_secret_gives_its_own_stable_garage_shaped_material() {
+        let d = derive_from_key_derivation_secret;
+        let a = d(b"secret", "apps", "web", None);
+        assert_eq!(a, d(b"secret", "apps", "web", None));
+        assert_eq!(a.access_key_id.len(), 26);
+        assert!(a.access_key_id.starts_with("GK"));
+        assert!(a.access_key_id[2..].bytes().all(|b| b.is_ascii_hexdigit()));
+        assert_eq!(a.secret_access_key.len(), 64);
+        assert!(a.secret_access_key.bytes().all(|b| b.is_ascii_hexdigit()));
+        assert_ne!(a, d(b"secret", "apps", "api", None));
+        assert_ne!(a, d(b"secret", "other", "web", None));
+        assert_ne!(a, d(b"other", "apps", "web", None));
+        assert_ne!(a, d(b"secret", "apps", "web", Some("1")));
+        assert_eq!(a, d(b"secret", "apps", "web", Some("")));
+        // Separators keep identities apart that plain concatenation would merge.
+        assert_ne!(d(b"secret", "ab", "c", None), d(b"secret", "a", "bc", None));
+        assert_ne!(
+            d(b"secret", "apps", "web", Some("1")),
+            d(b"secret", "apps", "web-1", None)
+        );
+    }
+
+    #[test]
+    fn equal_secret_bytes_give_different_material_under_each_derivation() {
+        for (secret, ns, name, nonce) in [
+            (&b"secret"[..], "apps", "web", None),
+            (&[0u8; 64][..], "default", "k", Some("2")),
+            (b"", "a", "b", None),
+        ] {
+            let rpc = derive(secret, ns, name, nonce);
+            let new = derive_from_key_derivation_secret(secret, ns, name, nonce);
+            assert_ne!(rpc.access_key_id, new.access_key_id);
+            assert_ne!(rpc.secret_access_key, new.secret_access_key);
+            assert_eq!(
+                derive_with(Derivation::RpcSecret, secret, ns, name, nonce),
+                rpc
+            );
+            assert_eq!(
+                derive_with(Derivation::KeyDerivationSecret, secret, ns, name, nonce),
+                new
+            );
+        }
+    }
+
+    #[test]
+    fn derivations_round_trip_through_their_annotation_values() {
+        for d in [Derivation::RpcSecret, Derivation::KeyDerivationSecret] {
+            assert_eq!(Derivation::from_annotation(d.annotation_value()), Some(d));
+        }
+        assert_eq!(Derivation::RpcSecret.annotation_value(), "rpc-secret");
+        assert_eq!(
+            Derivation::KeyDerivationSecret.annotation_value(),
+            "key-derivation-secret"
+        );
+        for other in ["", "RPC-secret", "rpc-secret ", "hmac"] {
+            assert_eq!(Derivation::from_annotation(other), None);
+        }
     }
 }

@@ -1,8 +1,9 @@
 //! The GarageKey controller (reconciler spec §10.15): an S3 key in Garage with the material
-//! derived from the cluster's RPC secret (or imported), its key-wide settings, its bucket
+//! derived from a cluster secret ([`derivation`]) or imported, its key-wide settings, its bucket
 //! grants (see [`super::access`]) and its credentials Secret; on deletion every grant is
 //! revoked and the key deleted from Garage before the finalizer goes.
 
+pub mod derivation;
 pub mod material;
 pub mod secret;
 
@@ -21,13 +22,14 @@ use shared_types::garage_key::{GarageKey, GarageKeyStatus, KeyBucketStatus, KeyC
 use shared_types::garage_reference_grant::GrantFromKind;
 use shared_types::keys::{annotation, finalizer as finalizers};
 
+use self::derivation::Access;
 use self::material::Material;
 use super::access::{self, Pair};
 use super::reach::{Reach, Target, reach};
 use super::{Stores, WAITING, patch_status_if_changed, timestamp};
 use crate::controller::conditions::{self, Desired};
 use crate::controller::{Context, Error, finalizer};
-use crate::desired::{is_controlled_by, secrets};
+use crate::desired::is_controlled_by;
 use crate::garage::{BucketPermissions, GarageError, KeyInfo, KeyPermissions, KeySpec, Lookup};
 
 /// Controller name (metrics, logs).
@@ -73,7 +75,7 @@ pub async fn reconcile(
             return waiting(&api, &ctx, &key, reason, message).await;
         }
     };
-    let material = match material(&ctx, &key, &target).await? {
+    let material = match material(&ctx, &key, &target, Access::Write(&stores)).await? {
         Ok(m) => m,
         Err(message) => {
             return waiting(
@@ -181,11 +183,12 @@ async fn waiting(
 }
 
 /// The key pair this GarageKey should have: the one Garage already holds for it, imported
-/// material, or material derived from the RPC secret.
+/// material, or derived material ([`derivation`]). `access` says whether deriving may write.
 async fn material(
     ctx: &Context,
     key: &GarageKey,
     target: &Target,
+    access: Access<'_>,
 ) -> Result<Result<Material, String>, Error> {
     let ns = key.namespace().unwrap_or_default();
     if let Some(import) = &key.spec.import_key {
@@ -258,24 +261,7 @@ async fn material(
             },
         );
     }
-    let source = secrets::rpc_secret_source(&target.cluster, &target.settings);
-    let cluster_ns = target.settings.namespace.clone();
-    let Some(rpc) = Api::<Secret>::namespaced(ctx.client.clone(), &cluster_ns)
-        .get_opt(&source.name)
-        .await?
-        .and_then(|s| s.data?.get(&source.key).map(|b| b.0.clone()))
-    else {
-        return Ok(Err(format!(
-            "the RPC secret {cluster_ns}/{} of the cluster is not readable yet",
-            source.name
-        )));
-    };
-    let rpc = String::from_utf8_lossy(&rpc).trim_end().as_bytes().to_vec();
-    let nonce = key
-        .annotations()
-        .get(annotation::ANNOTATION_KEY_REPLACEMENT_NONCE)
-        .map(String::as_str);
-    Ok(Ok(material::derive(&rpc, &ns, &key.name_any(), nonce)))
+    derivation::derived(ctx, key, target, access).await
 }
 
 /// Makes sure Garage holds the key with exactly this material; the error text says why not.
@@ -684,7 +670,7 @@ async fn finalize(key: &GarageKey, ctx: &Context, api: &Api<GarageKey>) -> Resul
             // own derived key: a status naming someone else's key must not delete it.
             let id = match id {
                 Some(id) if !target.granted => {
-                    let own = matches!(material(ctx, key, &target).await?, Ok(m) if m.access_key_id == id && key.spec.import_key.is_none());
+                    let own = matches!(material(ctx, key, &target, Access::ReadOnly).await?, Ok(m) if m.access_key_id == id && key.spec.import_key.is_none());
                     if !own {
                         tracing::warn!(key = %key.name_any(), id, "the cluster grant is gone and the key cannot be proven this object's own; it is left in Garage");
                     }

@@ -1,0 +1,414 @@
+//! Which cluster secret a GarageKey without `spec.importKey` derives its material from, and
+//! reading that secret.
+//!
+//! Every Garage pod mounts the RPC secret, so material derived from it is open to anyone who
+//! can read that Secret or a Garage pod's files. New keys therefore derive from the cluster's
+//! key-derivation Secret (`<cluster>-key-derivation`), which only this controller reads and
+//! which it creates when a key first needs it. Keys that already exist in Garage keep the
+//! RPC-secret derivation: other material would be other credentials. The choice is recorded
+//! on the key (the `key-derivation` annotation) before the key is written to Garage, so a crash
+//! in between never makes a later pass choose differently.
+//!
+//! For the same reason a missing key-derivation Secret is not created again while a key derived
+//! from it still exists in Garage: it was lost, and must be restored rather than replaced.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::{Patch, PatchParams, PostParams};
+use kube::{Api, ResourceExt};
+use shared_types::garage_key::GarageKey;
+use shared_types::keys::annotation;
+
+use super::material::{self, Derivation, Material};
+use crate::controller::garage_access::random_hex32;
+use crate::controller::resources::Stores;
+use crate::controller::resources::reach::{Target, leads_to};
+use crate::controller::{Context, Error};
+use crate::desired::{is_controlled_by, secrets};
+use crate::names;
+
+/// What a pass does about the derivation of a key that imports nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Choice {
+    /// The key records this derivation: use it.
+    Use(Derivation),
+    /// The key records none yet: record this one, then use it.
+    Record(Derivation),
+    /// The key records a value this operator never writes: derive nothing rather than guess
+    /// (a wrong guess would replace the key's credentials).
+    Unknown,
+}
+
+/// The derivation of a key from its `key-derivation` annotation (`recorded`) and its
+/// `status.accessKeyId`. Without a record, a key that already has an access key ID was created
+/// in Garage before derivations were recorded, from the RPC secret, and keeps it; a key without
+/// one is new and gets the key-derivation Secret.
+pub fn choose(recorded: Option<&str>, access_key_id: Option<&str>) -> Choice {
+    match recorded {
+        Some(value) => Derivation::from_annotation(value).map_or(Choice::Unknown, Choice::Use),
+        None if access_key_id.is_some_and(|id| !id.is_empty()) => {
+            Choice::Record(Derivation::RpcSecret)
+        }
+        None => Choice::Record(Derivation::KeyDerivationSecret),
+    }
+}
+
+/// Whether a pass may write what deriving needs (the record on the key, the key-derivation
+/// Secret). Cleanup only reads: it proves ownership and must not create anything for a cluster
+/// that may be going away.
+#[derive(Clone, Copy)]
+pub enum Access<'a> {
+    /// A normal pass, with every key in scope: they tell whether a missing key-derivation
+    /// Secret was lost.
+    Write(&'a Stores),
+    /// Cleanup.
+    ReadOnly,
+}
+
+/// The access key IDs that keys of the GarageCluster `cluster_ns`/`cluster_name` got from its
+/// key-derivation Secret, as their status and record say.
+pub fn derived_ids(keys: &[Arc<GarageKey>], cluster_ns: &str, cluster_name: &str) -> Vec<String> {
+    let recorded = Derivation::KeyDerivationSecret.annotation_value();
+    keys.iter()
+        .filter(|k| leads_to(k, cluster_ns, cluster_name) && k.spec.import_key.is_none())
+        .filter(|k| {
+            k.annotations()
+                .get(annotation::ANNOTATION_KEY_DERIVATION)
+                .is_some_and(|v| v == recorded)
+        })
+        .filter_map(|k| k.status.as_ref()?.access_key_id.clone())
+        .filter(|id| !id.is_empty())
+        .collect()
+}
+
+/// The first of `derived` that Garage still holds: proof that a missing key-derivation Secret
+/// was lost, not never made (a cluster created again under the same name holds none of them).
+pub fn lost_proof<'a>(derived: &'a [String], in_garage: &BTreeSet<String>) -> Option<&'a str> {
+    derived
+        .iter()
+        .find(|id| in_garage.contains(*id))
+        .map(String::as_str)
+}
+
+/// The derived material of `key`, or why it cannot be derived now.
+pub async fn derived(
+    ctx: &Context,
+    key: &GarageKey,
+    target: &Target,
+    access: Access<'_>,
+) -> Result<Result<Material, String>, Error> {
+    let ns = key.namespace().unwrap_or_default();
+    let name = key.name_any();
+    let access_key_id = key
+        .status
+        .as_ref()
+        .and_then(|s| s.access_key_id.as_deref())
+        .filter(|id| !id.is_empty());
+    let derivation = match choose(
+        key.annotations()
+            .get(annotation::ANNOTATION_KEY_DERIVATION)
+            .map(String::as_str),
+        access_key_id,
+    ) {
+        Choice::Use(d) => d,
+        Choice::Record(d) => {
+            if let Access::Write(_) = access {
+                record(ctx, key, d).await?;
+            }
+            d
+        }
+        Choice::Unknown => {
+            return Ok(Err(format!(
+                "the annotation {} holds a value the operator never writes; set it back to the one it recorded ({} or {})",
+                annotation::ANNOTATION_KEY_DERIVATION,
+                Derivation::RpcSecret.annotation_value(),
+                Derivation::KeyDerivationSecret.annotation_value()
+            )));
+        }
+    };
+    let secret = match derivation {
+        Derivation::RpcSecret => rpc_secret(ctx, target).await?,
+        Derivation::KeyDerivationSecret => key_derivation_secret(ctx, target, access).await?,
+    };
+    let secret = match secret {
+        Ok(s) => s,
+        Err(message) => return Ok(Err(message)),
+    };
+    let nonce = key
+        .annotations()
+        .get(annotation::ANNOTATION_KEY_REPLACEMENT_NONCE)
+        .map(String::as_str);
+    Ok(Ok(material::derive_with(
+        derivation, &secret, &ns, &name, nonce,
+    )))
+}
+
+/// Records `derivation` on the key before anything is written to Garage, as the grants are
+/// recorded in the status before they are made. A plain merge patch, without a resourceVersion
+/// guard (which the finalizer write earlier in the same pass would always trip): this
+/// controller writes the access key ID into the status only after the record, so a view of the
+/// key with an ID and no record is one an earlier version wrote, and a view older than this
+/// pass's own writes leads to the same choice again.
+async fn record(ctx: &Context, key: &GarageKey, derivation: Derivation) -> Result<(), Error> {
+    let api: Api<GarageKey> =
+        Api::namespaced(ctx.client.clone(), &key.namespace().unwrap_or_default());
+    let patch = serde_json::json!({
+        "metadata": {
+            "annotations": {
+                annotation::ANNOTATION_KEY_DERIVATION: derivation.annotation_value(),
+            }
+        }
+    });
+    ctx.metrics.wrote();
+    api.patch(
+        &key.name_any(),
+        &PatchParams::default(),
+        &Patch::Merge(patch),
+    )
+    .await?;
+    tracing::info!(key = %key.name_any(), derivation = derivation.annotation_value(), "key derivation recorded");
+    Ok(())
+}
+
+/// The bytes of the cluster's RPC secret, as its pods mount it.
+async fn rpc_secret(ctx: &Context, target: &Target) -> Result<Result<Vec<u8>, String>, Error> {
+    let source = secrets::rpc_secret_source(&target.cluster, &target.settings);
+    let cluster_ns = &target.settings.namespace;
+    let Some(rpc) = Api::<Secret>::namespaced(ctx.client.clone(), cluster_ns)
+        .get_opt(&source.name)
+        .await?
+        .and_then(|s| s.data?.get(&source.key).map(|b| b.0.clone()))
+    else {
+        return Ok(Err(format!(
+            "the RPC secret {cluster_ns}/{} of the cluster is not readable yet",
+            source.name
+        )));
+    };
+    Ok(Ok(String::from_utf8_lossy(&rpc)
+        .trim_end()
+        .as_bytes()
+        .to_vec()))
+}
+
+/// The bytes of the cluster's key-derivation Secret, created first when absent unless `access`
+/// is read-only or the Secret was lost. Keys of one cluster race to create it: the loser
+/// reads the winner's.
+async fn key_derivation_secret(
+    ctx: &Context,
+    target: &Target,
+    access: Access<'_>,
+) -> Result<Result<Vec<u8>, String>, Error> {
+    let s = &target.settings;
+    let name = names::key_derivation_secret(&s.name);
+    let api: Api<Secret> = Api::namespaced(ctx.client.clone(), &s.namespace);
+    let live = match (api.get_opt(&name).await?, access) {
+        (Some(live), _) => live,
+        (None, Access::ReadOnly) => {
+            return Ok(Err(format!(
+                "the key-derivation Secret {}/{name} of the cluster does not exist",
+                s.namespace
+            )));
+        }
+        (None, Access::Write(stores)) => {
+            if let Some(message) = lost(target, stores, &name).await? {
+                return Ok(Err(message));
+            }
+            let desired = secrets::key_derivation_secret(&target.cluster, s, &random_hex32()?)?;
+            ctx.metrics.wrote();
+            match api.create(&PostParams::default(), &desired).await {
+                Ok(created) => {
+                    tracing::info!(secret = %name, namespace = %s.namespace, "key-derivation Secret created");
+                    created
+                }
+                Err(kube::Error::Api(e)) if e.is_already_exists() => api.get(&name).await?,
+                Err(e) => return Err(e.into()),
+            }
+        }
+    };
+    Ok(usable(&live, &s.uid).map_err(|why| format!("Secret {}/{name} {why}", s.namespace)))
+}
+
+/// Why the missing key-derivation Secret `name` must not be created again: a key derived from
+/// it still exists in Garage, and a new Secret would silently give it (and every other key
+/// derived from the lost one) other credentials. Garage is asked only when some key records
+/// such an ID, so a new cluster's first key costs no call.
+async fn lost(target: &Target, stores: &Stores, name: &str) -> Result<Option<String>, Error> {
+    let s = &target.settings;
+    let derived = derived_ids(&stores.all_keys(), &s.namespace, &s.name);
+    if derived.is_empty() {
+        return Ok(None);
+    }
+    let in_garage: BTreeSet<String> = target
+        .admin
+        .list_keys()
+        .await?
+        .into_iter()
+        .map(|k| k.id)
+        .collect();
+    Ok(lost_proof(&derived, &in_garage).map(|id| {
+        format!(
+            "the key-derivation Secret {}/{name} of the cluster is missing, yet access key {id} derived from it exists in Garage; restore the Secret from a backup (a new one would give every key derived from it other credentials)",
+            s.namespace
+        )
+    }))
+}
+
+/// The secret bytes of a key-derivation Secret: only one the cluster (`cluster_uid`) controls,
+/// holding 64 hex digits. The error says why not, without the value.
+pub fn usable(live: &Secret, cluster_uid: &str) -> Result<Vec<u8>, &'static str> {
+    if !is_controlled_by(live, cluster_uid) {
+        return Err(
+            "is not controlled by the GarageCluster, so keys are not derived from it; remove it or move it aside",
+        );
+    }
+    let value = live
+        .data
+        .as_ref()
+        .and_then(|d| d.get(secrets::KEY_DERIVATION_SECRET_KEY))
+        .map(|b| String::from_utf8_lossy(&b.0).trim_end().to_owned())
+        .filter(|v| secrets::is_valid_key_derivation_secret(v))
+        .ok_or("does not hold 64 hex digits under its key; keys are not derived from it")?;
+    Ok(value.into_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::collections::BTreeMap;
+
+    use k8s_openapi::ByteString;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+    use kube::api::ObjectMeta;
+
+    use super::*;
+
+    #[test]
+    fn the_record_decides_then_an_existing_id_then_newness() {
+        use Choice::{Record, Unknown, Use};
+        use Derivation::{KeyDerivationSecret as Kds, RpcSecret as Rpc};
+        let cases: &[(&str, Option<&str>, Option<&str>, Choice)] = &[
+            // A record is kept, whatever the status says.
+            (
+                "recorded rpc, in Garage",
+                Some("rpc-secret"),
+                Some("GK1"),
+                Use(Rpc),
+            ),
+            (
+                "recorded rpc, not yet in Garage",
+                Some("rpc-secret"),
+                None,
+                Use(Rpc),
+            ),
+            (
+                "recorded new, in Garage",
+                Some("key-derivation-secret"),
+                Some("GK1"),
+                Use(Kds),
+            ),
+            (
+                "recorded new, not yet in Garage",
+                Some("key-derivation-secret"),
+                None,
+                Use(Kds),
+            ),
+            // Unrecorded and in Garage: created by an earlier version, from the RPC secret.
+            ("unrecorded, in Garage", None, Some("GK1"), Record(Rpc)),
+            // Unrecorded and new: the key-derivation Secret.
+            ("unrecorded, new", None, None, Record(Kds)),
+            ("unrecorded, empty id", None, Some(""), Record(Kds)),
+            // An unknown record is never guessed over.
+            ("unknown, in Garage", Some("hmac"), Some("GK1"), Unknown),
+            ("unknown, new", Some(""), None, Unknown),
+        ];
+        for (what, recorded, id, want) in cases {
+            assert_eq!(choose(*recorded, *id), *want, "{what}");
+        }
+    }
+
+    /// A key `ns/name` of cluster `garage` in `ns`, with its record and status ID.
+    fn key(ns: &str, name: &str, recorded: Option<&str>, id: Option<&str>) -> Arc<GarageKey> {
+        let mut annotations = serde_json::Map::new();
+        if let Some(r) = recorded {
+            annotations.insert(annotation::ANNOTATION_KEY_DERIVATION.into(), r.into());
+        }
+        Arc::new(
+            serde_json::from_value(serde_json::json!({
+                "apiVersion": "garage.rajsingh.info/v1beta1",
+                "kind": "GarageKey",
+                "metadata": {"name": name, "namespace": ns, "annotations": annotations},
+                "spec": {"clusterRef": {"name": "garage", "namespace": "ns"}},
+                "status": {"accessKeyId": id},
+            }))
+            .unwrap(),
+        )
+    }
+
+    #[test]
+    fn only_keys_of_the_cluster_derived_from_its_secret_and_in_garage_count() {
+        let kds = Some("key-derivation-secret");
+        let mut imported = (*key("ns", "imported", kds, Some("GKimp"))).clone();
+        imported.spec.import_key = Some(Default::default());
+        let mut elsewhere = (*key("ns", "elsewhere", kds, Some("GKother"))).clone();
+        elsewhere.spec.cluster_ref.name = "other".into();
+        let keys = vec![
+            key("ns", "new", kds, Some("GKnew")),
+            key("apps", "granted", kds, Some("GKapps")),
+            key("ns", "legacy", Some("rpc-secret"), Some("GKrpc")),
+            key("ns", "unrecorded", None, Some("GKold")),
+            key("ns", "pending", kds, None),
+            key("ns", "empty", kds, Some("")),
+            Arc::new(imported),
+            Arc::new(elsewhere),
+        ];
+        let derived = derived_ids(&keys, "ns", "garage");
+        assert_eq!(derived, ["GKnew", "GKapps"]);
+        assert!(derived_ids(&keys, "ns", "gone").is_empty());
+        let garage = |ids: &[&str]| ids.iter().map(|i| (*i).to_owned()).collect::<BTreeSet<_>>();
+        assert_eq!(
+            lost_proof(&derived, &garage(&["GKapps", "GKrpc"])),
+            Some("GKapps")
+        );
+        // A cluster created again under the same name holds none of them: nothing was lost.
+        assert_eq!(lost_proof(&derived, &garage(&["GKrpc", "GKold"])), None);
+        assert_eq!(lost_proof(&[], &garage(&["GKnew"])), None);
+    }
+
+    fn secret(owner_uid: &str, value: Option<&str>) -> Secret {
+        Secret {
+            metadata: ObjectMeta {
+                name: Some("garage-key-derivation".into()),
+                owner_references: Some(vec![OwnerReference {
+                    uid: owner_uid.into(),
+                    controller: Some(true),
+                    ..Default::default()
+                }]),
+                ..Default::default()
+            },
+            data: value.map(|v| {
+                BTreeMap::from([(
+                    secrets::KEY_DERIVATION_SECRET_KEY.to_owned(),
+                    ByteString(v.as_bytes().to_vec()),
+                )])
+            }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn only_a_well_formed_secret_the_cluster_controls_is_used() {
+        let hex = "ab".repeat(32);
+        assert_eq!(
+            usable(&secret("uid-1", Some(&format!("{hex}\n"))), "uid-1").unwrap(),
+            hex.as_bytes()
+        );
+        assert!(usable(&secret("someone-else", Some(&hex)), "uid-1").is_err());
+        assert!(usable(&secret("uid-1", Some("abc")), "uid-1").is_err());
+        assert!(usable(&secret("uid-1", None), "uid-1").is_err());
+        let e = usable(&secret("uid-1", Some(&"zz".repeat(32))), "uid-1").unwrap_err();
+        assert!(!e.contains("zz"), "the value never shows: {e}");
+    }
+}
