@@ -12,7 +12,9 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use webhook::cli::review::{Input, ManifestOperation, Propagation, ReviewCommand, Subresource};
 use webhook::cli::{EXIT_UNUSABLE, convert, review};
 use webhook::server::dispatch::Settings;
-use webhook::server::limits::{Limits, MAX_BODY_BYTES, REVIEW_BUDGET_BYTES};
+use webhook::server::limits::{
+    Limits, MAX_BODY_BYTES, MAX_CONNECTIONS_PER_SOURCE, REVIEW_BUDGET_BYTES,
+};
 use webhook::server::{ServeConfig, Shutdown, start};
 
 #[derive(Parser, Debug)]
@@ -127,6 +129,10 @@ struct ServeArgs {
     /// memory limit, lower it with the limit.
     #[arg(long, env = "WEBHOOK_REVIEW_BUDGET_MIB", default_value_t = REVIEW_BUDGET_BYTES >> 20)]
     review_budget_mib: usize,
+    /// Connections one source address may hold open at once; its further connections are
+    /// closed at accept. The API server needs one per concurrent call to this replica.
+    #[arg(long, env = "WEBHOOK_MAX_CONNECTIONS_PER_SOURCE", default_value_t = MAX_CONNECTIONS_PER_SOURCE)]
+    max_connections_per_source: usize,
     /// Log format.
     #[arg(long, env = "WEBHOOK_LOG_FORMAT", value_enum, default_value = "json")]
     log_format: LogFormat,
@@ -233,6 +239,9 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             MAX_BODY_BYTES >> 20
         );
     }
+    if args.max_connections_per_source == 0 {
+        bail!("--max-connections-per-source must be at least 1");
+    }
     let certificates = match args.cert_mode {
         CertMode::CertManager => Mode::CertManager(MountedConfig::new(&args.cert_dir)),
         CertMode::SelfManaged => {
@@ -268,6 +277,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         },
         limits: Limits {
             review_budget_bytes,
+            max_connections_per_source: args.max_connections_per_source,
             ..Limits::default()
         },
     };

@@ -1,8 +1,13 @@
 //! The memory budget of the reviews in flight: every admission or conversion review is charged
-//! what it will hold (its body, then an estimate of its decoded form) before it holds it, and
-//! gives it back once its answer is written. A review that finds no room waits briefly, then is
-//! answered 429 with a Retry-After without its body ever being buffered; one that could not fit
-//! even alone is refused with 413.
+//! what it will hold (the buffer for its body as its bytes arrive, then an estimate of its
+//! decoded form) before it holds it, and gives it back once its answer is written. A review
+//! that finds no room is answered 429 with a Retry-After and the part of its body it held is
+//! dropped; one that could not fit even alone is refused with 413.
+//!
+//! Only a review that holds nothing yet, or whose whole body is in, waits for room (up to the
+//! budget's wait). One whose body is still arriving is refused at once when its next piece
+//! does not fit: were it to wait, reviews holding parts of their bodies could each wait for
+//! room that only the others' completion would free.
 //!
 //! Why 429 rather than a denying AdmissionReview: an overload is not a verdict on the object,
 //! and the API server's webhook client retries a 429 that carries a Retry-After by itself,
@@ -46,34 +51,58 @@ const STRING_BYTES: usize = 64;
 /// one-member objects 389 and 458 MiB; a 2.7 MiB ConversionReview of sample GarageClusters
 /// 48.1 and 88.7 MiB. The estimate errs high.
 pub fn decode_cost(body: &[u8]) -> usize {
-    let (mut objects, mut elements, mut strings) = (0usize, 0usize, 0usize);
-    let (mut in_string, mut escaped) = (false, false);
-    for &byte in body {
-        if in_string {
-            if escaped {
-                escaped = false;
-            } else if byte == b'\\' {
-                escaped = true;
-            } else if byte == b'"' {
-                in_string = false;
+    let mut estimate = CostEstimate::default();
+    estimate.feed(body);
+    estimate.bytes()
+}
+
+/// [`decode_cost`] of a body that arrives in pieces: feeding the pieces in order gives the
+/// estimate of their concatenation.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CostEstimate {
+    len: usize,
+    objects: usize,
+    elements: usize,
+    strings: usize,
+    in_string: bool,
+    escaped: bool,
+}
+
+impl CostEstimate {
+    /// Counts the structure of the next piece of the body.
+    pub fn feed(&mut self, piece: &[u8]) {
+        self.len = self.len.saturating_add(piece.len());
+        for &byte in piece {
+            if self.in_string {
+                if self.escaped {
+                    self.escaped = false;
+                } else if byte == b'\\' {
+                    self.escaped = true;
+                } else if byte == b'"' {
+                    self.in_string = false;
+                }
+                continue;
             }
-            continue;
-        }
-        match byte {
-            b'"' => {
-                in_string = true;
-                strings += 1;
+            match byte {
+                b'"' => {
+                    self.in_string = true;
+                    self.strings += 1;
+                }
+                b'{' => self.objects += 1,
+                b',' | b'[' => self.elements += 1,
+                _ => {}
             }
-            b'{' => objects += 1,
-            b',' | b'[' => elements += 1,
-            _ => {}
         }
     }
-    body.len()
-        .saturating_mul(COPY_FACTOR)
-        .saturating_add(objects.saturating_mul(OBJECT_BYTES))
-        .saturating_add(elements.saturating_mul(ELEMENT_BYTES))
-        .saturating_add(strings.saturating_mul(STRING_BYTES))
+
+    /// The estimate for what was fed so far.
+    pub fn bytes(&self) -> usize {
+        self.len
+            .saturating_mul(COPY_FACTOR)
+            .saturating_add(self.objects.saturating_mul(OBJECT_BYTES))
+            .saturating_add(self.elements.saturating_mul(ELEMENT_BYTES))
+            .saturating_add(self.strings.saturating_mul(STRING_BYTES))
+    }
 }
 
 /// Why a review was not given room.
@@ -159,46 +188,72 @@ impl Budget {
         self.peak.load(Ordering::Acquire) * UNIT
     }
 
+    /// The permit count of `units` more, or why they can never be had.
+    fn count(&self, units: usize) -> Result<u32, Refusal> {
+        let too_large = Refusal::TooLarge {
+            needed: units.saturating_mul(UNIT),
+            total: self.total(),
+        };
+        match u32::try_from(units) {
+            Ok(count) if count <= self.units => Ok(count),
+            _ => Err(too_large),
+        }
+    }
+
+    /// Counts `units` as taken.
+    fn taken(&self, units: usize) {
+        let now = self.in_use.fetch_add(units, Ordering::AcqRel) + units;
+        self.peak.fetch_max(now, Ordering::AcqRel);
+    }
+
     /// Takes `units` more, waiting up to the budget's wait.
     async fn take(&self, units: usize) -> Result<OwnedSemaphorePermit, Refusal> {
-        let needed = units * UNIT;
-        let Ok(count) = u32::try_from(units) else {
-            return Err(Refusal::TooLarge {
-                needed,
-                total: self.total(),
-            });
-        };
-        if count > self.units {
-            return Err(Refusal::TooLarge {
-                needed,
-                total: self.total(),
-            });
-        }
+        let count = self.count(units)?;
         let acquired =
             tokio::time::timeout(self.wait, self.permits.clone().acquire_many_owned(count)).await;
         match acquired {
             Ok(Ok(permit)) => {
-                let now = self.in_use.fetch_add(units, Ordering::AcqRel) + units;
-                self.peak.fetch_max(now, Ordering::AcqRel);
+                self.taken(units);
                 Ok(permit)
             }
             // The semaphore is never closed; a closed one cannot give room either.
             Ok(Err(_)) | Err(_) => Err(Refusal::Busy {
-                needed,
+                needed: units * UNIT,
                 waited: self.wait,
             }),
         }
     }
 
+    /// Takes `units` more if they are free now. Permits promised to a waiting review are not
+    /// free, so this never jumps the queue.
+    fn try_take(&self, units: usize) -> Result<OwnedSemaphorePermit, Refusal> {
+        let count = self.count(units)?;
+        let permit = self
+            .permits
+            .clone()
+            .try_acquire_many_owned(count)
+            .map_err(|_| Refusal::Busy {
+                needed: units * UNIT,
+                waited: Duration::ZERO,
+            })?;
+        self.taken(units);
+        Ok(permit)
+    }
+
     /// Charges `bytes` to a new review.
     pub async fn charge(self: &Arc<Self>, bytes: usize) -> Result<Charge, Refusal> {
-        let units = units(bytes);
-        let permit = self.take(units).await?;
-        Ok(Charge {
+        let mut charge = self.empty_charge();
+        charge.grow_to(bytes).await?;
+        Ok(charge)
+    }
+
+    /// A charge of nothing yet, for a review whose body has not begun to arrive.
+    pub fn empty_charge(self: &Arc<Self>) -> Charge {
+        Charge {
             budget: self.clone(),
-            permit: Some(permit),
-            units,
-        })
+            permit: None,
+            units: 0,
+        }
     }
 }
 
@@ -216,12 +271,34 @@ impl Charge {
         self.units * UNIT
     }
 
-    /// Raises the charge to `bytes` in all, waiting like [`Budget::charge`]; on refusal the
-    /// charge stays as it was.
+    /// Raises the charge to `bytes` in all, waiting up to the budget's wait for room; on
+    /// refusal the charge stays as it was.
     pub async fn grow_to(&mut self, bytes: usize) -> Result<(), Refusal> {
+        let Some(more) = self.more(bytes)? else {
+            return Ok(());
+        };
+        let permit = self.budget.take(more).await?;
+        self.add(more, permit);
+        Ok(())
+    }
+
+    /// Raises the charge to `bytes` in all if the room is free now, without waiting; on
+    /// refusal the charge stays as it was.
+    pub fn try_grow_to(&mut self, bytes: usize) -> Result<(), Refusal> {
+        let Some(more) = self.more(bytes)? else {
+            return Ok(());
+        };
+        let permit = self.budget.try_take(more)?;
+        self.add(more, permit);
+        Ok(())
+    }
+
+    /// The units to add for `bytes` in all (`None` when already charged that much), or
+    /// [`Refusal::TooLarge`] when the whole would exceed the budget.
+    fn more(&self, bytes: usize) -> Result<Option<usize>, Refusal> {
         let wanted = units(bytes);
         if wanted <= self.units {
-            return Ok(());
+            return Ok(None);
         }
         if wanted > self.budget.units as usize {
             return Err(Refusal::TooLarge {
@@ -229,13 +306,15 @@ impl Charge {
                 total: self.budget.total(),
             });
         }
-        let more = self.budget.take(wanted - self.units).await?;
+        Ok(Some(wanted - self.units))
+    }
+
+    fn add(&mut self, units: usize, more: OwnedSemaphorePermit) {
         match self.permit.as_mut() {
             Some(permit) => permit.merge(more),
             None => self.permit = Some(more),
         }
-        self.units = wanted;
-        Ok(())
+        self.units += units;
     }
 
     /// `response` with its body holding this charge until the body is written out.
@@ -303,6 +382,22 @@ mod tests {
         assert!((100 * MIB..200 * MIB).contains(&cost), "{cost}");
     }
 
+    #[test]
+    fn the_estimate_of_pieces_is_the_estimate_of_the_whole() {
+        let body = br#"{"a":"x\"{,[","b":[1,2,{"c":"\\"}],"d":{"e":"]"}}"#;
+        let whole = decode_cost(body);
+        for split in 0..=body.len() {
+            for step in [1, 3, 7] {
+                let mut estimate = CostEstimate::default();
+                estimate.feed(&body[..split]);
+                for piece in body[split..].chunks(step) {
+                    estimate.feed(piece);
+                }
+                assert_eq!(estimate.bytes(), whole, "split at {split}, then by {step}");
+            }
+        }
+    }
+
     #[tokio::test]
     async fn charges_never_exceed_the_budget_and_come_back_when_dropped() {
         let budget = Budget::new(10 * MIB, Duration::from_millis(50));
@@ -344,6 +439,40 @@ mod tests {
         drop(held);
         assert_eq!(waiting.await.unwrap().unwrap(), 2 * MIB);
         assert!(budget.peak() <= budget.total());
+    }
+
+    #[tokio::test]
+    async fn growing_without_waiting_is_refused_at_once_and_never_jumps_the_queue() {
+        // A wait long enough that any waiting would time the test out.
+        let budget = Budget::new(4 * MIB, Duration::from_secs(600));
+        let mut held = budget.charge(2 * MIB).await.unwrap();
+        held.try_grow_to(3 * MIB).unwrap();
+        assert_eq!(budget.in_use(), 3 * MIB);
+        let mut other = budget.empty_charge();
+        let refused = other.try_grow_to(2 * MIB).unwrap_err();
+        assert_eq!(
+            refused,
+            Refusal::Busy {
+                needed: 2 * MIB,
+                waited: Duration::ZERO
+            }
+        );
+        assert!(matches!(
+            other.try_grow_to(5 * MIB),
+            Err(Refusal::TooLarge { .. })
+        ));
+        assert_eq!(other.bytes(), 0);
+        // A review waiting for 2 MiB is promised the free 1 MiB: a review that does not wait
+        // cannot take it from under it.
+        let waiting = tokio::spawn({
+            let budget = budget.clone();
+            async move { budget.charge(2 * MIB).await.map(|c| c.bytes()) }
+        });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(other.try_grow_to(MIB).is_err(), "jumped the queue");
+        drop(held);
+        assert_eq!(waiting.await.unwrap().unwrap(), 2 * MIB);
+        assert_eq!(budget.in_use(), 0);
     }
 
     #[tokio::test]

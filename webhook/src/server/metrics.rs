@@ -1,6 +1,6 @@
 //! Prometheus metrics: reviews by path and verdict, review latency by path, the review memory
-//! budget, and certificate health (time left on the served certificate, caBundle injection
-//! failures).
+//! budget, connections refused by the connection caps, and certificate health (time left on
+//! the served certificate, caBundle injection failures).
 
 use std::sync::Mutex;
 use std::sync::atomic::AtomicU64;
@@ -22,8 +22,17 @@ pub struct RequestLabels {
     pub path: String,
     /// `allowed`, `patched`, `denied`, `invalid`, `unavailable`, `rejected` for a body
     /// refused before it became a review, `throttled` for one answered 429 because the review
-    /// memory budget had no room, `too_large` for one that could not fit in it at all.
+    /// memory budget had no room, `too_large` for one that could not fit in it at all,
+    /// `timed_out` for one whose body did not arrive by its deadline (408).
     pub verdict: String,
+}
+
+/// Labels of the refused-connection counter.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RefusalLabels {
+    /// `per_source` when the connection's source address held its cap, `total` when the
+    /// server held its cap of open connections.
+    pub reason: String,
 }
 
 /// Labels of the latency histogram.
@@ -56,6 +65,7 @@ pub struct Metrics {
     injection_failing_passes: Gauge,
     budget_total: Gauge,
     budget_in_use: Gauge,
+    connections_refused: Family<RefusalLabels, Counter>,
 }
 
 /// What the metrics endpoint reads from elsewhere at each scrape.
@@ -137,8 +147,15 @@ impl Metrics {
             "Memory charged to the reviews in flight",
             Gauge::default(),
         );
+        let connections_refused = registered(
+            &mut registry,
+            "connections_refused",
+            "Connections closed at accept because a connection cap was reached, by cap",
+            Family::<RefusalLabels, Counter>::default(),
+        );
         Metrics {
             registry: Mutex::new(registry),
+            connections_refused,
             requests,
             latency,
             certificate_generation,
@@ -163,6 +180,15 @@ impl Metrics {
                 path: path.to_owned(),
             })
             .observe(elapsed.as_secs_f64());
+    }
+
+    /// Counts one connection closed at accept, for `reason` (`per_source` or `total`).
+    pub fn refuse_connection(&self, reason: &'static str) {
+        self.connections_refused
+            .get_or_create(&RefusalLabels {
+                reason: reason.to_owned(),
+            })
+            .inc();
     }
 
     /// Records the number of keypairs installed so far.
@@ -217,7 +243,13 @@ mod tests {
     fn renders_counters_and_histograms() {
         let m = Metrics::new();
         m.observe("/convert", "allowed", Duration::from_millis(3));
+        m.refuse_connection("per_source");
+        m.refuse_connection("per_source");
         let text = m.render();
+        assert!(
+            text.contains(r#"garage_webhook_connections_refused_total{reason="per_source"} 2"#),
+            "{text}"
+        );
         assert!(
             text.contains(r#"garage_webhook_requests_total{path="/convert",verdict="allowed"} 1"#),
             "{text}"

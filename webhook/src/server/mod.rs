@@ -2,8 +2,10 @@
 //! reads what the rules need from the API server, calls the pure rules and encodes their
 //! verdicts.
 //!
-//! - [`tls`]: the accept loop (tokio-rustls, hyper) with a hot-swapped serving keypair;
+//! - [`tls`]: the accept loop (tokio-rustls, hyper) with a hot-swapped serving keypair, and
+//!   the caps on open connections, in all and per source address;
 //! - [`router`]: the axum routes, probes and metrics;
+//! - [`body`]: reading a review's body, charged to the budget as it arrives, by a deadline;
 //! - [`endpoint`]: the admission endpoints, their paths and what their rules read;
 //! - [`dispatch`]: AdmissionReview -> rule set -> AdmissionResponse;
 //! - [`context_reader`]: the live, uncached reads that fail closed;
@@ -13,6 +15,7 @@
 //! [`Running::shutdown`] stops the server the way a terminating pod should: not ready at once,
 //! still serving for a grace period while the endpoint removal propagates, then a drain.
 
+pub mod body;
 pub mod budget;
 pub mod context_reader;
 pub mod dispatch;
@@ -216,8 +219,9 @@ pub async fn start(config: ServeConfig, client: kube::Client) -> Result<Running,
     let app = router::router(Arc::new(state));
     let (shutdown, stopped) = oneshot::channel::<Duration>();
     let limits = config.limits;
+    let refusals = metrics.clone();
     let server = tokio::spawn(async move {
-        tls::serve(listener, tls, app, limits, async {
+        tls::serve(listener, tls, app, limits, refusals, async {
             // Dropped without a value (the handle went away): drain as `stop` would.
             stopped.await.unwrap_or(Shutdown::default().drain)
         })
