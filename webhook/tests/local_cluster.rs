@@ -273,6 +273,7 @@ async fn start_server(client: &Client) -> Running {
         }),
         settings: Settings {
             controller_username: "system:serviceaccount:garage-operator:garage-reconciler".into(),
+            ..Settings::default()
         },
         limits: Limits::default(),
     };

@@ -227,6 +227,10 @@ async fn webhook(opts: Opts) -> Result<()> {
             .args(["--cert-mode", "cert-manager", "--cert-dir"])
             .arg(&dir)
             .args(["--log-format", "text"])
+            // Every load connection comes from this one address, where an API server's would
+            // come from several replicas' worth of callers: the per-source cap would measure
+            // itself instead of the server.
+            .args(["--max-connections-per-source", "4096"])
             .env("KUBECONFIG", cluster.kubeconfig())
             .env("POD_NAMESPACE", "garage-operator-system")
             .env("POD_SERVICE_ACCOUNT", "garage-operator")

@@ -54,6 +54,7 @@ pub(crate) async fn start_webhook(
         settings: Settings {
             controller_username: "system:serviceaccount:garage-operator:garage-operator-reconciler"
                 .into(),
+            ..Settings::default()
         },
         limits: Limits::default(),
     };

@@ -119,7 +119,8 @@ fn self_managed_install_has_two_processes_and_fail_closed_webhooks() {
     );
     let pdb = of_kind(&objects, "PodDisruptionBudget");
     assert_eq!(pdb.len(), 1);
-    assert_eq!(pdb[0]["spec"]["minAvailable"], 1);
+    assert_eq!(pdb[0]["spec"]["maxUnavailable"], 1);
+    assert!(pdb[0]["spec"].get("minAvailable").is_none(), "{}", pdb[0]);
 
     // The webhook knows who may remove PVC barrier finalizers.
     let container = &webhook["spec"]["template"]["spec"]["containers"][0];
@@ -532,6 +533,85 @@ fn monitoring_switches_render_their_objects() {
 }
 
 #[test]
+fn the_storage_capacity_threshold_reaches_the_reconciler() {
+    // (--set values, the variable's value)
+    let cases: [(&[&str], &str); 3] = [
+        (&[], "10"),
+        (&["storageCapacityLowPercent=25"], "25"),
+        (&["storageCapacityLowPercent=0"], "0"),
+    ];
+    for (sets, expected) in cases {
+        let args: Vec<String> = sets
+            .iter()
+            .flat_map(|s| ["--set".to_owned(), (*s).to_owned()])
+            .collect();
+        let objects = template(&args).unwrap_or_else(|e| panic!("{sets:?}: {e:#}"));
+        let reconciler = deployment(&objects, "reconciler").unwrap();
+        assert_eq!(
+            env(
+                &reconciler["spec"]["template"]["spec"]["containers"][0],
+                "GARAGE_STORAGE_CAPACITY_LOW_PERCENT"
+            )
+            .unwrap(),
+            expected,
+            "{sets:?}"
+        );
+    }
+    for bad in [
+        "storageCapacityLowPercent=101",
+        "storageCapacityLowPercent=-1",
+    ] {
+        let error = template(&["--set".into(), bad.into()])
+            .expect_err(bad)
+            .to_string();
+        assert!(
+            error.contains("storageCapacityLowPercent"),
+            "{bad}: {error}"
+        );
+    }
+}
+
+#[test]
+fn the_host_access_limits_reach_the_webhook() {
+    // (--set values, WEBHOOK_HOST_PATH_ROOTS, WEBHOOK_ALLOW_PRIVILEGED_GARAGE)
+    let cases: [(&[&str], &str, &str); 3] = [
+        (&[], "", "false"),
+        (
+            &["garageSecurity.hostPathRoots={/disks,/srv/garage}"],
+            "/disks,/srv/garage",
+            "false",
+        ),
+        (&["garageSecurity.allowPrivileged=true"], "", "true"),
+    ];
+    for (sets, roots, privileged) in cases {
+        let args: Vec<String> = sets
+            .iter()
+            .flat_map(|s| ["--set".to_owned(), (*s).to_owned()])
+            .collect();
+        let objects = template(&args).unwrap_or_else(|e| panic!("{sets:?}: {e:#}"));
+        let webhook = deployment(&objects, "webhook").unwrap();
+        let container = &webhook["spec"]["template"]["spec"]["containers"][0];
+        assert_eq!(
+            env(container, "WEBHOOK_HOST_PATH_ROOTS").unwrap(),
+            roots,
+            "{sets:?}"
+        );
+        assert_eq!(
+            env(container, "WEBHOOK_ALLOW_PRIVILEGED_GARAGE").unwrap(),
+            privileged,
+            "{sets:?}"
+        );
+    }
+    let error = template(&[
+        "--set".into(),
+        "garageSecurity.hostPathRoots={relative}".into(),
+    ])
+    .expect_err("a relative root")
+    .to_string();
+    assert!(error.contains("hostPathRoots"), "{error}");
+}
+
+#[test]
 fn release_name_and_namespace_flow_into_every_reference() {
     let text = template_text(
         "storage-system",
@@ -579,4 +659,58 @@ fn bad_values_are_refused_with_the_key_named() {
         let error = template(&args).expect_err(needle).to_string();
         assert!(error.contains(needle), "{needle}: {error}");
     }
+}
+
+/// Pods of `replicas` that `spec` (a PodDisruptionBudget's) lets a drain evict when all are
+/// healthy; percentages round up, as the disruption controller rounds them.
+fn disruptions_allowed(spec: &Value, replicas: i64) -> i64 {
+    let scaled = |v: &Value| match v {
+        Value::String(p) => {
+            let percent: i64 = p.trim_end_matches('%').parse().unwrap();
+            (replicas * percent + 99) / 100
+        }
+        v => v.as_i64().unwrap(),
+    };
+    match (spec.get("minAvailable"), spec.get("maxUnavailable")) {
+        (Some(min), None) => (replicas - scaled(min)).max(0),
+        (None, Some(max)) => scaled(max).min(replicas),
+        other => panic!("a budget sets exactly one of minAvailable and maxUnavailable: {other:?}"),
+    }
+}
+
+#[test]
+fn the_webhook_budget_never_blocks_a_drain_by_default() {
+    let set = |pairs: &[String]| -> Vec<String> {
+        pairs
+            .iter()
+            .flat_map(|p| ["--set".to_owned(), p.clone()])
+            .collect()
+    };
+    // (replicas, further values, disruptions the budget must allow)
+    let cases: [(i64, &[&str], i64); 5] = [
+        (1, &[], 1),
+        (2, &[], 1),
+        (3, &[], 1),
+        // What the user sets explicitly is rendered as set.
+        (2, &["webhook.podDisruptionBudget.minAvailable=1"], 1),
+        (3, &["webhook.podDisruptionBudget.maxUnavailable=50%"], 2),
+    ];
+    for (replicas, extra, allowed) in cases {
+        let mut values = vec![format!("webhook.replicas={replicas}")];
+        values.extend(extra.iter().map(|v| (*v).to_owned()));
+        let objects = template(&set(&values)).unwrap_or_else(|e| panic!("{values:?}: {e:#}"));
+        let webhook = deployment(&objects, "webhook").expect("webhook Deployment");
+        assert_eq!(webhook["spec"]["replicas"], replicas, "{values:?}");
+        let pdb = of_kind(&objects, "PodDisruptionBudget");
+        assert_eq!(pdb.len(), 1, "{values:?}");
+        let got = disruptions_allowed(&pdb[0]["spec"], replicas);
+        assert_eq!(got, allowed, "{values:?}: {}", pdb[0]["spec"]);
+        assert!(got >= 1, "{values:?}: the budget blocks every drain");
+    }
+    // A single replica with the old default (minAvailable: 1) would allow none: the check
+    // above can tell.
+    assert_eq!(
+        disruptions_allowed(&serde_json::json!({"minAvailable": 1}), 1),
+        0
+    );
 }

@@ -9,6 +9,7 @@ use std::time::Duration;
 use anyhow::{Context as _, bail};
 use certs::{InstallLabel, Lifetimes, Mode, MountedConfig, SelfManagedConfig};
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use webhook::admission::host_access::HostAccessPolicy;
 use webhook::cli::review::{Input, ManifestOperation, Propagation, ReviewCommand, Subresource};
 use webhook::cli::{EXIT_UNUSABLE, convert, review};
 use webhook::server::dispatch::Settings;
@@ -133,6 +134,18 @@ struct ServeArgs {
     /// closed at accept. The API server needs one per concurrent call to this replica.
     #[arg(long, env = "WEBHOOK_MAX_CONNECTIONS_PER_SOURCE", default_value_t = MAX_CONNECTIONS_PER_SOURCE)]
     max_connections_per_source: usize,
+    /// Directories under which node-local pool HostPaths may lie (comma-separated; empty for
+    /// /var/lib/garage, /mnt, /srv and /data). A root over the Node's system is refused.
+    #[arg(
+        long = "host-path-root",
+        env = "WEBHOOK_HOST_PATH_ROOTS",
+        value_delimiter = ','
+    )]
+    host_path_roots: Vec<String>,
+    /// Allow Garage containers that are privileged, add capabilities or allow privilege
+    /// escalation.
+    #[arg(long, env = "WEBHOOK_ALLOW_PRIVILEGED_GARAGE", default_value_t = false, action = clap::ArgAction::Set)]
+    allow_privileged_garage: bool,
     /// Log format.
     #[arg(long, env = "WEBHOOK_LOG_FORMAT", value_enum, default_value = "json")]
     log_format: LogFormat,
@@ -274,6 +287,8 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         certificates,
         settings: Settings {
             controller_username,
+            host_access: HostAccessPolicy::new(&args.host_path_roots, args.allow_privileged_garage)
+                .map_err(|e| anyhow::anyhow!("--host-path-root (WEBHOOK_HOST_PATH_ROOTS): {e}"))?,
         },
         limits: Limits {
             review_budget_bytes,
@@ -342,6 +357,7 @@ async fn review_command(args: ReviewArgs) -> anyhow::Result<i32> {
         user: args.user,
         settings: Settings {
             controller_username: args.controller_username,
+            ..Settings::default()
         },
     };
     let results = review::run(&command).await?;

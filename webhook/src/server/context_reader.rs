@@ -90,6 +90,8 @@ pub const DEFAULT_CONCURRENT_READS: usize = 4;
 pub struct LiveReader {
     client: Client,
     slots: Arc<Semaphore>,
+    /// The install's host access policy, handed to every rule with what was read.
+    host_access: crate::admission::host_access::HostAccessPolicy,
 }
 
 impl LiveReader {
@@ -103,7 +105,17 @@ impl LiveReader {
         LiveReader {
             client,
             slots: Arc::new(Semaphore::new(reviews.max(1))),
+            host_access: Default::default(),
         }
+    }
+
+    /// The same reader, handing `policy` to the rules instead of the default one.
+    pub fn with_host_access(
+        mut self,
+        policy: crate::admission::host_access::HostAccessPolicy,
+    ) -> Self {
+        self.host_access = policy;
+        self
     }
 
     async fn slot(&self) -> Result<tokio::sync::SemaphorePermit<'_>, ReadError> {
@@ -193,7 +205,10 @@ async fn node_metadata(client: &Client, params: ListParams) -> Result<Vec<Node>,
 impl ContextSource for LiveReader {
     async fn read(&self, needs: Needs, namespace: Option<&str>) -> Result<Context, ReadError> {
         if needs == Needs::default() {
-            return Ok(Context::default());
+            return Ok(Context {
+                host_access: self.host_access.clone(),
+                ..Context::default()
+            });
         }
         let _slot = self.slot().await?;
         let client = &self.client;
@@ -275,6 +290,7 @@ impl ContextSource for LiveReader {
             pods,
             reference_grants,
             namespaces,
+            host_access: self.host_access.clone(),
             ..Context::default()
         })
     }

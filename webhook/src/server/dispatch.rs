@@ -37,6 +37,8 @@ pub struct Settings {
     /// `system:serviceaccount:<ns>:<sa>` of the reconciler, the only user allowed to remove
     /// the PVC barrier finalizers.
     pub controller_username: String,
+    /// What the install allows Garage pods on the Nodes (the chart's `garageSecurity`).
+    pub host_access: crate::admission::host_access::HostAccessPolicy,
 }
 
 /// How a review ended, for metrics and logs.

@@ -208,7 +208,7 @@ pub async fn start(config: ServeConfig, client: kube::Client) -> Result<Running,
     })?;
     let metrics = Arc::new(Metrics::new());
     let mut state = AppState::new(
-        LiveReader::new(client),
+        LiveReader::new(client).with_host_access(config.settings.host_access.clone()),
         config.settings,
         metrics.clone(),
         resolver.clone(),
