@@ -33,6 +33,13 @@ async fn large_reviews(pki: &Arc<Pki>, addr: std::net::SocketAddr, clients: usiz
             let mut connection = Connection::open(addr, &pki).await.unwrap();
             for _attempt in 0..60 {
                 let answer = connection.post(validate_path(), &body).await.unwrap();
+                if answer.status == 408 {
+                    // The body did not arrive by its deadline (two cores shared by 48 uploads
+                    // and whatever else runs): the server closed the connection, as it does
+                    // for a slow caller. A real client retries on a new one.
+                    connection = Connection::open(addr, &pki).await.unwrap();
+                    continue;
+                }
                 if answer.status == 429 {
                     assert_eq!(answer.header("retry-after"), Some("1"), "{}", answer.text());
                     assert!(answer.text().contains("memory budget"), "{}", answer.text());

@@ -107,7 +107,7 @@ fn empty_dir_warnings(
     warnings: &mut Vec<String>,
 ) {
     if storage.metadata.as_ref().is_some_and(is_empty_dir) {
-        warnings.push("spec.storage.metadata is an EmptyDir: an eviction or reschedule of this node's pod (a node drain, for one) loses its metadata and with it the node's identity; the replica comes back as a new node that must be rebuilt from the others. Use a PersistentVolumeClaim (size or existingClaim) to keep it".into());
+        warnings.push("spec.storage.metadata is an EmptyDir: an eviction or reschedule of this node's pod (a node drain, for one) loses its metadata and with it the node's identity; the replica comes back as a new node that must be rebuilt from the others. Use a PersistentVolumeClaim (size or existingClaim) to keep it [GN-W12]".into());
     }
     let data = storage
         .data
@@ -120,7 +120,7 @@ fn empty_dir_warnings(
         .enumerate()
         .map(|(i, d)| (format!("spec.storage.dataPaths[{i}]"), d));
     for (field, _) in data.chain(paths).filter(|(_, v)| is_empty_dir(v)) {
-        warnings.push(format!("{field} is an EmptyDir: an eviction or reschedule of this node's pod (a node drain, for one) loses the blocks stored there, and with them this replica of every partition it held until Garage rebuilds it from the others. Use a PersistentVolumeClaim (size or existingClaim) to keep it"));
+        warnings.push(format!("{field} is an EmptyDir: an eviction or reschedule of this node's pod (a node drain, for one) loses the blocks stored there, and with them this replica of every partition it held until Garage rebuilds it from the others. Use a PersistentVolumeClaim (size or existingClaim) to keep it [GN-W12]"));
     }
 }
 
