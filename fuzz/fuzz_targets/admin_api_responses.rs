@@ -6,7 +6,8 @@
 //!
 //! Input: bytes are the body itself, except that a leading 0xFF byte turns the rest into a
 //! JSON document built in the answers' shape (`operator_fuzz::json`), which reaches deeper
-//! than mutated text.
+//! than mutated text, and a leading 0xFE byte plants a secret in a body built from the rest
+//! (see the last invariant).
 //!
 //! Beyond "no panic", for every body that decodes:
 //! - the two routes the client decodes by agree: straight from the bytes (every call) and
@@ -22,7 +23,15 @@
 //! - a layout history whose migration is settled is settled, and a layout that reports no
 //!   staged changes has none;
 //! - an error built from any body is "not found" only for a 404, retryable only for a 503,
-//!   names its endpoint, and keeps at most 500 characters of a body that is not JSON.
+//!   names its endpoint, and keeps at most 500 characters of a body that is not JSON;
+//! - a secret given as the string value of a secret member (`secretAccessKey`, `secretToken`,
+//!   ...) shows in the Display or Debug of no error returned for the body, wherever the
+//!   member stands: in an answer-shaped object, in a document cut anywhere, among arbitrary
+//!   bytes, with its value cut off at the end of the body. The rest of the body is arbitrary
+//!   and may spell the same text by itself (in a JSON escape, as a node ID that the client
+//!   lowercases), so the errors of the body are compared with those of its twin, the same body
+//!   with another secret of the same shape: the secret may show no more often in the first
+//!   than in the second, and the twin's secret likewise.
 
 #![no_main]
 
@@ -42,13 +51,29 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+/// The Display and Debug text of every error returned for one body.
+#[derive(Default)]
+struct Shown(Vec<String>);
+
+impl Shown {
+    /// Keeps what `e` shows.
+    fn record(&mut self, e: &GarageError) {
+        self.0.push(format!("{e}\n{e:?}"));
+    }
+
+    /// How many times `text` shows in all of them.
+    fn count(&self, text: &str) -> usize {
+        self.0.iter().map(|shown| shown.matches(text).count()).sum()
+    }
+}
+
 /// What a decoded answer must also satisfy.
 trait Check {
     fn check(&self);
 }
 
 /// Decodes `body` as `endpoint`'s answer and checks what holds for a decoded value.
-fn typed<T>(endpoint: &'static str, body: &[u8])
+fn typed<T>(endpoint: &'static str, body: &[u8], shown: &mut Shown)
 where
     T: DeserializeOwned + PartialEq + Debug + Check,
 {
@@ -64,12 +89,12 @@ where
             let _ = format!("{v:?}");
             v.check();
         }
-        Err(e) => error_shape(&e, endpoint),
+        Err(e) => error_shape(&e, endpoint, shown),
     }
 }
 
 /// Decodes `body` as a node-local answer of `endpoint` for every kind of target.
-fn node_local<T>(endpoint: &'static str, body: &[u8])
+fn node_local<T>(endpoint: &'static str, body: &[u8], shown: &mut Shown)
 where
     T: DeserializeOwned + Clone + Debug + Check,
 {
@@ -80,7 +105,7 @@ where
         let r = match NodeResults::<T>::decode(endpoint, &target, body) {
             Ok(r) => r,
             Err(e) => {
-                error_shape(&e, endpoint);
+                error_shape(&e, endpoint, shown);
                 continue;
             }
         };
@@ -103,7 +128,7 @@ where
             Ok(all) => assert!(r.is_complete() && all.len() == r.successes().len()),
             Err(e) => {
                 assert!(!r.is_complete() && matches!(e, GarageError::PartialFailure { .. }));
-                let _ = e.to_string();
+                shown.record(&e);
             }
         }
         match r.clone().into_single() {
@@ -112,7 +137,7 @@ where
             ),
             Err(e) => {
                 assert!(!r.is_complete() || r.successes().len() != 1);
-                let _ = e.to_string();
+                shown.record(&e);
             }
         }
         let _ = format!("{r:?}");
@@ -120,14 +145,14 @@ where
 }
 
 /// Every error the decoders return names its endpoint and prints.
-fn error_shape(e: &GarageError, endpoint: &'static str) {
+fn error_shape(e: &GarageError, endpoint: &'static str, shown: &mut Shown) {
     assert_eq!(e.endpoint(), Some(endpoint), "{e:?}");
     assert!(!e.is_not_found(), "a 2xx body decoded as not found: {e:?}");
-    let _ = (e.to_string(), format!("{e:?}"));
+    shown.record(e);
 }
 
 /// Classifies `body` as the answer of every status the client tells apart.
-fn error_answers(body: &[u8]) {
+fn error_answers(body: &[u8], shown: &mut Shown) {
     for status in [400, 401, 403, 404, 409, 500, 502, 503] {
         let e = GarageError::from_status("GetBucketInfo", status, body);
         assert_eq!(e.endpoint(), Some("GetBucketInfo"));
@@ -135,6 +160,7 @@ fn error_answers(body: &[u8]) {
             assert_eq!(status, 404, "{e:?}");
         }
         assert_eq!(e.is_retryable(), status == 503, "{e:?}");
+        shown.record(&e);
         let text = e.to_string();
         // A body that is not Garage's error JSON has no code: the error keeps the endpoint,
         // the status and 500 characters of the body (and the ellipsis that marks the cut).
@@ -323,7 +349,7 @@ impl<T: Check> Check for Vec<T> {
 
 /// `CreateAdminToken`'s answer holds a secret and so has no `PartialEq`: its parts are
 /// compared instead, and the secret must not show in Debug output.
-fn created_admin_token(body: &[u8]) {
+fn created_admin_token(body: &[u8], shown: &mut Shown) {
     const ENDPOINT: &str = "CreateAdminToken";
     match decode_response::<CreatedAdminToken>(ENDPOINT, body) {
         Ok(t) => {
@@ -341,44 +367,188 @@ fn created_admin_token(body: &[u8]) {
                 );
             }
         }
-        Err(e) => error_shape(&e, ENDPOINT),
+        Err(e) => error_shape(&e, ENDPOINT, shown),
     }
 }
 
-fn run(body: &[u8]) {
-    typed::<ClusterHealth>("GetClusterHealth", body);
-    typed::<ClusterStatus>("GetClusterStatus", body);
-    typed::<ClusterStatistics>("GetClusterStatistics", body);
-    typed::<Vec<ConnectResult>>("ConnectClusterNodes", body);
-    typed::<ClusterLayout>("GetClusterLayout", body);
-    typed::<LayoutPreview>("PreviewClusterLayoutChanges", body);
-    typed::<AppliedLayout>("ApplyClusterLayout", body);
-    typed::<LayoutHistory>("GetClusterLayoutHistory", body);
-    typed::<SkipDeadNodesResult>("ClusterLayoutSkipDeadNodes", body);
-    typed::<Vec<BucketListItem>>("ListBuckets", body);
-    typed::<BucketInfo>("GetBucketInfo", body);
-    typed::<Vec<KeyListItem>>("ListKeys", body);
-    typed::<KeyInfo>("GetKeyInfo", body);
-    typed::<Vec<AdminTokenInfo>>("ListAdminTokens", body);
-    typed::<AdminTokenInfo>("GetAdminTokenInfo", body);
-    created_admin_token(body);
-    node_local::<NodeInfo>("GetNodeInfo", body);
-    node_local::<NodeStatistics>("GetNodeStatistics", body);
-    node_local::<Value>("CreateMetadataSnapshot", body);
-    node_local::<Vec<WorkerInfo>>("ListWorkers", body);
-    node_local::<WorkerInfo>("GetWorkerInfo", body);
-    node_local::<BTreeMap<String, String>>("GetWorkerVariable", body);
-    node_local::<WorkerVariable>("SetWorkerVariable", body);
-    node_local::<Vec<BlockError>>("ListBlockErrors", body);
-    node_local::<BlockInfo>("GetBlockInfo", body);
-    node_local::<RetryCount>("RetryBlockResync", body);
-    node_local::<PurgeResult>("PurgeBlocks", body);
-    node_local::<Value>("LaunchRepairOperation", body);
-    error_answers(body);
+/// Runs every decoder on `body`; returns what their errors showed.
+fn run(body: &[u8]) -> Shown {
+    let mut shown = Shown::default();
+    typed::<ClusterHealth>("GetClusterHealth", body, &mut shown);
+    typed::<ClusterStatus>("GetClusterStatus", body, &mut shown);
+    typed::<ClusterStatistics>("GetClusterStatistics", body, &mut shown);
+    typed::<Vec<ConnectResult>>("ConnectClusterNodes", body, &mut shown);
+    typed::<ClusterLayout>("GetClusterLayout", body, &mut shown);
+    typed::<LayoutPreview>("PreviewClusterLayoutChanges", body, &mut shown);
+    typed::<AppliedLayout>("ApplyClusterLayout", body, &mut shown);
+    typed::<LayoutHistory>("GetClusterLayoutHistory", body, &mut shown);
+    typed::<SkipDeadNodesResult>("ClusterLayoutSkipDeadNodes", body, &mut shown);
+    typed::<Vec<BucketListItem>>("ListBuckets", body, &mut shown);
+    typed::<BucketInfo>("GetBucketInfo", body, &mut shown);
+    typed::<Vec<KeyListItem>>("ListKeys", body, &mut shown);
+    typed::<KeyInfo>("GetKeyInfo", body, &mut shown);
+    typed::<Vec<AdminTokenInfo>>("ListAdminTokens", body, &mut shown);
+    typed::<AdminTokenInfo>("GetAdminTokenInfo", body, &mut shown);
+    created_admin_token(body, &mut shown);
+    node_local::<NodeInfo>("GetNodeInfo", body, &mut shown);
+    node_local::<NodeStatistics>("GetNodeStatistics", body, &mut shown);
+    node_local::<Value>("CreateMetadataSnapshot", body, &mut shown);
+    node_local::<Vec<WorkerInfo>>("ListWorkers", body, &mut shown);
+    node_local::<WorkerInfo>("GetWorkerInfo", body, &mut shown);
+    node_local::<BTreeMap<String, String>>("GetWorkerVariable", body, &mut shown);
+    node_local::<WorkerVariable>("SetWorkerVariable", body, &mut shown);
+    node_local::<Vec<BlockError>>("ListBlockErrors", body, &mut shown);
+    node_local::<BlockInfo>("GetBlockInfo", body, &mut shown);
+    node_local::<RetryCount>("RetryBlockResync", body, &mut shown);
+    node_local::<PurgeResult>("PurgeBlocks", body, &mut shown);
+    node_local::<Value>("LaunchRepairOperation", body, &mut shown);
+    error_answers(body, &mut shown);
+    shown
+}
+
+/// Names of secret members: those of Garage's answers, and those of its configuration that a
+/// misdirected answer could hold.
+const SECRET_NAMES: &[&str] = &[
+    "secretAccessKey",
+    "secretToken",
+    "secret_access_key",
+    "rpc_secret",
+    "admin_token",
+    "metrics_token",
+];
+
+/// The characters of a planted secret: those of Garage's keys and tokens, and none that JSON
+/// would escape, so that the secret is the same text in the body and in its decoded value.
+const SECRET_ALPHABET: &[u8] =
+    b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-_+/=";
+
+/// JSON blanks around a member's colon.
+const BLANKS: &[&str] = &["", " ", "  ", "\t", "\n  ", "\r\n"];
+
+/// A body with a secret planted as the value of a secret member, and its twin: the same body
+/// with another secret of the same shape in its place.
+struct Planted {
+    body: Vec<u8>,
+    twin: Vec<u8>,
+    secret: String,
+    twin_secret: String,
+}
+
+/// `secret` with every letter and digit replaced by another of its kind (a hex digit by a hex
+/// digit), so that the twin parses exactly as the original does.
+fn twin_of(secret: &str) -> String {
+    let next = |b: u8| match b {
+        b'9' => b'0',
+        b'f' => b'a',
+        b'F' => b'A',
+        b'z' => b'g',
+        b'Z' => b'G',
+        b'0'..=b'8' | b'a'..=b'e' | b'A'..=b'E' | b'g'..=b'y' | b'G'..=b'Y' => b + 1,
+        other => other,
+    };
+    secret.bytes().map(|b| char::from(next(b))).collect()
+}
+
+/// What stands before and after the planted member: an answer-shaped object it is a member of
+/// (sometimes inside a node-local envelope), a document cut in two around it, or arbitrary
+/// bytes; what follows may be cut short.
+fn surroundings(u: &mut Unstructured<'_>) -> arbitrary::Result<(Vec<u8>, Vec<u8>)> {
+    let (before, mut after) = match u.int_in_range(0..=2)? {
+        0 => {
+            let object =
+                serde_json::to_vec(&operator_fuzz::json::object(u, 3)?).expect("a Value encodes");
+            let rest = match object.as_slice() {
+                b"{}" => b"}".to_vec(),
+                _ => [b",", &object[1..]].concat(),
+            };
+            if u.arbitrary()? {
+                let node = operator_fuzz::json::NODE_IDS[0];
+                let envelope = format!(r#"{{"success":{{"{node}":{{"#);
+                (
+                    envelope.into_bytes(),
+                    [&rest[..], br#"},"error":{}}"#].concat(),
+                )
+            } else {
+                (b"{".to_vec(), rest)
+            }
+        }
+        1 => {
+            let doc =
+                serde_json::to_vec(&operator_fuzz::json::value(u, 3)?).expect("a Value encodes");
+            let at = u.int_in_range(0..=doc.len())?;
+            (doc[..at].to_vec(), doc[at..].to_vec())
+        }
+        _ => {
+            let len = u.arbitrary_len::<u8>()?;
+            let before = u.bytes(len)?.to_vec();
+            let rest = u.len();
+            (before, u.bytes(rest)?.to_vec())
+        }
+    };
+    if u.ratio(1, 4)? {
+        after.truncate(u.int_in_range(0..=after.len())?);
+    }
+    Ok((before, after))
+}
+
+/// A planted secret and its twin, built from `u`.
+fn planted(u: &mut Unstructured<'_>) -> arbitrary::Result<Planted> {
+    let name = u.choose(SECRET_NAMES)?;
+    let len = u.int_in_range(8..=80)?;
+    let secret = (0..len)
+        .map(|_| u.choose(SECRET_ALPHABET).map(|&b| char::from(b)))
+        .collect::<arbitrary::Result<String>>()?;
+    let (blank_before, blank_after) = (u.choose(BLANKS)?, u.choose(BLANKS)?);
+    // Closed three times in four; otherwise the body ends inside the value.
+    let closed = u.ratio(3, 4)?;
+    let (before, after) = surroundings(u)?;
+    let body = |secret: &str| {
+        let member = format!(r#""{name}"{blank_before}:{blank_after}"{secret}"#);
+        let rest: &[u8] = if closed { &after } else { b"" };
+        [
+            &before[..],
+            member.as_bytes(),
+            if closed { b"\"" } else { b"" },
+            rest,
+        ]
+        .concat()
+    };
+    let twin_secret = twin_of(&secret);
+    Ok(Planted {
+        body: body(&secret),
+        twin: body(&twin_secret),
+        secret,
+        twin_secret,
+    })
+}
+
+/// The last invariant of the module documentation.
+fn secret_stays_hidden(p: &Planted) {
+    // A secret without a letter or digit has no twin to tell it from the rest.
+    if p.secret == p.twin_secret {
+        return;
+    }
+    let (shown, twin_shown) = (run(&p.body), run(&p.twin));
+    for (secret, own, other) in [
+        (&p.secret, &shown, &twin_shown),
+        (&p.twin_secret, &twin_shown, &shown),
+    ] {
+        assert!(
+            own.count(secret) <= other.count(secret),
+            "the secret {secret:?} of {:?} shows in an error:\n{}",
+            String::from_utf8_lossy(&p.body),
+            own.0.join("\n"),
+        );
+    }
 }
 
 fuzz_target!(|data: &[u8]| {
     match data.split_first() {
+        Some((0xFE, rest)) => {
+            if let Ok(p) = planted(&mut Unstructured::new(rest)) {
+                secret_stays_hidden(&p);
+            }
+        }
         Some((0xFF, rest)) => {
             let mut u = Unstructured::new(rest);
             // Most answers are objects; lists and bare values are the rest.
@@ -392,6 +562,8 @@ fuzz_target!(|data: &[u8]| {
             let body = serde_json::to_vec(&doc).expect("a Value encodes");
             run(&body);
         }
-        _ => run(data),
+        _ => {
+            run(data);
+        }
     }
 });

@@ -4,9 +4,18 @@
 //! "absent". Everything else (a 503 during a quorum loss, a timeout, a body that does not
 //! parse, a 404 from something that is not Garage) is an unknown, and an unknown must never
 //! lead to creating or deleting anything.
+//!
+//! Errors are logged and shown in conditions, and some answers carry secrets (a key's secret,
+//! a new admin token). So no error holds raw body text: an excerpt of a body has the values of
+//! secret-looking members redacted first ([`redact`]), and a parse error keeps only its kind
+//! and position, never its message, which quotes the value it choked on.
+
+mod redact;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
+
+use serde_json::error::Category;
 
 /// Body text kept in an error, at most: enough to diagnose, small enough for a condition.
 const MAX_EXCERPT: usize = 500;
@@ -103,17 +112,30 @@ pub enum GarageError {
         status: u16,
         /// Garage's error code, or empty when the body was not Garage's error JSON.
         code: String,
-        /// Garage's message, or an excerpt of the body.
+        /// Garage's message, or an excerpt of the body with secret-looking values redacted.
         message: String,
     },
     /// A 2xx answer whose body does not match the expected shape.
-    #[error("{endpoint}: the response body does not parse: {source}; body starts with: {excerpt}")]
+    ///
+    /// serde_json's error is not kept, not even as the error's source: its text quotes the
+    /// value it stopped at (`invalid type: string "…"`), which can be a secret. Its kind and
+    /// position, with the excerpt, locate the problem.
+    #[error(
+        "{endpoint}: the response body does not parse ({}); body starts with: {excerpt}",
+        describe_parse_error(*category, *line, *column)
+    )]
     Decode {
         /// The endpoint called.
         endpoint: &'static str,
-        /// The parse error.
-        source: serde_json::Error,
-        /// The beginning of the body.
+        /// What went wrong: not JSON (`Syntax`), cut short (`Eof`), or JSON of another shape
+        /// (`Data`).
+        category: Category,
+        /// The line of the body where parsing stopped, from 1; 0 when the body was parsed in
+        /// two steps and the second one has no position.
+        line: usize,
+        /// The column where parsing stopped, from 1; 0 when unknown, as `line`.
+        column: usize,
+        /// The beginning of the body, with secret-looking values redacted.
         excerpt: String,
     },
     /// A node-local call (`?node=`) that some nodes could not complete. The successes are
@@ -257,10 +279,14 @@ impl GarageError {
         }
     }
 
+    /// A [`GarageError::Decode`] for `body`, which failed to parse with `source`. Only the
+    /// kind and position of `source` are kept (see the variant).
     pub(crate) fn decode(endpoint: &'static str, source: serde_json::Error, body: &[u8]) -> Self {
         Self::Decode {
             endpoint,
-            source,
+            category: source.classify(),
+            line: source.line(),
+            column: source.column(),
             excerpt: excerpt(body),
         }
     }
@@ -281,12 +307,33 @@ struct ErrorBody {
     message: String,
 }
 
+/// The first [`MAX_EXCERPT`] characters of `body`, with secret-looking values redacted. Every
+/// piece of body text an error keeps goes through here.
 fn excerpt(body: &[u8]) -> String {
     let text = String::from_utf8_lossy(body);
+    // Redacted before the cut: a cut value is still redacted whole, and the characters kept
+    // are characters that may be shown.
+    let text = redact::redact_secrets(&text);
     let text = text.trim();
     match text.char_indices().nth(MAX_EXCERPT) {
         Some((cut, _)) => format!("{}…", &text[..cut]),
         None => text.to_string(),
+    }
+}
+
+/// The text of a [`GarageError::Decode`] between parentheses: the kind of the parse error and,
+/// when known, where it happened.
+fn describe_parse_error(category: Category, line: usize, column: usize) -> String {
+    let what = match category {
+        Category::Syntax => "not JSON",
+        Category::Eof => "the body ends early",
+        Category::Data => "JSON of another shape",
+        Category::Io => "a read error",
+    };
+    if line == 0 {
+        what.to_string()
+    } else {
+        format!("{what} at line {line}, column {column}")
     }
 }
 
@@ -347,5 +394,149 @@ mod tests {
         let long = "x".repeat(5000);
         let e = GarageError::from_status("GetClusterStatus", 502, long.as_bytes());
         assert!(e.to_string().len() < 700);
+    }
+
+    #[test]
+    fn excerpts_are_redacted_before_the_cut() {
+        let secret = "0123456789abcdef".repeat(4);
+        // Unredacted, the secret would straddle the cut at 500 characters.
+        let body = format!("{}\"secretToken\":\"{secret}\"}}", "x".repeat(470));
+        let kept = excerpt(body.as_bytes());
+        assert!(kept.ends_with(r#""secretToken":"<redacted>"}"#), "{kept}");
+        // Cut inside the secret: what arrived of it is redacted too.
+        let kept = excerpt(&body.as_bytes()[..body.len() - 20]);
+        assert!(kept.ends_with(r#""secretToken":"<redacted>""#), "{kept}");
+    }
+
+    #[test]
+    fn parse_errors_keep_their_kind_and_position() {
+        let parse = |body: &str| serde_json::from_str::<Vec<u32>>(body).unwrap_err();
+        let cases = [
+            ("<html>", Category::Syntax, "not JSON at line 1, column 1"),
+            (
+                "[1,",
+                Category::Eof,
+                "the body ends early at line 1, column 3",
+            ),
+            (
+                "[1,\n\"two\"]",
+                Category::Data,
+                "JSON of another shape at line 2, column 5",
+            ),
+        ];
+        for (body, category, text) in cases {
+            let e = GarageError::decode("ListBuckets", parse(body), body.as_bytes());
+            assert!(
+                matches!(&e, GarageError::Decode { category: c, .. } if *c == category),
+                "{e:?}"
+            );
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "ListBuckets: the response body does not parse ({text}); body starts with: {body}"
+                )
+            );
+        }
+        // Parsed from a Value, the error has no position.
+        let source = serde_json::from_value::<Vec<u32>>(serde_json::json!({})).unwrap_err();
+        let e = GarageError::decode("ListBuckets", source, b"{}");
+        assert_eq!(
+            e.to_string(),
+            "ListBuckets: the response body does not parse (JSON of another shape); body starts with: {}"
+        );
+    }
+}
+
+#[cfg(test)]
+mod leak_tests {
+    //! Secrets in answer bodies never reach an error's text.
+
+    use super::GarageError;
+    use crate::transport::decode;
+    use crate::{CreatedAdminToken, KeyInfo, NodeInfo, NodeResults, NodeTarget};
+
+    const KEY_SECRET: &str = "b892c0665f0ada8a4755dae98baa3b133590e11dae3bcc1f9d431d0e37e5e1c4";
+    const TOKEN_SECRET: &str = "mr4kq9TZ7vJxW2pLs0eN8hYc3uBdGf6a";
+
+    /// Neither the Display nor the Debug of `e` holds `secret`.
+    fn assert_hidden(e: &GarageError, secret: &str) {
+        let shown = format!("{e}\n{e:?}");
+        assert!(!shown.contains(secret), "the secret shows:\n{shown}");
+    }
+
+    #[test]
+    fn truncated_create_key_answer() {
+        let body = format!(
+            r#"{{"accessKeyId":"GK31c2f218a2e44f485b94239e","name":"app","created":"2026-01-01T00:00:00Z","expiration":null,"expired":false,"secretAccessKey":"{KEY_SECRET}","permissions":{{"createBucket":fal"#
+        );
+        let e = decode::<KeyInfo>("CreateKey", body.as_bytes()).unwrap_err();
+        assert!(matches!(e, GarageError::Decode { .. }), "{e:?}");
+        assert_hidden(&e, KEY_SECRET);
+        // What is not secret stays readable for diagnosis.
+        assert!(e.to_string().contains("GK31c2f218a2e44f485b94239e"), "{e}");
+
+        // Cut inside the secret: the part that arrived is still a secret.
+        let cut = &body[..body.find(KEY_SECRET).unwrap() + 40];
+        let e = decode::<KeyInfo>("CreateKey", cut.as_bytes()).unwrap_err();
+        assert_hidden(&e, &KEY_SECRET[..40]);
+    }
+
+    #[test]
+    fn wrong_shape_get_key_info_with_secret() {
+        // Pretty-printed, blanks around the colon, and `buckets` of the wrong type.
+        let body = format!(
+            "{{\n  \"accessKeyId\" : \"GK31c2f218a2e44f485b94239e\",\n  \"name\" : \"app\",\n  \
+             \"expired\" : false,\n  \"secretAccessKey\"\t:\n  \"{KEY_SECRET}\",\n  \
+             \"permissions\" : {{}},\n  \"buckets\" : {{}}\n}}"
+        );
+        let e = decode::<KeyInfo>("GetKeyInfo", body.as_bytes()).unwrap_err();
+        assert!(matches!(e, GarageError::Decode { .. }), "{e:?}");
+        assert_hidden(&e, KEY_SECRET);
+    }
+
+    #[test]
+    fn wrong_shape_created_token_with_escaped_quote() {
+        let secret = r#"tok\"en-9f8e7d6c5b4a39281706"#;
+        let body = format!(
+            r#"{{"id":"a1b2c3","name":"ops","expired":false,"scope":"*","secretToken": "{secret}"}}"#
+        );
+        let e = decode::<CreatedAdminToken>("CreateAdminToken", body.as_bytes()).unwrap_err();
+        assert!(matches!(e, GarageError::Decode { .. }), "{e:?}");
+        assert_hidden(&e, "en-9f8e7d6c5b4a39281706");
+    }
+
+    #[test]
+    fn node_local_envelope_of_the_wrong_shape() {
+        // The envelope is read as a Value first; the excerpt is that Value written back.
+        let body = format!(
+            r#"{{"success":{{"aa00000000000000000000000000000000000000000000000000000000000000":{{"secretToken":"{TOKEN_SECRET}"}}}},"error":[]}}"#
+        );
+        let e = NodeResults::<NodeInfo>::decode("GetNodeInfo", &NodeTarget::All, body.as_bytes())
+            .unwrap_err();
+        assert!(matches!(e, GarageError::Decode { .. }), "{e:?}");
+        assert_hidden(&e, TOKEN_SECRET);
+    }
+
+    #[test]
+    fn parse_errors_do_not_quote_values() {
+        // serde_json quotes the offending string; the error must not carry that text.
+        let source = serde_json::from_str::<bool>(&format!("\"{TOKEN_SECRET}\"")).unwrap_err();
+        assert!(source.to_string().contains(TOKEN_SECRET), "{source}");
+        let e = GarageError::decode("CreateAdminToken", source, br#"{"secretToken": 1}"#);
+        assert_hidden(&e, TOKEN_SECRET);
+    }
+
+    #[test]
+    fn non_json_error_answers() {
+        let body = format!(
+            "<html><body><h1>500 Internal Server Error</h1><pre>upstream answered \
+             {{\"secretToken\": \"{TOKEN_SECRET}\", \"id\": \"a1b2c3\"}}</pre></body></html>"
+        );
+        for status in [404, 500, 502] {
+            let e = GarageError::from_status("CreateAdminToken", status, body.as_bytes());
+            assert!(matches!(e, GarageError::Http { .. }), "{e:?}");
+            assert_hidden(&e, TOKEN_SECRET);
+            assert!(e.to_string().contains("a1b2c3"), "{e}");
+        }
     }
 }

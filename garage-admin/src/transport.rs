@@ -320,8 +320,8 @@ fn encode<B: Serialize + ?Sized>(
 
 /// Reads a success answer's body as every call of the client does: an empty (or blank) body
 /// is JSON `null`, anything else must be JSON of `T`; a body that is not names `endpoint` and
-/// keeps an excerpt. Public so that a recorded answer can be replayed through exactly this
-/// path (the fuzz targets do).
+/// keeps an excerpt, with secret-looking values redacted ([`GarageError::Decode`]). Public so
+/// that a recorded answer can be replayed through exactly this path (the fuzz targets do).
 pub fn decode<T: DeserializeOwned>(endpoint: &'static str, body: &[u8]) -> Result<T, GarageError> {
     // Some endpoints answer an empty body where the schema says `null`.
     let body: &[u8] = if body.iter().all(u8::is_ascii_whitespace) {
