@@ -46,13 +46,13 @@ mod tests_create_more;
 #[cfg(test)]
 mod tests_deletion;
 #[cfg(test)]
+mod tests_host_access;
+#[cfg(test)]
 mod tests_legacy;
 #[cfg(test)]
 mod tests_legacy_volumes;
 #[cfg(test)]
 mod tests_pools;
-#[cfg(test)]
-mod tests_host_access;
 #[cfg(test)]
 mod tests_sequencing;
 #[cfg(test)]

@@ -345,7 +345,11 @@ pub fn check_exclusive_paths(
             for (_, opath) in host_paths(oi, op) {
                 for (_, p, f, path) in &all {
                     if is_new(&p.name, path) && overlaps(path, &opath) {
-                        verdict.deny("GC-NLP-OVERLAP", f.clone(), overlap_message(path, &opath, &op.name, (ns, ons, oname)));
+                        verdict.deny(
+                            "GC-NLP-OVERLAP",
+                            f.clone(),
+                            overlap_message(path, &opath, &op.name, (ns, ons, oname)),
+                        );
                     }
                 }
             }
