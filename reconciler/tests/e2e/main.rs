@@ -18,6 +18,10 @@
 //! 3. `drain::scale_down`: with 200 random objects written, 4 -> 3 drains the fourth member
 //!    through a reconciler restart (its pod runs until DrainPrepared=True) and every object
 //!    reads back;
+//!    On site B (3 Auto + 2 Manual members), `evictions`: a storage pod is evicted through the
+//!    Eviction API and a second, asked right after, is refused by the storage budget until
+//!    the first is back (never two storage pods down; every object reads back); site P plays
+//!    the same on its pool-only cluster;
 //! 4. `lost`: a wiped metadata volume under a running member is reported as an identity
 //!    change with no layout write; then its Kubernetes Node is lost, the loss acknowledged,
 //!    the workload fenced, the dead role removed by hand, skip-dead-nodes requested, the
