@@ -65,6 +65,7 @@ fuzz_target!(|data: &[u8]| {
     };
     let settings = Settings {
         controller_username: CONTROLLER.to_owned(),
+        ..Settings::default()
     };
     let state = state();
     // The API server may send any request to any path; each endpoint must answer it.
