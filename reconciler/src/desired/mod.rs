@@ -14,6 +14,7 @@ pub mod hostpath_claim;
 pub mod labels;
 pub mod nodes;
 pub mod pdb;
+pub mod pod_security;
 pub mod pool;
 pub mod quantity;
 pub mod rpc_address;

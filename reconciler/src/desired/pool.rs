@@ -32,6 +32,7 @@ use super::config::{
     ADMIN_TOKEN_DIR, ADMIN_TOKEN_KEY, CONFIG_DIR, CONFIG_KEY, ConfigRevision, METADATA_DIR,
     RPC_SECRET_DIR, RPC_SECRET_KEY,
 };
+use super::pod_security::DiskOwnership;
 use super::secrets::SecretSource;
 use super::statefulset;
 use super::{DesiredError, Settings, controller_ref, data_dirs, disk_layout, rendered_hash};
@@ -234,6 +235,7 @@ pub fn daemonset(i: PoolInputs<'_>) -> Result<DaemonSet, DesiredError> {
             admin_token: i.admin_token,
             fenced: false,
         },
+        DiskOwnership::HostPaths,
         mounts,
         volumes,
     );

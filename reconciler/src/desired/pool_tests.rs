@@ -361,3 +361,24 @@ fn pool_paths_garage_or_the_pod_could_not_use_are_refused() {
     let (c, _) = with_paths(fast_and_archive());
     assert!(Settings::from_cluster(&c).is_ok());
 }
+
+#[test]
+fn pool_pods_keep_root_for_their_host_paths_but_no_capability() {
+    let (c, pool) = with_pool("Directory");
+    let pod = render(&c, &pool).spec.unwrap().template.spec.unwrap();
+    let ctx = pod.security_context.unwrap();
+    // The kubelet gives HostPath directories no fsGroup: root owns them.
+    assert_eq!(ctx.run_as_user, None);
+    assert_eq!(ctx.fs_group, None);
+    assert_eq!(
+        ctx.seccomp_profile.map(|s| s.type_),
+        Some("RuntimeDefault".to_owned())
+    );
+    assert_eq!(pod.automount_service_account_token, Some(false));
+    let cc = pod.containers[0].security_context.clone().unwrap();
+    assert_eq!(
+        cc.capabilities.and_then(|c| c.drop),
+        Some(vec!["ALL".to_owned()])
+    );
+    assert_eq!(cc.allow_privilege_escalation, Some(false));
+}

@@ -30,6 +30,7 @@ use super::config::{
     ADMIN_TOKEN_DIR, ADMIN_TOKEN_KEY, CONFIG_DIR, CONFIG_KEY, ConfigRevision, DATA_DIR,
     METADATA_DIR, RPC_SECRET_DIR, RPC_SECRET_KEY,
 };
+use super::pod_security::{self, DiskOwnership};
 use super::secrets::{SECRET_FILE_MODE, SecretSource};
 use super::{
     DEFAULT_VOLUME_SIZE, DesiredError, Settings, controller_ref, data_dirs, labels, rendered_hash,
@@ -206,7 +207,7 @@ pub fn statefulset(i: NodeInputs<'_>) -> Result<StatefulSet, DesiredError> {
     ];
     // Writable even for a read-only data path: Garage keeps a marker file in each directory.
     mounts.extend(disks.iter().map(|d| mount(&d.name, &d.mount_path, false)));
-    let pod_spec = pod_spec(i, mounts, volumes);
+    let pod_spec = pod_spec(i, DiskOwnership::Volumes, mounts, volumes);
     let storage_spec = i.cluster.spec.storage.as_ref();
     let user_labels = user_pod_labels(
         i.node
@@ -301,12 +302,27 @@ pub fn statefulset(i: NodeInputs<'_>) -> Result<StatefulSet, DesiredError> {
 
 pub(super) fn pod_spec(
     i: NodeInputs<'_>,
+    disks: DiskOwnership,
     mounts: Vec<VolumeMount>,
     volumes: Vec<Volume>,
 ) -> PodSpec {
     let s = i.settings;
     let st = i.cluster.spec.storage.as_ref();
     let n = &i.node.spec;
+    let security = pod_security::contexts(
+        disks,
+        n.security_context
+            .as_ref()
+            .or_else(|| st.and_then(|x| x.security_context.as_ref())),
+        n.container_security_context
+            .as_ref()
+            .or_else(|| st.and_then(|x| x.container_security_context.as_ref())),
+    );
+    let mut env = env(i);
+    // Before the user's entries, and only when they do not set it themselves.
+    if let Some(e) = pod_security::env(&security).filter(|e| env.iter().all(|x| x.name != e.name)) {
+        env.insert(1, e);
+    }
     let mut ports = vec![
         port("rpc", s.rpc_port),
         port("s3", s.s3_port),
@@ -321,17 +337,14 @@ pub(super) fn pod_spec(
         image_pull_policy: i.cluster.spec.image_pull_policy.clone(),
         command: Some(vec!["/garage".into(), "server".into()]),
         ports: Some(ports),
-        env: Some(env(i)),
+        env: Some(env),
         env_from: env_from(n.env_from.as_ref().or(st.and_then(|x| x.env_from.as_ref()))),
         volume_mounts: Some(mounts),
         resources: n
             .resources
             .clone()
             .or_else(|| st.and_then(|x| x.resources.clone())),
-        security_context: n
-            .container_security_context
-            .clone()
-            .or_else(|| st.and_then(|x| x.container_security_context.clone())),
+        security_context: Some(security.container),
         // Ready only while Garage itself says it can serve: a quorum for every partition as
         // this node sees it. A process that has just started, or has not reached its peers
         // again, would fail the requests sent to it.
@@ -371,10 +384,10 @@ pub(super) fn pod_spec(
             .topology_spread_constraints
             .clone()
             .or_else(|| st.and_then(|x| x.topology_spread_constraints.clone())),
-        security_context: n
-            .security_context
-            .clone()
-            .or_else(|| st.and_then(|x| x.security_context.clone())),
+        security_context: Some(security.pod),
+        // Garage reads nothing from the Kubernetes API (its Kubernetes discovery is not
+        // rendered), so no token is mounted into its pods.
+        automount_service_account_token: Some(false),
         service_account_name: n
             .service_account_name
             .clone()

@@ -400,3 +400,38 @@ fn a_path_class_change_leaves_the_hash_alone() {
         "new claims are still created with the new class"
     );
 }
+
+#[test]
+fn garage_runs_unprivileged_on_its_claims_unless_the_template_says_otherwise() {
+    use crate::desired::pod_security::{ALLOW_GROUP_READABLE_SECRETS_ENV, GARAGE_GID, GARAGE_UID};
+    let sts = render(&cluster(3));
+    let pod = sts.spec.unwrap().template.spec.unwrap();
+    let ctx = pod.security_context.clone().unwrap();
+    assert_eq!(ctx.run_as_non_root, Some(true));
+    assert_eq!(ctx.run_as_user, Some(GARAGE_UID));
+    assert_eq!(ctx.fs_group, Some(GARAGE_GID));
+    assert_eq!(pod.automount_service_account_token, Some(false));
+    let c = &pod.containers[0];
+    let cc = c.security_context.clone().unwrap();
+    assert_eq!(cc.allow_privilege_escalation, Some(false));
+    assert_eq!(cc.read_only_root_filesystem, Some(true));
+    let env = c.env.as_ref().unwrap();
+    assert_eq!(env[1].name, ALLOW_GROUP_READABLE_SECRETS_ENV);
+    assert_eq!(env[1].value.as_deref(), Some("true"));
+
+    // A Go-operator manifest that runs Garage as root keeps doing so, and Garage is not told
+    // to accept group bits nobody asked for.
+    let mut root = cluster(3);
+    root.spec.storage.as_mut().unwrap().security_context =
+        Some(k8s_openapi::api::core::v1::PodSecurityContext {
+            run_as_user: Some(0),
+            ..Default::default()
+        });
+    let pod = render(&root).spec.unwrap().template.spec.unwrap();
+    assert_eq!(pod.security_context.unwrap().run_as_user, Some(0));
+    let env = pod.containers[0].env.clone().unwrap();
+    assert!(
+        env.iter()
+            .all(|e| e.name != ALLOW_GROUP_READABLE_SECRETS_ENV)
+    );
+}

@@ -127,6 +127,8 @@ const NS_P: &str = "e2e-p";
 /// Site E, run beside the others and in the finale after them: the chaos site, reconciled by
 /// two leader-elected reconciler processes instead of the in-process controllers.
 const NS_E: &str = "e2e-e";
+/// The namespaces whose pods must satisfy Pod Security `restricted`.
+const RESTRICTED_NAMESPACES: [&str; 4] = [NS_A, NS_B, NS_D, NS_D_PATHS];
 const WEBHOOK_NS: &str = "garage-operator";
 const NAME: &str = "garage";
 const RESYNC: Duration = Duration::from_secs(3);
@@ -331,10 +333,19 @@ async fn scenario(
     cluster: &mut LocalCluster,
 ) -> anyhow::Result<()> {
     for ns in [NS_A, NS_B, NS_C, NS_D, NS_D_PATHS, NS_E, NS_P, WEBHOOK_NS] {
+        // Sites whose Garage pods live on claims and emptyDir volumes run under Pod Security
+        // `restricted`, enforced by the API server on every pod the workload controllers
+        // create: the operator's default pod hardening must satisfy it. Pools mount HostPaths,
+        // which only the `privileged` level admits.
+        let labels = if RESTRICTED_NAMESPACES.contains(&ns) {
+            json!({"pod-security.kubernetes.io/enforce": "restricted"})
+        } else {
+            json!({})
+        };
         Api::<Namespace>::all(client.clone())
             .create(
                 &PostParams::default(),
-                &serde_json::from_value(json!({"metadata": {"name": ns}}))?,
+                &serde_json::from_value(json!({"metadata": {"name": ns, "labels": labels}}))?,
             )
             .await?;
     }
