@@ -102,11 +102,23 @@ impl AdminClient {
         token: &AdminToken,
         config: ClientConfig,
     ) -> Result<Self, GarageError> {
-        let base = Url::parse(base_url.trim_end_matches('/'))
-            .map_err(|e| GarageError::InvalidArgument(format!("base URL {base_url:?}: {e}")))?;
+        // The URL may come from a user's spec: an error never repeats it whole, since a URL
+        // can carry a password, and a URL that does is refused (the token is the credential;
+        // reqwest's own errors would print the user info).
+        let base = Url::parse(base_url.trim_end_matches('/')).map_err(|e| {
+            GarageError::InvalidArgument(format!("the base URL does not parse: {e}"))
+        })?;
+        if !base.username().is_empty() || base.password().is_some() {
+            return Err(GarageError::InvalidArgument(
+                "the base URL carries user info (user:password@); remove it, the admin token \
+                 is sent as a bearer header"
+                    .into(),
+            ));
+        }
         if !matches!(base.scheme(), "http" | "https") || base.cannot_be_a_base() {
             return Err(GarageError::InvalidArgument(format!(
-                "base URL {base_url:?} is not an http(s) URL"
+                "base URL {:?} is not an http(s) URL",
+                base.as_str()
             )));
         }
         let mut auth =
@@ -414,5 +426,19 @@ mod tests {
             "http://garage.example:3903/admin/v2/GetBucketInfo?globalAlias=a+b%26c"
         );
         assert!(AdminClient::new("ftp://x", &token).is_err());
+    }
+
+    #[test]
+    fn a_base_url_with_credentials_is_refused_without_repeating_them() {
+        let token = AdminToken::new("t");
+        for url in [
+            "http://admin:pa55word@garage.example:3903",
+            "http://pa55word@garage.example:3903",
+            "http://admin:pa55word@[::1:3903",
+        ] {
+            let err = AdminClient::new(url, &token).unwrap_err();
+            let text = format!("{err} {err:?}");
+            assert!(!text.contains("pa55word"), "{url}: {text}");
+        }
     }
 }
