@@ -39,20 +39,34 @@ pub enum Choice {
     /// The key records a value this operator never writes: derive nothing rather than guess
     /// (a wrong guess would replace the key's credentials).
     Unknown,
+    /// The key records none but already has an access key ID: the derivation is the one that
+    /// gives that ID. Keys created before derivations were recorded used the RPC secret, but
+    /// a record removed by hand may have said either, so the ID decides, never an assumption.
+    Infer,
 }
 
 /// The derivation of a key from its `key-derivation` annotation (`recorded`) and its
-/// `status.accessKeyId`. Without a record, a key that already has an access key ID was created
-/// in Garage before derivations were recorded, from the RPC secret, and keeps it; a key without
-/// one is new and gets the key-derivation Secret.
+/// `status.accessKeyId`. Without a record, a key that already has an access key ID keeps the
+/// derivation that gives it ([`Choice::Infer`]); a key without one is new and gets the
+/// key-derivation Secret.
 pub fn choose(recorded: Option<&str>, access_key_id: Option<&str>) -> Choice {
     match recorded {
         Some(value) => Derivation::from_annotation(value).map_or(Choice::Unknown, Choice::Use),
-        None if access_key_id.is_some_and(|id| !id.is_empty()) => {
-            Choice::Record(Derivation::RpcSecret)
-        }
+        None if access_key_id.is_some_and(|id| !id.is_empty()) => Choice::Infer,
         None => Choice::Record(Derivation::KeyDerivationSecret),
     }
+}
+
+/// The first of `candidates` (a derivation and the access key ID it gives, when its secret was
+/// readable) whose ID is `access_key_id`.
+pub fn matching(
+    access_key_id: &str,
+    candidates: &[(Derivation, Option<String>)],
+) -> Option<Derivation> {
+    candidates
+        .iter()
+        .find(|(_, id)| id.as_deref() == Some(access_key_id))
+        .map(|(d, _)| *d)
 }
 
 /// Whether a pass may write what deriving needs (the record on the key, the key-derivation
@@ -119,6 +133,9 @@ pub async fn derived(
             }
             d
         }
+        Choice::Infer => {
+            return infer(ctx, key, target, access_key_id.unwrap_or_default(), access).await;
+        }
         Choice::Unknown => {
             return Ok(Err(format!(
                 "the annotation {} holds a value the operator never writes; set it back to the one it recorded ({} or {})",
@@ -143,6 +160,57 @@ pub async fn derived(
     Ok(Ok(material::derive_with(
         derivation, &secret, &ns, &name, nonce,
     )))
+}
+
+/// The material of a key with an access key ID and no record: from whichever derivation gives
+/// that ID, recorded before use. The key-derivation Secret is only read here, never created: a
+/// key that already exists cannot have been derived from a Secret that does not.
+async fn infer(
+    ctx: &Context,
+    key: &GarageKey,
+    target: &Target,
+    access_key_id: &str,
+    access: Access<'_>,
+) -> Result<Result<Material, String>, Error> {
+    let ns = key.namespace().unwrap_or_default();
+    let name = key.name_any();
+    let nonce = key
+        .annotations()
+        .get(annotation::ANNOTATION_KEY_REPLACEMENT_NONCE)
+        .map(String::as_str);
+    let mut candidates = Vec::new();
+    let mut materials = Vec::new();
+    for d in [Derivation::RpcSecret, Derivation::KeyDerivationSecret] {
+        let secret = match d {
+            Derivation::RpcSecret => rpc_secret(ctx, target).await?,
+            Derivation::KeyDerivationSecret => {
+                key_derivation_secret(ctx, target, Access::ReadOnly).await?
+            }
+        };
+        let material = secret
+            .ok()
+            .map(|bytes| material::derive_with(d, &bytes, &ns, &name, nonce));
+        candidates.push((d, material.as_ref().map(|m| m.access_key_id.clone())));
+        materials.push(material);
+    }
+    let found = matching(access_key_id, &candidates).zip(
+        materials
+            .into_iter()
+            .flatten()
+            .find(|m| m.access_key_id == access_key_id),
+    );
+    let Some((d, material)) = found else {
+        return Ok(Err(format!(
+            "the key has access key {access_key_id} and no {} annotation, and neither the RPC secret nor the key-derivation Secret of its cluster (where readable) gives that ID; the operator derives nothing rather than give the key other credentials: set the annotation back to the value it had ({} or {})",
+            annotation::ANNOTATION_KEY_DERIVATION,
+            Derivation::RpcSecret.annotation_value(),
+            Derivation::KeyDerivationSecret.annotation_value()
+        )));
+    };
+    if let Access::Write(_) = access {
+        record(ctx, key, d).await?;
+    }
+    Ok(Ok(material))
 }
 
 /// Records `derivation` on the key before anything is written to Garage, as the grants are
@@ -287,7 +355,7 @@ mod tests {
 
     #[test]
     fn the_record_decides_then_an_existing_id_then_newness() {
-        use Choice::{Record, Unknown, Use};
+        use Choice::{Infer, Record, Unknown, Use};
         use Derivation::{KeyDerivationSecret as Kds, RpcSecret as Rpc};
         let cases: &[(&str, Option<&str>, Option<&str>, Choice)] = &[
             // A record is kept, whatever the status says.
@@ -315,8 +383,9 @@ mod tests {
                 None,
                 Use(Kds),
             ),
-            // Unrecorded and in Garage: created by an earlier version, from the RPC secret.
-            ("unrecorded, in Garage", None, Some("GK1"), Record(Rpc)),
+            // Unrecorded and in Garage: created by an earlier version from the RPC secret, or
+            // its record removed by hand; the ID tells which.
+            ("unrecorded, in Garage", None, Some("GK1"), Infer),
             // Unrecorded and new: the key-derivation Secret.
             ("unrecorded, new", None, None, Record(Kds)),
             ("unrecorded, empty id", None, Some(""), Record(Kds)),
@@ -326,6 +395,34 @@ mod tests {
         ];
         for (what, recorded, id, want) in cases {
             assert_eq!(choose(*recorded, *id), *want, "{what}");
+        }
+    }
+
+    #[test]
+    fn an_unrecorded_key_keeps_the_derivation_that_gives_its_id_or_none() {
+        use Derivation::{KeyDerivationSecret as Kds, RpcSecret as Rpc};
+        let rpc = material::derive_with(Rpc, b"rpc", "ns", "k", None).access_key_id;
+        let kds = material::derive_with(Kds, &[7; 32], "ns", "k", None).access_key_id;
+        let both = [(Rpc, Some(rpc.clone())), (Kds, Some(kds.clone()))];
+        let cases: &[(
+            &str,
+            &str,
+            &[(Derivation, Option<String>)],
+            Option<Derivation>,
+        )] = &[
+            ("made from the RPC secret", &rpc, &both, Some(Rpc)),
+            // The case a removed record used to get wrong: the RPC secret was assumed.
+            ("record removed from a new key", &kds, &both, Some(Kds)),
+            ("neither gives it", "GKother", &both, None),
+            (
+                "the key-derivation Secret is unreadable",
+                &kds,
+                &[(Rpc, Some(rpc.clone())), (Kds, None)],
+                None,
+            ),
+        ];
+        for (what, id, candidates, want) in cases {
+            assert_eq!(matching(id, candidates), *want, "{what}");
         }
     }
 
