@@ -404,12 +404,13 @@ mod tests {
         let rpc = material::derive_with(Rpc, b"rpc", "ns", "k", None).access_key_id;
         let kds = material::derive_with(Kds, &[7; 32], "ns", "k", None).access_key_id;
         let both = [(Rpc, Some(rpc.clone())), (Kds, Some(kds.clone()))];
-        let cases: &[(
-            &str,
-            &str,
-            &[(Derivation, Option<String>)],
+        type Case<'a> = (
+            &'a str,
+            &'a str,
+            &'a [(Derivation, Option<String>)],
             Option<Derivation>,
-        )] = &[
+        );
+        let cases: &[Case<'_>] = &[
             ("made from the RPC secret", &rpc, &both, Some(Rpc)),
             // The case a removed record used to get wrong: the RPC secret was assumed.
             ("record removed from a new key", &kds, &both, Some(Kds)),
