@@ -82,6 +82,14 @@ pub fn storage_pdb(cluster: &str) -> String {
     cluster.to_owned()
 }
 
+/// NetworkPolicy over the cluster's Garage pods (chart value `garageNetworkPolicy.enabled`):
+/// `C-garage`. The only NetworkPolicy the operator writes for a cluster, so no other name of
+/// this kind can collide with it; a policy of that name the cluster does not control is left
+/// alone and reported as a foreign object.
+pub fn garage_network_policy(cluster: &str) -> String {
+    format!("{cluster}-garage")
+}
+
 /// Operator-generated RPC secret: `C-rpc-secret`.
 pub fn rpc_secret(cluster: &str) -> String {
     format!("{cluster}-rpc-secret")

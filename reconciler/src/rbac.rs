@@ -116,7 +116,7 @@ pub const PERMISSIONS: &[Permission] = &[
         GARAGE,
         "garageclusters",
         &["get", "list", "watch", "patch"],
-        "watched by the cluster and node controllers and re-read before members are created; finalizer, pinned-credential and recovery annotations are merge patches",
+        "watched by the cluster and node controllers and re-read before members are created or a member acts for its cluster; finalizer, pinned-credential, recovery and managing-install annotations are merge patches",
     ),
     row(
         Managed,
@@ -127,7 +127,7 @@ pub const PERMISSIONS: &[Permission] = &[
     ),
     owner(
         "garageclusters/finalizers",
-        "a cluster owns its Secrets, ConfigMaps, Services, PDB, pool DaemonSets, probe pod and GarageNodes",
+        "a cluster owns its Secrets, ConfigMaps, Services, PDB, NetworkPolicy, pool DaemonSets, probe pod and GarageNodes",
     ),
     row(
         Managed,
@@ -269,10 +269,17 @@ pub const PERMISSIONS: &[Permission] = &[
     ),
     row(
         Managed,
+        "networking.k8s.io",
+        "networkpolicies",
+        &["get", "list", "watch", "create", "patch", "delete"],
+        "the optional NetworkPolicy of a cluster's Garage pods: ensured while garageNetworkPolicy is on, deleted while it is off (so the verbs are needed in either state), watched and removed at teardown like the other children",
+    ),
+    row(
+        Managed,
         "events.k8s.io",
         "events",
         &["create", "patch"],
-        "layout, drain, rollout and teardown Events (kube-runtime's recorder patches a repeated one)",
+        "layout, drain, rollout, teardown and managed-by-another-install Events (kube-runtime's recorder patches a repeated one)",
     ),
     row(
         Cluster,

@@ -1,6 +1,10 @@
 //! `garage-reconciler`: runs the GarageCluster and GarageNode controllers while holding the
 //! leader Lease, serves `/metrics`, `/healthz` and `/readyz`, logs JSON, and stops cleanly on
 //! SIGTERM or Ctrl-C.
+//!
+//! The install's identity, recorded on the GarageClusters it manages, is
+//! `<POD_NAMESPACE>/<GARAGE_RECONCILER_LEASE>` (defaults `garage-operator` and
+//! `garage-reconciler-leader`): the namespace and name of its leader Lease.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,9 +13,10 @@ use anyhow::Context as _;
 use axum::Router;
 use axum::http::{StatusCode, header};
 use axum::routing::get;
-use reconciler::controller::cluster::capacity;
+use reconciler::controller::cluster::{capacity, network_policy};
+use reconciler::controller::ownership::Install;
 use reconciler::controller::{self, Metrics};
-use reconciler::leader::{Elector, LeaseConfig, Outcome, Status, Timing};
+use reconciler::leader::{self, Elector, LeaseConfig, Outcome, Status, Timing};
 use tokio::net::TcpListener;
 
 fn main() -> anyhow::Result<()> {
@@ -34,7 +39,7 @@ async fn run() -> anyhow::Result<()> {
         .init();
     let listen =
         std::env::var("GARAGE_RECONCILER_LISTEN").unwrap_or_else(|_| "0.0.0.0:8080".into());
-    let namespace = std::env::var("POD_NAMESPACE").unwrap_or_else(|_| "garage-operator".into());
+    let (namespace, lease_name, install) = install_lease();
     let identity = std::env::var("POD_NAME")
         .or_else(|_| std::env::var("HOSTNAME"))
         .unwrap_or_else(|_| format!("garage-reconciler-{}", std::process::id()));
@@ -42,43 +47,12 @@ async fn run() -> anyhow::Result<()> {
         .await
         .context("no Kubernetes client configuration (in-cluster or KUBECONFIG)")?;
     let metrics = Arc::new(Metrics::default());
-    let defaults = controller::Config::default();
-    let drain_quiet = match env_value("GARAGE_DRAIN_QUIET_SECONDS") {
-        Some(v) => Duration::from_secs(v.parse().with_context(|| {
-            format!("GARAGE_DRAIN_QUIET_SECONDS={v:?} is not a number of seconds")
-        })?),
-        None => defaults.drain_quiet,
-    };
-    let storage_capacity_low_percent = match env_value(capacity::LOW_PERCENT_ENV) {
-        Some(v) => capacity::parse_low_percent(&v).map_err(anyhow::Error::msg)?,
-        None => defaults.storage_capacity_low_percent,
-    };
-    let config = controller::Config {
-        drain_quiet,
-        storage_capacity_low_percent,
-        default_garage_image: env_value("GARAGE_DEFAULT_IMAGE"),
-        namespaces: env_value("WATCH_NAMESPACES")
-            .map(|list| {
-                list.split(',')
-                    .map(str::trim)
-                    .filter(|ns| !ns.is_empty())
-                    .map(str::to_owned)
-                    .collect()
-            })
-            .unwrap_or_default(),
-        ..defaults
-    };
-    if config.namespaces.is_empty() {
-        tracing::info!("managing every namespace");
-    } else {
-        tracing::info!(namespaces = ?config.namespaces, "managing only these namespaces");
-    }
+    let config = config_from_env(install)?;
+    log_config(&config);
 
     let lease = LeaseConfig {
         namespace,
-        // The chart renders this Lease so that uninstalling removes it.
-        name: env_value("GARAGE_RECONCILER_LEASE")
-            .unwrap_or_else(|| "garage-reconciler-leader".into()),
+        name: lease_name,
         identity,
         timing: Timing::DEFAULT,
     };
@@ -137,6 +111,74 @@ async fn run() -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// The controllers' settings from the environment the chart sets, each refused with its
+/// variable's name when it does not parse.
+fn config_from_env(install: Install) -> anyhow::Result<controller::Config> {
+    let defaults = controller::Config::default();
+    let drain_quiet = match env_value("GARAGE_DRAIN_QUIET_SECONDS") {
+        Some(v) => Duration::from_secs(v.parse().with_context(|| {
+            format!("GARAGE_DRAIN_QUIET_SECONDS={v:?} is not a number of seconds")
+        })?),
+        None => defaults.drain_quiet,
+    };
+    let storage_capacity_low_percent = match env_value(capacity::LOW_PERCENT_ENV) {
+        Some(v) => capacity::parse_low_percent(&v).map_err(anyhow::Error::msg)?,
+        None => defaults.storage_capacity_low_percent,
+    };
+    let garage_network_policy = network_policy::from_env(env_value).map_err(anyhow::Error::msg)?;
+    let config = controller::Config {
+        drain_quiet,
+        storage_capacity_low_percent,
+        garage_network_policy,
+        default_garage_image: env_value("GARAGE_DEFAULT_IMAGE"),
+        namespaces: env_value("WATCH_NAMESPACES")
+            .map(|list| {
+                list.split(',')
+                    .map(str::trim)
+                    .filter(|ns| !ns.is_empty())
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default(),
+        install,
+        ..defaults
+    };
+    Ok(config)
+}
+
+/// What this process manages, said once at start.
+fn log_config(config: &controller::Config) {
+    tracing::info!(install = %config.install, "install identity");
+    match &config.garage_network_policy {
+        Some(callers) => tracing::info!(
+            reconciler_namespace = callers.reconciler_namespace(),
+            metrics_scrapers = callers.metrics_namespaces().is_some(),
+            "a NetworkPolicy restricts each cluster's Garage pods"
+        ),
+        None => {
+            tracing::info!("no NetworkPolicy for Garage pods; any the operator made is deleted")
+        }
+    }
+    if config.namespaces.is_empty() {
+        tracing::info!("managing every namespace");
+    } else {
+        tracing::info!(namespaces = ?config.namespaces, "managing only these namespaces");
+    }
+}
+
+/// The namespace and name of the leader Lease, and the install identity they make: one
+/// Lease per install, so its namespace and name identify the install on the GarageClusters
+/// it manages.
+fn install_lease() -> (String, String, Install) {
+    let namespace =
+        std::env::var("POD_NAMESPACE").unwrap_or_else(|_| leader::DEFAULT_LEASE_NAMESPACE.into());
+    // The chart renders this Lease so that uninstalling removes it.
+    let name =
+        env_value("GARAGE_RECONCILER_LEASE").unwrap_or_else(|| leader::DEFAULT_LEASE_NAME.into());
+    let install = Install::of_lease(&namespace, &name);
+    (namespace, name, install)
 }
 
 /// A non-empty environment variable.

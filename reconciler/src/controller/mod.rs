@@ -1,9 +1,12 @@
-//! The kube-runtime controllers: GarageCluster (secrets, config, Services, PDB, generated
-//! GarageNodes, layout, status, teardown) and GarageNode (StatefulSet, per-node Service, node
-//! identity, finalizer).
+//! The kube-runtime controllers: GarageCluster (secrets, config, Services, PDB, the Garage
+//! pods' NetworkPolicy, generated GarageNodes, layout, status, teardown) and GarageNode
+//! (StatefulSet, per-node Service, node identity, finalizer).
 //!
 //! Each pass is observe → decide (pure, table-tested) → act. Every write is counted
 //! ([`Metrics::api_writes`]), so tests can prove that a converged cluster is left alone.
+//!
+//! Every controller acts for a GarageCluster only once [`ownership`] finds that this install
+//! manages it.
 
 pub mod cluster;
 pub mod conditions;
@@ -13,6 +16,7 @@ pub mod finalizer;
 pub mod garage_access;
 pub mod metrics;
 pub mod node;
+pub mod ownership;
 pub mod pool;
 pub mod resources;
 pub mod triggers;
@@ -28,6 +32,7 @@ use std::time::{Duration, Instant};
 use futures::{FutureExt as _, StreamExt};
 use k8s_openapi::api::apps::v1::{DaemonSet, StatefulSet};
 use k8s_openapi::api::core::v1::{ConfigMap, PersistentVolumeClaim, Pod, Secret, Service};
+use k8s_openapi::api::networking::v1::NetworkPolicy;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use kube::core::PartialObjectMeta;
 use kube::runtime::controller::Action;
@@ -77,6 +82,13 @@ pub struct Config {
     /// move data or take a replica away while the disks have little room left. 0 turns the
     /// check off.
     pub storage_capacity_low_percent: u8,
+    /// This install's identity, recorded on the GarageClusters it manages; a cluster that
+    /// names another install is left alone ([`ownership`]).
+    pub install: ownership::Install,
+    /// The NetworkPolicy over each cluster's Garage pods (chart value
+    /// `garageNetworkPolicy.enabled`): who besides the cluster may reach its Admin API. `None`
+    /// turns it off, and a policy a cluster controls is then deleted.
+    pub garage_network_policy: Option<crate::desired::network_policy::AdminCallers>,
 }
 
 impl Default for Config {
@@ -92,6 +104,8 @@ impl Default for Config {
             drain_quiet: Duration::from_secs(670),
             pass_timeout: Duration::from_secs(300),
             storage_capacity_low_percent: cluster::capacity::DEFAULT_LOW_PERCENT,
+            install: ownership::Install::default(),
+            garage_network_policy: None,
         }
     }
 }
@@ -111,6 +125,9 @@ pub struct Context {
     /// Claims (`namespace/name`) on which the API server refused a VolumeAttributesClass,
     /// and when: they are not asked again before [`VOLUME_CLASS_BACKOFF`] has passed.
     pub volume_class_refusals: std::sync::Mutex<std::collections::BTreeMap<String, Instant>>,
+    /// The `ManagedByAnotherInstall` warnings published, so that each is repeated only when
+    /// due.
+    pub ownership_warnings: ownership::Warnings,
 }
 
 /// How long a claim whose class the API server refused is left alone.
@@ -157,6 +174,7 @@ pub async fn run(
         events: Events::new(client.clone()),
         gate_evidence: pool::probe::EvidenceCache::default(),
         volume_class_refusals: std::sync::Mutex::default(),
+        ownership_warnings: ownership::Warnings::default(),
     });
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let resources = resources::run(ctx.clone(), scopes.clone(), stop_rx.clone());
@@ -221,6 +239,7 @@ async fn run_scope(
     .owns_in::<ConfigMap>(&client, ns, &managed)
     .owns_in::<Secret>(&client, ns, &managed)
     .owns_in::<PodDisruptionBudget>(&client, ns, &managed)
+    .owns_in::<NetworkPolicy>(&client, ns, &managed)
     .owns_in::<DaemonSet>(&client, ns, &managed)
     .watches_stream(
         triggers::touched(scoped::<Pod>(&client, ns), managed.clone()),
@@ -449,6 +468,7 @@ mod panic_tests {
             events: Events::new(client),
             gate_evidence: pool::probe::EvidenceCache::default(),
             volume_class_refusals: std::sync::Mutex::default(),
+            ownership_warnings: ownership::Warnings::default(),
         });
         let cm: ConfigMap = serde_json::from_value(serde_json::json!({
             "metadata": {"name": "x", "namespace": "ns"}

@@ -168,6 +168,7 @@ where
         "Secret" => "Secret",
         "StatefulSet" => "StatefulSet",
         "PodDisruptionBudget" => "PodDisruptionBudget",
+        "NetworkPolicy" => "NetworkPolicy",
         "GarageNode" => "GarageNode",
         _ => "object",
     }

@@ -12,6 +12,7 @@ pub mod data_dirs;
 pub mod disk_layout;
 pub mod hostpath_claim;
 pub mod labels;
+pub mod network_policy;
 pub mod nodes;
 pub mod pdb;
 pub mod pod_security;
@@ -419,6 +420,27 @@ pub fn is_controlled_by<K: Resource>(child: &K, uid: &str) -> bool {
         .owner_references()
         .iter()
         .any(|r| r.controller == Some(true) && r.uid == uid)
+}
+
+/// The metadata of a cluster-wide child `name` whose rendered `spec` is recorded by hash:
+/// the cluster's labels, the hash annotation and the cluster as controller.
+pub(crate) fn hashed_child_meta<T: serde::Serialize>(
+    c: &GarageCluster,
+    s: &Settings,
+    name: String,
+    spec: &T,
+) -> Result<kube::api::ObjectMeta, DesiredError> {
+    Ok(kube::api::ObjectMeta {
+        name: Some(name),
+        namespace: Some(s.namespace.clone()),
+        labels: Some(labels::cluster_labels(&s.name)),
+        annotations: Some(std::collections::BTreeMap::from([(
+            shared_types::keys::annotation::ANNOTATION_RENDERED_HASH.to_owned(),
+            rendered_hash(spec),
+        )])),
+        owner_references: Some(vec![controller_ref(c)?]),
+        ..Default::default()
+    })
 }
 
 /// Digest of a rendered object, for the rendered-hash annotation.

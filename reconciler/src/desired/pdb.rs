@@ -11,17 +11,13 @@
 //! budget it cannot resolve allows no eviction at all. An integer `minAvailable` is counted
 //! against the pods the selector matches, whoever owns them.
 
-use std::collections::BTreeMap;
-
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::policy::v1::{PodDisruptionBudget, PodDisruptionBudgetSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
-use kube::api::ObjectMeta;
 use shared_types::garage_cluster::v1beta2::GarageCluster;
-use shared_types::keys::annotation;
 
-use super::{DesiredError, Settings, controller_ref, labels, rendered_hash};
+use super::{DesiredError, Settings, labels};
 use crate::names;
 
 /// How many storage pods the budget must count: the most of the members the cluster plans
@@ -88,17 +84,7 @@ pub fn storage_pdb(
         ..Default::default()
     };
     Ok(Some(PodDisruptionBudget {
-        metadata: ObjectMeta {
-            name: Some(names::storage_pdb(&s.name)),
-            namespace: Some(s.namespace.clone()),
-            labels: Some(labels::cluster_labels(&s.name)),
-            annotations: Some(BTreeMap::from([(
-                annotation::ANNOTATION_RENDERED_HASH.to_owned(),
-                rendered_hash(&spec),
-            )])),
-            owner_references: Some(vec![controller_ref(c)?]),
-            ..Default::default()
-        },
+        metadata: super::hashed_child_meta(c, s, names::storage_pdb(&s.name), &spec)?,
         spec: Some(spec),
         status: None,
     }))
@@ -127,7 +113,7 @@ mod tests {
     /// A storage pod of `cluster` (any member shape carries these labels), terminating or not.
     fn pod(cluster: &str, node: &str, terminating: bool) -> Pod {
         Pod {
-            metadata: ObjectMeta {
+            metadata: kube::api::ObjectMeta {
                 name: Some(format!("{node}-0")),
                 labels: Some(labels::storage_pod_labels(cluster, node)),
                 deletion_timestamp: terminating.then_some(

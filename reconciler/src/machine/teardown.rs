@@ -10,7 +10,8 @@ use shared_types::garage_cluster::common::DeletionPolicy;
 /// A child object of the cluster, by kind and name.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Child {
-    /// Kind (`GarageNode`, `Service`, `ConfigMap`, `Secret`, `PodDisruptionBudget`).
+    /// Kind (`GarageNode`, `Service`, `ConfigMap`, `Secret`, `PodDisruptionBudget`,
+    /// `NetworkPolicy`, ...).
     pub kind: &'static str,
     /// Name.
     pub name: String,

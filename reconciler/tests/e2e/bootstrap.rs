@@ -59,6 +59,7 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
         layout.roles
     );
     ensure!(layout.staged_role_changes.is_empty(), "left staged changes");
+    crate::network_policy::check(w).await?;
     let ids: BTreeMap<String, String> = node_ids(&gns).await?;
     w.ids = ids.clone();
     ensure!(ids.len() == 3);

@@ -1,8 +1,9 @@
 //! Site E, the chaos site. Its GarageCluster is reconciled not by the in-process controllers
 //! but by two `garage-reconciler` processes, the real binary as the chart runs it: both
 //! contend for one Lease, and each is started again a second after it exits, as its
-//! Deployment would. With 200 checksummed objects written, a 4 -> 3 drain runs through two
-//! faults:
+//! Deployment would. Once the cluster is Ready, a process of another install runs beside them
+//! for a while and must leave the cluster alone (`second_install`). With 200 checksummed
+//! objects written, a 4 -> 3 drain runs through two faults:
 //!
 //! - the leader is frozen (SIGSTOP) past its lease: the standby takes the Lease no sooner than
 //!   the lease allows and carries the drain on; thawed, the old leader exits without one more
@@ -36,8 +37,8 @@ use crate::rollout::Midway;
 use crate::support::*;
 use crate::{NAME, NS_E, World};
 
-/// The Lease the two processes contend for.
-const LEASE: &str = "chaos-reconciler";
+/// The Lease the two processes contend for; with the namespace, the identity of their install.
+pub(crate) const LEASE: &str = "chaos-reconciler";
 /// The leader timing the binary uses (`Timing::DEFAULT`): a standby may take over only this
 /// long after the holder's last renewal.
 const LEASE_DURATION: Duration = Duration::from_secs(15);
@@ -59,7 +60,8 @@ pub(crate) struct Contender {
 }
 
 impl Contender {
-    fn start(name: &str, kubeconfig: &Path, dir: &Path) -> anyhow::Result<Contender> {
+    /// Starts process `name` contending for `lease` in site E's namespace.
+    fn start(name: &str, lease: &str, kubeconfig: &Path, dir: &Path) -> anyhow::Result<Contender> {
         let port = std::net::TcpListener::bind("127.0.0.1:0")?
             .local_addr()?
             .port();
@@ -74,7 +76,7 @@ impl Contender {
             c.env("KUBECONFIG", kubeconfig)
                 .env("POD_NAMESPACE", NS_E)
                 .env("POD_NAME", name)
-                .env("GARAGE_RECONCILER_LEASE", LEASE)
+                .env("GARAGE_RECONCILER_LEASE", lease)
                 .env("GARAGE_RECONCILER_LISTEN", format!("127.0.0.1:{port}"))
                 .env("WATCH_NAMESPACES", NS_E)
                 // As the in-process reconciler: long enough to see a counter change twice.
@@ -139,7 +141,7 @@ impl Contender {
     /// A counter of its `/metrics`, with the number of exits seen before the answer: a
     /// value is the current process's only if that number is still [`Contender::exits`]
     /// afterwards.
-    async fn counter(&self, name: &str) -> anyhow::Result<(usize, f64)> {
+    pub(crate) async fn counter(&self, name: &str) -> anyhow::Result<(usize, f64)> {
         let exits = self.exits.load(Ordering::SeqCst);
         let text = reqwest::get(format!("http://127.0.0.1:{}/metrics", self.port))
             .await?
@@ -157,7 +159,7 @@ impl Contender {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
-    async fn shutdown(self) {
+    pub(crate) async fn shutdown(self) {
         self.stop.store(true, Ordering::SeqCst);
         if let Ok(pid) = self.pid() {
             let _ = kill(pid, Signal::SIGCONT);
@@ -170,6 +172,8 @@ impl Contender {
 /// The two contenders of site E.
 pub(crate) struct Chaos {
     contenders: Vec<Contender>,
+    kubeconfig: PathBuf,
+    dir: PathBuf,
 }
 
 impl Chaos {
@@ -178,9 +182,19 @@ impl Chaos {
         std::fs::create_dir_all(dir)?;
         let contenders = ["reconciler-a", "reconciler-b"]
             .into_iter()
-            .map(|name| Contender::start(name, kubeconfig, dir))
+            .map(|name| Contender::start(name, LEASE, kubeconfig, dir))
             .collect::<anyhow::Result<_>>()?;
-        Ok(Chaos { contenders })
+        Ok(Chaos {
+            contenders,
+            kubeconfig: kubeconfig.to_path_buf(),
+            dir: dir.to_path_buf(),
+        })
+    }
+
+    /// Starts process `name` of another install (it holds `lease`, not [`LEASE`]) in site
+    /// E's namespace, logging beside the two; the caller shuts it down.
+    pub(crate) fn start_other_install(&self, name: &str, lease: &str) -> anyhow::Result<Contender> {
+        Contender::start(name, lease, &self.kubeconfig, &self.dir)
     }
 
     fn named(&self, name: &str) -> anyhow::Result<&Contender> {
@@ -211,14 +225,15 @@ async fn holder(client: &Client) -> anyhow::Result<Option<String>> {
         .and_then(|l| l.spec?.holder_identity))
 }
 
-/// Site E: a 4-member cluster under the two processes; 200 objects; the 4 -> 3 drain through
-/// a frozen leader and a frozen Garage; every object read back. The cluster stays for the
-/// finale.
+/// Site E: a 4-member cluster under the two processes; a second install beside them for a
+/// while, which leaves the cluster alone; 200 objects; the 4 -> 3 drain through a frozen
+/// leader and a frozen Garage; every object read back. The cluster stays for the finale.
 pub(crate) async fn run(w: &mut World<'_>, chaos: &Chaos) -> anyhow::Result<()> {
     crate::create_cluster(w).await?;
     crate::bootstrap::ready(w).await?;
     let leader = holder(&w.client).await?.context("no contender leads")?;
     println!("chaos: {leader} leads and bootstrapped the cluster");
+    crate::second_install::leaves_it_alone(w, chaos).await?;
     crate::membership::scale_up(w).await?;
     let faults = {
         let (client, sim) = (w.client.clone(), w.sim);

@@ -8,8 +8,10 @@
 //!
 //! 1. `bootstrap`: a 3-member GarageCluster (replication factor 3, local-sim PVCs) is created;
 //!    the reconciler is aborted mid-bootstrap and restarted; the cluster reaches Ready with
-//!    exactly three roles; 200 objects PUT through one pod read back through another; five
-//!    resyncs make no API write; a deleted storage pod comes back with the same node ID;
+//!    exactly three roles and its NetworkPolicy (`network_policy`: the reconciler runs with
+//!    `garageNetworkPolicy` on) holds the expected ports and peers; 200 objects PUT through
+//!    one pod read back through another; five resyncs make no API write; a deleted storage
+//!    pod comes back with the same node ID;
 //! 2. `membership`: two Manual GarageNodes (claim templates on the tainted node; emptyDir
 //!    metadata and an existing claim) join beside the Auto group; 3 -> 4 adds one role; then
 //!    `rollout`: with four members and 200 random objects, a pod-template change and then a
@@ -55,9 +57,13 @@
 //!    changed live without a restart, every object read back.
 //!
 //! 10. `chaos` (site E, beside the others): a cluster reconciled by two leader-elected
-//!     `garage-reconciler` processes drains 4 -> 3 while its leader is frozen past its lease
-//!     (the standby takes over no sooner than the lease allows; the thawed one exits without
-//!     a write) and while every Garage process is frozen (`GarageAPIError`, nothing removed);
+//!     `garage-reconciler` processes; once it is Ready, `second_install` runs a third process
+//!     under another Lease (another install) for a short while: it publishes
+//!     `ManagedByAnotherInstall` on the cluster, writes nothing, and the cluster still names
+//!     the first install at the same layout version. Then the cluster drains 4 -> 3 while its
+//!     leader is frozen past its lease (the standby takes over no sooner than the lease
+//!     allows; the thawed one exits without a write) and while every Garage process is frozen
+//!     (`GarageAPIError`, nothing removed);
 //!     then, alone after every other site, the finale: with the webhook stopped a spec change
 //!     and a GarageNode are refused and nothing of them stored; with it back, the change rolls
 //!     out through an API server restart, one pod at a time; every object reads back.
@@ -86,11 +92,13 @@ mod evictions;
 mod grants;
 mod lost;
 mod membership;
+mod network_policy;
 mod pool_disks;
 mod pools;
 mod reconciler_log;
 mod replication;
 mod rollout;
+mod second_install;
 mod support;
 mod teardown;
 mod volumes;
@@ -254,6 +262,8 @@ fn start_reconciler(client: &Client, metrics: &Arc<Metrics>) -> Reconciler {
         drain_quiet: Duration::from_secs(5),
         // Well above any pass on two loaded cores; a pass stuck longer is stopped and retried.
         pass_timeout: Duration::from_secs(60),
+        // As the chart's garageNetworkPolicy.enabled and serviceMonitor.enabled pass it.
+        garage_network_policy: Some(network_policy::admin_callers()),
         ..controller::Config::default()
     };
     Reconciler {

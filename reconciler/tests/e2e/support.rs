@@ -265,6 +265,7 @@ pub(crate) async fn wait_condition(
 pub(crate) async fn snapshot(client: &Client) -> anyhow::Result<BTreeMap<String, String>> {
     use k8s_openapi::api::apps::v1::StatefulSet;
     use k8s_openapi::api::core::v1::{ConfigMap, Service};
+    use k8s_openapi::api::networking::v1::NetworkPolicy;
     use k8s_openapi::api::policy::v1::PodDisruptionBudget;
     let mut out = BTreeMap::new();
     let lp = ListParams::default();
@@ -289,6 +290,7 @@ pub(crate) async fn snapshot(client: &Client) -> anyhow::Result<BTreeMap<String,
     add!(ConfigMap);
     add!(Secret);
     add!(PodDisruptionBudget);
+    add!(NetworkPolicy);
     Ok(out)
 }
 

@@ -23,6 +23,7 @@ use k8s_openapi::api::core::v1::{
     ConfigMap, Namespace, Node, PersistentVolumeClaim, Pod, Secret, Service,
 };
 use k8s_openapi::api::events::v1::Event;
+use k8s_openapi::api::networking::v1::NetworkPolicy;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use kube::Resource;
 use reconciler::rbac::{Need, PERMISSIONS, Scope};
@@ -69,6 +70,7 @@ fn kinds() -> BTreeMap<&'static str, Kind> {
         ("GarageReferenceGrant", kind::<GarageReferenceGrant>()),
         ("Lease", kind::<Lease>()),
         ("Namespace", kind::<Namespace>()),
+        ("NetworkPolicy", kind::<NetworkPolicy>()),
         ("Node", kind::<Node>()),
         ("PersistentVolumeClaim", kind::<PersistentVolumeClaim>()),
         ("Pod", kind::<Pod>()),

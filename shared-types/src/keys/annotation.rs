@@ -153,6 +153,12 @@ pub const ANNOTATION_OPERATOR_ADMIN_TOKEN_ID: &str = "garage.rajsingh.info/opera
 /// metrics token.
 pub const ANNOTATION_OPERATOR_METRICS_TOKEN_INTENT: &str =
     "garage.rajsingh.info/operator-metrics-token-intent";
+/// Identity of the one install of the operator that manages a `GarageCluster`:
+/// `<lease namespace>/<lease name>` of that install's reconciler. Recorded by the reconciler
+/// once, when it finds the key absent; any other install (a second release, or any other
+/// value) then leaves the cluster alone. The one user edit it admits is a hand-over: stop the
+/// named install, then overwrite the value with the identity of the install that takes over.
+pub const ANNOTATION_MANAGED_BY_INSTALL: &str = "garage.rajsingh.info/managed-by-install";
 
 // --- Operator bookkeeping on other custom resources ---
 

@@ -66,6 +66,8 @@ pub fn combos() -> Vec<Combo> {
             args: set(&[
                 "serviceMonitor.enabled=true",
                 "networkPolicy.enabled=true",
+                "networkPolicy.apiServerSourceCIDRs={10.0.0.0/24}",
+                "garageNetworkPolicy.enabled=true",
                 "defaultGarageImage=registry.example/garage:v2.5.0",
             ]),
         },

@@ -95,8 +95,8 @@ pub async fn act(
 }
 
 /// Ensures the objects the cluster owns: its Secrets (generated once), config revision,
-/// Services, PDB and generated GarageNodes. False when the cluster changed under the pass and
-/// new members must not be created for it.
+/// Services, PDB, the Garage pods' NetworkPolicy (or its removal) and generated GarageNodes.
+/// False when the cluster changed under the pass and new members must not be created for it.
 async fn ensure_objects(
     o: &Observed,
     s: &Settings,
@@ -135,6 +135,7 @@ async fn ensure_objects(
         let api: Api<PodDisruptionBudget> = Api::namespaced(client.clone(), ns);
         ensure(&api, m, p, uid, write::metadata_and_spec).await?;
     }
+    super::network_policy::converge(&d.network_policy, ns, uid, ctx).await?;
     let gn_api: Api<GarageNode> = Api::namespaced(client.clone(), ns);
     for gn in &d.update_nodes {
         ensure(&gn_api, m, gn, uid, write::metadata_and_spec).await?;

@@ -27,7 +27,9 @@ use crate::controller::Config;
 use crate::controller::conditions::Desired;
 use crate::controller::events::Note;
 use crate::desired::config::ConfigRevision;
-use crate::desired::{DesiredError, Settings, config, nodes, pdb, secrets, services};
+use crate::desired::{
+    DesiredError, Settings, config, network_policy, nodes, pdb, secrets, services,
+};
 use crate::garage::{HealthStatus, RoleChange};
 use crate::layout::{self, HoldReason, Plan};
 use crate::machine::drain::Step;
@@ -61,6 +63,8 @@ pub struct Decision {
     pub services: Vec<Service>,
     /// The storage PDB to ensure.
     pub pdb: Option<PodDisruptionBudget>,
+    /// The Garage pods' NetworkPolicy: ensured when the install turns it on, removed otherwise.
+    pub network_policy: network_policy::Plan,
     /// Generated GarageNodes to converge (existing slots).
     pub update_nodes: Vec<GarageNode>,
     /// Generated GarageNodes to create (new slots).
@@ -137,6 +141,8 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
     // Counted before members on their way out are dropped: their pods still run.
     let planned = views.iter().filter(|v| !v.external).count();
     let pdb = pdb::storage_pdb(cluster, s, pdb::storage_members(planned, s, &o.pods))?;
+    let network_policy =
+        network_policy::plan(cluster, s, t.garage_network_policy.as_ref(), &o.user_nodes)?;
     // Under the Manual policy generated members are handed to the user (ejected), never
     // drained: the switch keeps every identity and role.
     let eject: Vec<String> = if s.manual {
@@ -347,6 +353,7 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         config,
         services,
         pdb,
+        network_policy,
         update_nodes,
         create_nodes,
         reconnect,

@@ -1,8 +1,10 @@
-//! GarageCluster controller: secrets, config revision, Services, PDB, the generated
-//! GarageNodes of the Auto storage group, the layout of every storage member (it is the
-//! single writer of its cluster's layout), status, and the teardown finalizer.
+//! GarageCluster controller: secrets, config revision, Services, PDB, the optional
+//! NetworkPolicy of its Garage pods, the generated GarageNodes of the Auto storage group, the
+//! layout of every storage member (it is the single writer of its cluster's layout), status,
+//! and the teardown finalizer.
 //!
-//! A pass is observe ([`observe`]) → decide ([`decide`], pure) → act ([`act`]).
+//! A pass is observe ([`observe`]) → decide ([`decide`], pure) → act ([`act`]), once the
+//! ownership gate ([`super::ownership`]) has found the cluster this install's.
 
 pub mod act;
 pub mod capacity;
@@ -10,6 +12,7 @@ pub mod credentials;
 pub mod decide;
 mod garage_facts;
 pub mod members;
+pub mod network_policy;
 pub mod observe;
 pub mod pool_act;
 pub mod pool_pins;
@@ -32,6 +35,7 @@ use kube::{Api, ResourceExt};
 use shared_types::garage_cluster::v1beta2::GarageCluster;
 use shared_types::keys::finalizer::FINALIZER_CLUSTER;
 
+use super::ownership::{self, Admission, Role};
 use super::{Context, Error, finalizer};
 use crate::desired::Settings;
 
@@ -40,6 +44,11 @@ pub const CONTROLLER: &str = "garagecluster";
 
 /// One pass over a GarageCluster.
 pub async fn reconcile(cluster: Arc<GarageCluster>, ctx: Arc<Context>) -> Result<Action, Error> {
+    // Before anything else, teardown included: a cluster another install manages gets no
+    // write from this one, and an unclaimed one is claimed first.
+    if let Admission::Stop(action) = ownership::admit(&cluster, Role::Manager, &ctx).await? {
+        return Ok(action);
+    }
     if cluster.metadata.deletion_timestamp.is_some() {
         return teardown::run(&cluster, &ctx).await;
     }

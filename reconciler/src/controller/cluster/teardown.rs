@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::core::v1::{ConfigMap, Node, Pod, Secret, Service};
+use k8s_openapi::api::networking::v1::NetworkPolicy;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PropagationPolicy};
 use kube::runtime::controller::Action;
@@ -166,6 +167,7 @@ async fn observe(cluster: &GarageCluster, ctx: &Context) -> Result<teardown::Obs
     owned.extend(
         owned_of::<PodDisruptionBudget>(ctx, &ns, &uid, &selector, "PodDisruptionBudget").await?,
     );
+    owned.extend(owned_of::<NetworkPolicy>(ctx, &ns, &uid, &selector, "NetworkPolicy").await?);
     let daemonsets = owned_of::<DaemonSet>(ctx, &ns, &uid, &selector, "DaemonSet").await?;
     let pools_declared = cluster
         .spec
@@ -267,6 +269,10 @@ async fn delete_owned(
             .await
             .map(|_| ()),
         "Pod" => Api::<Pod>::namespaced(client, ns)
+            .delete(&c.name, &dp)
+            .await
+            .map(|_| ()),
+        "NetworkPolicy" => Api::<NetworkPolicy>::namespaced(client, ns)
             .delete(&c.name, &dp)
             .await
             .map(|_| ()),

@@ -21,6 +21,7 @@ use std::sync::Arc;
 use kube::runtime::controller::Action;
 use shared_types::garage_node::GarageNode;
 
+use super::ownership::Resolved;
 use super::{Context, Error};
 
 /// The controller's name in metrics and logs.
@@ -28,7 +29,14 @@ pub const CONTROLLER: &str = "garagenode";
 
 /// One pass over a GarageNode.
 pub async fn reconcile(node: Arc<GarageNode>, ctx: Arc<Context>) -> Result<Action, Error> {
-    let observed = observe::observe(node.clone(), &ctx).await?;
+    // A node of a cluster this install does not manage is not touched, not even while it is
+    // being deleted: its finalizer is the managing install's to remove.
+    let parent = match observe::parent(&node, &ctx).await? {
+        Resolved::HandsOff(action) => return Ok(action),
+        Resolved::Managed(cluster) => Some(*cluster),
+        Resolved::Absent => None,
+    };
+    let observed = observe::observe(node.clone(), parent, &ctx).await?;
     let decision = decide::decide(&observed, &ctx.config)?;
     let requeue = decision.requeue;
     act::act(&node, decision, &ctx).await?;

@@ -12,6 +12,7 @@ use shared_types::garage_node::GarageNode;
 use shared_types::keys::label;
 
 use crate::controller::garage_access::{admin_token, pod_admin_token, pod_client, running_ip};
+use crate::controller::ownership::{self, Resolved};
 use crate::controller::pool::membership;
 use crate::controller::{Context, Error};
 use crate::desired::{DesiredError, Settings, config, is_controlled_by, nodes, secrets};
@@ -22,7 +23,8 @@ use crate::names;
 pub struct Observed {
     /// The node as the controller's cache holds it.
     pub node: Arc<GarageNode>,
-    /// The parent cluster, read from the API server.
+    /// The parent cluster, read from the API server; present only when this install manages
+    /// it.
     pub parent: Option<GarageCluster>,
     /// The parent's settings, when there is a parent.
     pub settings: Option<Result<Settings, DesiredError>>,
@@ -53,17 +55,24 @@ pub struct Discovered {
     pub ip: String,
 }
 
-/// Reads everything [`super::decide`] needs.
-pub async fn observe(node: Arc<GarageNode>, ctx: &Context) -> Result<Observed, Error> {
+/// The node's parent GarageCluster through the ownership gate. A parent in another
+/// namespace is never this node's (admission keeps parents in the node's namespace).
+pub async fn parent(node: &GarageNode, ctx: &Context) -> Result<Resolved, Error> {
+    let ns = node.namespace().unwrap_or_default();
+    if node.parent_namespace() != ns {
+        return Ok(Resolved::Absent);
+    }
+    ownership::resolve(ctx, &ns, &node.spec.cluster_ref.name).await
+}
+
+/// Reads everything [`super::decide`] needs, `parent` being what [`parent`] found managed.
+pub async fn observe(
+    node: Arc<GarageNode>,
+    parent: Option<GarageCluster>,
+    ctx: &Context,
+) -> Result<Observed, Error> {
     let ns = node.namespace().unwrap_or_default();
     let name = node.name_any();
-    let parent = if node.parent_namespace() == ns {
-        Api::<GarageCluster>::namespaced(ctx.client.clone(), &ns)
-            .get_opt(&node.spec.cluster_ref.name)
-            .await?
-    } else {
-        None
-    };
     let settings = parent.as_ref().map(|c| {
         Settings::from_cluster(c).map(|mut s| {
             s.use_default_image(c, ctx.config.default_garage_image.as_deref());

@@ -19,6 +19,7 @@ use shared_types::keys::{annotation, finalizer as finalizers, label};
 
 use super::WAITING;
 use crate::controller::garage_access::random_hex32;
+use crate::controller::ownership::{self, Resolved};
 use crate::controller::{Context, Error, finalizer};
 use crate::desired::{Settings, controller_ref, is_controlled_by};
 
@@ -76,31 +77,15 @@ pub async fn reconcile(t: Arc<GarageAdminToken>, ctx: Arc<Context>) -> Result<Ac
     let secrets: Api<Secret> = Api::namespaced(ctx.client.clone(), &ns);
     let (secret_name, token_key) = secret_location(&t);
     let uid = t.uid().unwrap_or_default();
+    // A token serves a cluster of its own namespace only (see `spec_problem`); one that
+    // another install manages is that install's to serve, and to finalize.
+    let cluster = match ownership::resolve(&ctx, &ns, &t.spec.cluster_ref.name).await? {
+        Resolved::HandsOff(action) => return Ok(action),
+        Resolved::Managed(cluster) => Some(*cluster),
+        Resolved::Absent => None,
+    };
     if t.metadata.deletion_timestamp.is_some() {
-        if finalizer::has(&*t, finalizers::FINALIZER_ADMIN_TOKEN) {
-            if let Some(live) = secrets.get_opt(&secret_name).await?
-                && is_controlled_by(&live, &uid)
-            {
-                ctx.metrics.wrote();
-                secrets
-                    .delete(&secret_name, &Default::default())
-                    .await
-                    .map(|_| ())
-                    .or_else(|e| match e {
-                        kube::Error::Api(ae) if ae.code == 404 => Ok(()),
-                        e => Err(e),
-                    })?;
-            }
-            finalizer::set(
-                &api,
-                &ctx.metrics,
-                &*t,
-                finalizers::FINALIZER_ADMIN_TOKEN,
-                false,
-            )
-            .await?;
-        }
-        return Ok(Action::await_change());
+        return finalize(&t, &ctx, &api, &secrets).await;
     }
     finalizer::set(
         &api,
@@ -120,10 +105,7 @@ pub async fn reconcile(t: Arc<GarageAdminToken>, ctx: Arc<Context>) -> Result<Ac
         )
         .await;
     }
-    let Some(cluster) = Api::<GarageCluster>::namespaced(ctx.client.clone(), &ns)
-        .get_opt(&t.spec.cluster_ref.name)
-        .await?
-    else {
+    let Some(cluster) = cluster else {
         return report(
             &api,
             &ctx,
@@ -186,20 +168,7 @@ pub async fn reconcile(t: Arc<GarageAdminToken>, ctx: Arc<Context>) -> Result<Ac
             digest
         }
     };
-    let used = cluster
-        .spec
-        .admin
-        .as_ref()
-        .and_then(|a| a.admin_token_secret_ref.as_ref())
-        .is_some_and(|r| {
-            r.name == secret_name
-                && (if r.key.is_empty() {
-                    "admin-token"
-                } else {
-                    r.key.as_str()
-                }) == token_key
-        });
-    let verdict = if used {
+    let verdict = if mounts(&cluster, &secret_name, &token_key) {
         Ok(format!(
             "token {} in Secret {secret_name}",
             fingerprint(&digest)
@@ -214,6 +183,58 @@ pub async fn reconcile(t: Arc<GarageAdminToken>, ctx: Arc<Context>) -> Result<Ac
         ))
     };
     report(&api, &ctx, &t, Some(digest), verdict).await
+}
+
+/// True when `cluster` takes its admin token from key `token_key` of Secret `secret_name`.
+fn mounts(cluster: &GarageCluster, secret_name: &str, token_key: &str) -> bool {
+    cluster
+        .spec
+        .admin
+        .as_ref()
+        .and_then(|a| a.admin_token_secret_ref.as_ref())
+        .is_some_and(|r| {
+            r.name == secret_name
+                && (if r.key.is_empty() {
+                    "admin-token"
+                } else {
+                    r.key.as_str()
+                }) == token_key
+        })
+}
+
+/// Deletion: the token's own Secret goes, then the finalizer.
+async fn finalize(
+    t: &GarageAdminToken,
+    ctx: &Context,
+    api: &Api<GarageAdminToken>,
+    secrets: &Api<Secret>,
+) -> Result<Action, Error> {
+    if !finalizer::has(t, finalizers::FINALIZER_ADMIN_TOKEN) {
+        return Ok(Action::await_change());
+    }
+    let (secret_name, _) = secret_location(t);
+    if let Some(live) = secrets.get_opt(&secret_name).await?
+        && is_controlled_by(&live, &t.uid().unwrap_or_default())
+    {
+        ctx.metrics.wrote();
+        secrets
+            .delete(&secret_name, &Default::default())
+            .await
+            .map(|_| ())
+            .or_else(|e| match e {
+                kube::Error::Api(ae) if ae.code == 404 => Ok(()),
+                e => Err(e),
+            })?;
+    }
+    finalizer::set(
+        api,
+        &ctx.metrics,
+        t,
+        finalizers::FINALIZER_ADMIN_TOKEN,
+        false,
+    )
+    .await?;
+    Ok(Action::await_change())
 }
 
 /// The immutable Secret holding a new token.

@@ -1,11 +1,13 @@
 //! Reaching the Garage cluster a GarageBucket, GarageKey or GarageAdminToken names: the
 //! reference itself (a cross-namespace one needs a GarageReferenceGrant, checked again at
-//! every pass), the cluster object, and an Admin API client of one of its Ready storage pods.
+//! every pass), the cluster object (only one this install manages: see
+//! [`crate::controller::ownership`]), and an Admin API client of one of its Ready storage pods.
 
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{Namespace, Pod, Secret};
 use kube::api::ListParams;
+use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
 use shared_types::common::ClusterReference;
 use shared_types::garage_cluster::v1beta2::GarageCluster;
@@ -17,6 +19,7 @@ use shared_types::keys::label;
 use crate::controller::garage_access::{
     admin_token, is_ready, pod_admin_token, pod_client, running_ip,
 };
+use crate::controller::ownership::{self, Resolved};
 use crate::controller::{Context, Error};
 use crate::desired::{Settings, secrets};
 use crate::garage::AdminClient;
@@ -27,6 +30,10 @@ pub enum Reach {
     Ready(Box<Target>),
     /// The cluster object does not exist (or never did): nothing in Garage can be changed.
     Gone,
+    /// The cluster exists but this install does not manage it, or no install has claimed it
+    /// yet ([`crate::controller::ownership`]): the pass writes nothing, not even its own
+    /// object's status or finalizer, and ends with the action.
+    HandsOff(Action),
     /// Not usable now; the message says why and what to do.
     Waiting {
         /// Condition reason.
@@ -151,11 +158,10 @@ pub async fn reach(
             ),
         });
     }
-    let Some(cluster) = Api::<GarageCluster>::namespaced(ctx.client.clone(), ns)
-        .get_opt(&reference.name)
-        .await?
-    else {
-        return Ok(Reach::Gone);
+    let cluster = match ownership::resolve(ctx, ns, &reference.name).await? {
+        Resolved::Absent => return Ok(Reach::Gone),
+        Resolved::HandsOff(action) => return Ok(Reach::HandsOff(action)),
+        Resolved::Managed(cluster) => *cluster,
     };
     if cluster.metadata.deletion_timestamp.is_some() && !for_cleanup {
         return Ok(Reach::Waiting {

@@ -72,14 +72,6 @@ pub async fn reconcile(
     if bucket.metadata.deletion_timestamp.is_some() {
         return finalize(&bucket, &ctx, &api).await;
     }
-    finalizer::set(
-        &api,
-        &ctx.metrics,
-        &bucket,
-        finalizers::FINALIZER_BUCKET,
-        true,
-    )
-    .await?;
     let target = match reach(
         &ctx,
         GrantFromKind::GarageBucket,
@@ -90,6 +82,7 @@ pub async fn reconcile(
     .await?
     {
         Reach::Ready(t) => t,
+        Reach::HandsOff(action) => return Ok(action),
         Reach::Gone => {
             let message = format!(
                 "GarageCluster {} does not exist; create it or fix spec.clusterRef",
@@ -108,6 +101,16 @@ pub async fn reconcile(
             return waiting(&api, &ctx, &bucket, reason, message).await;
         }
     };
+    // Only now, with the cluster reached and managed by this install: a foreign install adds
+    // nothing to an object whose clean-up is another install's.
+    finalizer::set(
+        &api,
+        &ctx.metrics,
+        &bucket,
+        finalizers::FINALIZER_BUCKET,
+        true,
+    )
+    .await?;
     match converge(&api, &ctx, &stores, &bucket, &target).await? {
         Ok(()) => Ok(Action::requeue(super::drift_check(
             ctx.config.drift_resync,
@@ -625,6 +628,9 @@ async fn finalize(
             }
         }
         Reach::Gone => {}
+        // The managing install finalizes it; removing the finalizer here would let the
+        // object go before that install has cleaned up in Garage.
+        Reach::HandsOff(action) => return Ok(action),
         Reach::Waiting { message, .. } => {
             if !super::cluster_deleting(ctx, &ns, &bucket.spec.cluster_ref).await? {
                 tracing::info!(bucket = %bucket.name_any(), message, "deletion waits for the cluster");

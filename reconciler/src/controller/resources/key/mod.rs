@@ -47,7 +47,6 @@ pub async fn reconcile(
     if key.metadata.deletion_timestamp.is_some() {
         return finalize(&key, &ctx, &api).await;
     }
-    finalizer::set(&api, &ctx.metrics, &key, finalizers::FINALIZER_KEY, true).await?;
     let target = match reach(
         &ctx,
         GrantFromKind::GarageKey,
@@ -58,6 +57,7 @@ pub async fn reconcile(
     .await?
     {
         Reach::Ready(t) => t,
+        Reach::HandsOff(action) => return Ok(action),
         Reach::Gone => {
             return waiting(
                 &api,
@@ -75,6 +75,9 @@ pub async fn reconcile(
             return waiting(&api, &ctx, &key, reason, message).await;
         }
     };
+    // Only now, with the cluster reached and managed by this install: a foreign install adds
+    // nothing to an object whose clean-up is another install's.
+    finalizer::set(&api, &ctx.metrics, &key, finalizers::FINALIZER_KEY, true).await?;
     let material = match material(&ctx, &key, &target, Access::Write(&stores)).await? {
         Ok(m) => m,
         Err(message) => {
@@ -102,28 +105,7 @@ pub async fn reconcile(
 
     let generation = key.metadata.generation;
     let expired = info.expired;
-    let conditions = conditions::merge(
-        key.status.as_ref().and_then(|s| s.conditions.as_deref()),
-        &[Desired {
-            type_: CONDITION_READY,
-            status: !expired,
-            reason: if expired {
-                reason::REASON_EXPIRED
-            } else {
-                reason::REASON_KEY_READY
-            },
-            message: if expired {
-                "the key has expired in Garage; it is not rotated or deleted automatically".into()
-            } else {
-                format!(
-                    "key {} is ready; credentials in Secret {secret_name}",
-                    info.access_key_id
-                )
-            },
-        }],
-        &[CONDITION_READY],
-        generation,
-    );
+    let conditions = ready_conditions(&key, &info, &secret_name);
     let status = GarageKeyStatus {
         access_key_id: Some(info.access_key_id.clone()),
         key_id: Some(info.access_key_id.clone()),
@@ -156,6 +138,37 @@ pub async fn reconcile(
         ctx.config.drift_resync,
         key.metadata.uid.as_deref(),
     )))
+}
+
+/// The conditions of a key that is in Garage: Ready unless Garage says it has expired.
+fn ready_conditions(
+    key: &GarageKey,
+    info: &KeyInfo,
+    secret_name: &str,
+) -> Vec<k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition> {
+    let expired = info.expired;
+    conditions::merge(
+        key.status.as_ref().and_then(|s| s.conditions.as_deref()),
+        &[Desired {
+            type_: CONDITION_READY,
+            status: !expired,
+            reason: if expired {
+                reason::REASON_EXPIRED
+            } else {
+                reason::REASON_KEY_READY
+            },
+            message: if expired {
+                "the key has expired in Garage; it is not rotated or deleted automatically".into()
+            } else {
+                format!(
+                    "key {} is ready; credentials in Secret {secret_name}",
+                    info.access_key_id
+                )
+            },
+        }],
+        &[CONDITION_READY],
+        key.metadata.generation,
+    )
 }
 
 /// Reports why the key cannot be made ready now and looks again soon.
@@ -709,6 +722,9 @@ async fn finalize(key: &GarageKey, ctx: &Context, api: &Api<GarageKey>) -> Resul
             }
         }
         Reach::Gone => {}
+        // The managing install finalizes it; removing the finalizer here would let the
+        // object go before that install has cleaned up in Garage.
+        Reach::HandsOff(action) => return Ok(action),
         Reach::Waiting { message, .. } => {
             if !super::cluster_deleting(ctx, &ns, &key.spec.cluster_ref).await? {
                 tracing::info!(key = %key.name_any(), message, "deletion waits for the cluster");
