@@ -125,6 +125,8 @@ pub struct Context {
     /// Claims (`namespace/name`) on which the API server refused a VolumeAttributesClass,
     /// and when: they are not asked again before [`VOLUME_CLASS_BACKOFF`] has passed.
     pub volume_class_refusals: std::sync::Mutex<std::collections::BTreeMap<String, Instant>>,
+    /// Claims the API server refused to grow (`namespace/name`), when and why.
+    pub expansion_refusals: std::sync::Mutex<std::collections::BTreeMap<String, (Instant, String)>>,
     /// The `ManagedByAnotherInstall` warnings published, so that each is repeated only when
     /// due.
     pub ownership_warnings: ownership::Warnings,
@@ -150,6 +152,25 @@ impl Context {
             .unwrap_or_else(|p| p.into_inner())
             .insert(format!("{ns}/{name}"), Instant::now());
     }
+
+    /// What the API server said when it refused to grow claim `ns/name`, while that refusal
+    /// is recent: the claim is not asked again before [`VOLUME_CLASS_BACKOFF`] has passed.
+    pub fn expansion_refused(&self, ns: &str, name: &str) -> Option<String> {
+        self.expansion_refusals
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&format!("{ns}/{name}"))
+            .filter(|(at, _)| at.elapsed() < VOLUME_CLASS_BACKOFF)
+            .map(|(_, why)| why.clone())
+    }
+
+    /// Remembers that the API server refused to grow claim `ns/name` now, and why.
+    pub fn refuse_expansion(&self, ns: &str, name: &str, why: String) {
+        self.expansion_refusals
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(format!("{ns}/{name}"), (Instant::now(), why));
+    }
 }
 
 /// Runs both controllers until `shutdown` completes; in-flight reconciles finish first.
@@ -174,6 +195,7 @@ pub async fn run(
         events: Events::new(client.clone()),
         gate_evidence: pool::probe::EvidenceCache::default(),
         volume_class_refusals: std::sync::Mutex::default(),
+        expansion_refusals: std::sync::Mutex::default(),
         ownership_warnings: ownership::Warnings::default(),
     });
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
@@ -468,6 +490,7 @@ mod panic_tests {
             events: Events::new(client),
             gate_evidence: pool::probe::EvidenceCache::default(),
             volume_class_refusals: std::sync::Mutex::default(),
+            expansion_refusals: std::sync::Mutex::default(),
             ownership_warnings: ownership::Warnings::default(),
         });
         let cm: ConfigMap = serde_json::from_value(serde_json::json!({

@@ -70,10 +70,23 @@ pub struct NodeInputs<'a> {
     pub fenced: bool,
 }
 
+/// One claim the StatefulSet of a node generates from its templates.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ManagedClaim {
+    /// Claim name (`<volume>-<node>-0`).
+    pub name: String,
+    /// The VolumeAttributesClass its volume asks for.
+    pub class: Option<String>,
+    /// The size its volume asks for, which the claim template requests.
+    pub size: Quantity,
+    /// It holds Garage data, not metadata: its size counts toward the layout capacity.
+    pub data: bool,
+}
+
 /// The claims the StatefulSet of `node` generates from its templates (volumes that are
-/// neither an emptyDir nor an existing claim), by claim name, with the VolumeAttributesClass
-/// each volume asks for: `metadata`, then `data` or each data path's `data-<i>`.
-pub fn managed_claims(node: &GarageNode) -> Vec<(String, Option<String>)> {
+/// neither an emptyDir nor an existing claim), in mount order: `metadata`, then `data` or each
+/// data path's `data-<i>`.
+pub fn managed_claims(node: &GarageNode) -> Vec<ManagedClaim> {
     let name = node.metadata.name.clone().unwrap_or_default();
     storage_volumes(node)
         .into_iter()
@@ -84,13 +97,20 @@ pub fn managed_claims(node: &GarageNode) -> Vec<(String, Option<String>)> {
                     .as_ref()
                     .is_none_or(String::is_empty)
         })
-        .map(|d| {
-            (
-                format!("{}-{name}-0", d.name),
-                d.volume.volume_attributes_class_name,
-            )
+        .map(|d| ManagedClaim {
+            name: format!("{}-{name}-0", d.name),
+            data: d.name != "metadata",
+            size: claim_size(&d.volume),
+            class: d.volume.volume_attributes_class_name,
         })
         .collect()
+}
+
+/// What the claim template of `v` requests.
+fn claim_size(v: &NodeVolumeConfig) -> Quantity {
+    v.size
+        .clone()
+        .unwrap_or_else(|| Quantity(DEFAULT_VOLUME_SIZE.into()))
 }
 
 /// One storage volume of a node's pod.
@@ -505,12 +525,7 @@ fn claim_template(
                     .unwrap_or_else(|| vec!["ReadWriteOnce".into()]),
             ),
             resources: Some(VolumeResourceRequirements {
-                requests: Some(BTreeMap::from([(
-                    "storage".to_owned(),
-                    v.size
-                        .clone()
-                        .unwrap_or_else(|| Quantity(DEFAULT_VOLUME_SIZE.into())),
-                )])),
+                requests: Some(BTreeMap::from([("storage".to_owned(), claim_size(v))])),
                 limits: None,
             }),
             storage_class_name: v.storage_class_name.clone(),

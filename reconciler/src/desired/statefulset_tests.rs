@@ -338,9 +338,39 @@ fn data_path_emptydir_and_existing_claim_are_pod_volumes() {
     assert_eq!(at("data-0").as_deref(), Some("/data/data-0"));
     assert_eq!(at("data-1").as_deref(), Some("/mnt/hdd"));
     assert_eq!(
-        managed_claims(&node.unwrap()),
+        names_and_classes(&node.unwrap()),
         [("metadata-garage-storage-0-0".to_owned(), None)]
     );
+}
+
+fn names_and_classes(node: &GarageNode) -> Vec<(String, Option<String>)> {
+    managed_claims(node)
+        .into_iter()
+        .map(|c| (c.name, c.class))
+        .collect()
+}
+
+#[test]
+fn managed_claims_carry_their_size_and_whether_they_hold_data() {
+    use crate::desired::test_support::paths_cluster;
+    let c = paths_cluster(1);
+    let node = auto_storage_node(&c, &Settings::from_cluster(&c).unwrap(), 0).unwrap();
+    let claims = managed_claims(&node);
+    assert!(!claims[0].data, "metadata holds no data");
+    assert!(claims[1..].iter().all(|c| c.data));
+    // Each claim asks for what its template requests.
+    let sts = render(&c);
+    for t in sts.spec.unwrap().volume_claim_templates.unwrap() {
+        let template = t.metadata.name.unwrap();
+        let claim = claims
+            .iter()
+            .find(|c| c.name.starts_with(&format!("{template}-")))
+            .unwrap();
+        assert_eq!(
+            t.spec.unwrap().resources.unwrap().requests.unwrap()["storage"],
+            claim.size
+        );
+    }
 }
 
 #[test]
@@ -349,7 +379,7 @@ fn managed_claims_name_each_path_claim_with_its_class() {
     let c = paths_cluster(1);
     let node = auto_storage_node(&c, &Settings::from_cluster(&c).unwrap(), 0).unwrap();
     assert_eq!(
-        managed_claims(&node),
+        names_and_classes(&node),
         [
             ("metadata-garage-storage-0-0".to_owned(), None),
             (
@@ -366,7 +396,7 @@ fn managed_claims_name_each_path_claim_with_its_class() {
     let single = cluster(1);
     let node = auto_storage_node(&single, &Settings::from_cluster(&single).unwrap(), 0).unwrap();
     assert_eq!(
-        managed_claims(&node),
+        names_and_classes(&node),
         [
             ("metadata-garage-storage-0-0".to_owned(), None),
             ("data-garage-storage-0-0".to_owned(), None),

@@ -5,8 +5,9 @@
 //! layout role has the two capacities together (600Mi declared on one path, the 2Gi volume of
 //! the other); 200 checksummed objects written through S3 land as blocks in both directories.
 //! One path's class changes live: that claim alone reaches the new class (spec and status),
-//! the pod and its StatefulSet stay as they were, and every object reads back. Deleting the
-//! cluster leaves only the retained claims.
+//! the pod and its StatefulSet stay as they were, and every object reads back. Then
+//! `expansion::data_path` grows `/data/slow` and `expansion::blocked` asks `/data/fast`, on a
+//! class that cannot grow, for more. Deleting the cluster leaves only the retained claims.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -46,9 +47,11 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
                 "metadata": {"size": "100Mi", "storageClassName": kubesim::STORAGE_CLASS},
                 "data": {
                     "storageClassName": kubesim::STORAGE_CLASS,
+                    // /data/fast on a class whose claims cannot grow, for `expansion::blocked`.
                     "paths": [
                         {"path": "/data/fast", "capacity": "600Mi",
-                         "volume": {"size": "1Gi", "volumeAttributesClassName": "e2e-fast"}},
+                         "volume": {"size": "1Gi", "volumeAttributesClassName": "e2e-fast",
+                                    "storageClassName": kubesim::FIXED_STORAGE_CLASS}},
                         {"path": "/data/slow",
                          "volume": {"size": "2Gi", "volumeAttributesClassName": "e2e-slow"}},
                     ],
@@ -123,6 +126,8 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
         changed_after.as_secs_f64(),
         t.elapsed().as_secs_f64()
     );
+    crate::expansion::data_path(w, POD, SLOW_CLAIM).await?;
+    crate::expansion::blocked(w, POD, FAST_CLAIM).await?;
     crate::teardown::destroy(w, &[]).await
 }
 

@@ -89,6 +89,7 @@ mod chaos;
 mod data_paths;
 mod drain;
 mod evictions;
+mod expansion;
 mod grants;
 mod lost;
 mod membership;
@@ -433,6 +434,7 @@ async fn scenario(
         let site_d = SITE.scope(NS_D, async {
             if sites.contains('d') {
                 volumes::run(&mut d).await?;
+                expansion::auto_group(&d).await?;
                 buckets::run(&mut d).await?;
                 volumes::manual_nodes(&d).await?;
                 teardown::destroy(&mut d, &[buckets::TOKEN_SECRET]).await?;

@@ -264,7 +264,7 @@ async fn converge(w: &World<'_>, metadata: &str, data: &str) -> anyhow::Result<(
     .await
 }
 
-async fn pod_uids(w: &World<'_>) -> anyhow::Result<BTreeMap<String, String>> {
+pub(crate) async fn pod_uids(w: &World<'_>) -> anyhow::Result<BTreeMap<String, String>> {
     Ok(w.pods
         .list(&ListParams::default().labels(&format!("{LABEL_CLUSTER}={NAME}")))
         .await?

@@ -101,6 +101,14 @@ pub mod cluster {
     /// new storage rollouts wait meanwhile. Absent while Garage cannot be read and no shortage
     /// was known before.
     pub const CONDITION_STORAGE_CAPACITY_LOW: &str = "StorageCapacityLow";
+    /// `StorageExpansionInProgress`: `True` while a member's claims are growing to a larger
+    /// size; that member's layout capacity stays at what its disks have proven until every
+    /// claim reports the new size. Absent when nothing grows.
+    pub const CONDITION_STORAGE_EXPANSION_IN_PROGRESS: &str = "StorageExpansionInProgress";
+    /// `StorageExpansionBlocked`: `True` while a member's claim cannot grow (its StorageClass
+    /// does not allow expansion, or the API server refused it); the member keeps its capacity.
+    /// Absent otherwise.
+    pub const CONDITION_STORAGE_EXPANSION_BLOCKED: &str = "StorageExpansionBlocked";
 }
 
 /// Condition types written by the operator on `GarageNode` objects.
@@ -127,6 +135,15 @@ pub mod node {
     /// `VolumeAttributesClassApplied`: `True` once every managed claim of the node that should
     /// carry a VolumeAttributesClass reports it as current. Absent when no class is requested.
     pub const CONDITION_VOLUME_ATTRIBUTES_CLASS_APPLIED: &str = "VolumeAttributesClassApplied";
+    /// `StorageExpansionInProgress`: `True` while one of the node's claims is growing to the
+    /// size its volume asks for. Absent when nothing grows. The cluster's roll-up has the same
+    /// type, so the string is declared there once.
+    pub const CONDITION_STORAGE_EXPANSION_IN_PROGRESS: &str =
+        super::cluster::CONDITION_STORAGE_EXPANSION_IN_PROGRESS;
+    /// `StorageExpansionBlocked`: `True` while one of the node's claims cannot grow to the size
+    /// its volume asks for. Absent otherwise. Same string as the cluster's roll-up.
+    pub const CONDITION_STORAGE_EXPANSION_BLOCKED: &str =
+        super::cluster::CONDITION_STORAGE_EXPANSION_BLOCKED;
 }
 
 /// Condition types written by the operator on `GarageBucket` objects.
@@ -228,6 +245,9 @@ mod tests {
         cluster::CONDITION_STORAGE_ROLLOUT_READY,
         cluster::CONDITION_STORAGE_DRAIN_READY,
         cluster::CONDITION_STORAGE_VOLUME_ATTRIBUTES_READY,
+        cluster::CONDITION_STORAGE_CAPACITY_LOW,
+        cluster::CONDITION_STORAGE_EXPANSION_IN_PROGRESS,
+        cluster::CONDITION_STORAGE_EXPANSION_BLOCKED,
         node::CONDITION_NODE_DISCOVERED,
         node::CONDITION_IN_LAYOUT,
         node::CONDITION_NODE_CONNECTED,
@@ -343,6 +363,9 @@ mod tests {
         r::REASON_MODIFY_IN_PROGRESS,
         r::REASON_INFEASIBLE,
         r::REASON_UNSUPPORTED,
+        r::REASON_RESIZING,
+        r::REASON_CAPACITY_HELD,
+        r::REASON_EXPANSION_REFUSED,
         r::REASON_APPLY_FAILED,
         r::REASON_BUCKET_READY,
         r::REASON_BUCKET_LOOKUP_STUCK,

@@ -246,6 +246,18 @@ pub const REASON_INFEASIBLE: &str = "Infeasible";
 /// unavailable (`VolumeAttributesClassApplied=False`).
 pub const REASON_UNSUPPORTED: &str = "Unsupported";
 
+// --- Claim expansion (GarageNode; rolled up on GarageCluster) ---
+
+/// `Resizing`: a claim asks for more than its volume reports yet, or its file system resize
+/// is pending (`StorageExpansionInProgress=True`).
+pub const REASON_RESIZING: &str = "Resizing";
+/// `CapacityHeld`: a member's layout capacity waits for its claims to report the new size
+/// (`StorageExpansionInProgress=True` on a `GarageCluster`).
+pub const REASON_CAPACITY_HELD: &str = "CapacityHeld";
+/// `ExpansionRefused`: the API server refused to grow a claim, most often because its
+/// StorageClass does not set `allowVolumeExpansion` (`StorageExpansionBlocked=True`).
+pub const REASON_EXPANSION_REFUSED: &str = "ExpansionRefused";
+
 // --- GarageBucket, GarageKey and GarageReferenceGrant ---
 
 /// `ApplyFailed`: pushing lifecycle rules to Garage failed (`LifecycleConfigured=False`).

@@ -52,6 +52,10 @@ pub use error::Error;
 /// Name of the StorageClass whose claims kubesim provisions.
 pub const STORAGE_CLASS: &str = "local-sim";
 
+/// A second class of the same provisioner whose claims cannot grow
+/// (`allowVolumeExpansion: false`): the API server refuses a larger request.
+pub const FIXED_STORAGE_CLASS: &str = "local-sim-fixed";
+
 /// The smallest GarageCluster the simulated nodes can run: three storage replicas, replication
 /// factor 3, small claims of [`STORAGE_CLASS`]. Unnamespaced; set `metadata.namespace` (or
 /// create it through a namespaced API) where needed.
@@ -158,6 +162,9 @@ pub struct Options {
     pub ca_pem: String,
     /// How long the emulated ModifyVolume takes.
     pub modify_volume_delay: Duration,
+    /// How long the emulated controller expansion of a claim takes (its `Resizing`
+    /// condition is set meanwhile).
+    pub expansion_delay: Duration,
 }
 
 impl Options {
@@ -176,6 +183,7 @@ impl Options {
             apiserver_url: apiserver_url.into(),
             ca_pem: ca_pem.into(),
             modify_volume_delay: Duration::from_secs(2),
+            expansion_delay: Duration::from_secs(3),
         }
     }
 
@@ -297,8 +305,11 @@ impl KubeSim {
             );
         }
         provisioner::ensure_storage_class(&client).await?;
-        sim.tasks
-            .push(provisioner::spawn(client.clone(), nodes_root));
+        sim.tasks.push(provisioner::spawn(
+            client.clone(),
+            nodes_root,
+            shared.options.expansion_delay,
+        ));
         sim.tasks.push(modify_volume::spawn(
             client.clone(),
             shared.options.modify_volume_delay,

@@ -34,7 +34,10 @@ use kube::{Api, Client, Resource, ResourceExt};
 use shared_types::quantity::QuantityValue;
 use tokio::task::JoinHandle;
 
-use crate::{DRIVER_NAME, STORAGE_CLASS};
+use crate::{DRIVER_NAME, FIXED_STORAGE_CLASS, STORAGE_CLASS};
+
+/// The classes whose claims this provisioner serves.
+const CLASSES: [&str; 2] = [STORAGE_CLASS, FIXED_STORAGE_CLASS];
 
 /// The size a storage quantity stands for, in bytes rounded up; `None` (less
 /// than every size) when absent, unparsable or negative, so that such a
@@ -93,9 +96,10 @@ pub enum Error {
     },
 }
 
-/// Creates (or leaves alone) StorageClass [`STORAGE_CLASS`]: provisioner
-/// [`DRIVER_NAME`], volumeBindingMode WaitForFirstConsumer, reclaimPolicy
-/// Delete, allowVolumeExpansion true; and the CSIDriver [`DRIVER_NAME`]
+/// Creates (or leaves alone) StorageClasses [`STORAGE_CLASS`] and
+/// [`FIXED_STORAGE_CLASS`]: provisioner [`DRIVER_NAME`], volumeBindingMode
+/// WaitForFirstConsumer, reclaimPolicy Delete, allowVolumeExpansion true
+/// for the first and false for the second; and the CSIDriver [`DRIVER_NAME`]
 /// (attachRequired false) that the CSI-sourced volumes of claims created
 /// with a VolumeAttributesClass refer to.
 pub async fn ensure_storage_class(client: &kube::Client) -> Result<(), kube::Error> {
@@ -114,18 +118,21 @@ pub async fn ensure_storage_class(client: &kube::Client) -> Result<(), kube::Err
     };
     create_unless_exists(&drivers, &driver).await?;
     let classes: Api<StorageClass> = Api::all(client.clone());
-    let class = StorageClass {
-        metadata: ObjectMeta {
-            name: Some(STORAGE_CLASS.to_owned()),
-            ..ObjectMeta::default()
-        },
-        provisioner: DRIVER_NAME.to_owned(),
-        volume_binding_mode: Some("WaitForFirstConsumer".to_owned()),
-        reclaim_policy: Some("Delete".to_owned()),
-        allow_volume_expansion: Some(true),
-        ..StorageClass::default()
-    };
-    create_unless_exists(&classes, &class).await
+    for (name, expands) in [(STORAGE_CLASS, true), (FIXED_STORAGE_CLASS, false)] {
+        let class = StorageClass {
+            metadata: ObjectMeta {
+                name: Some(name.to_owned()),
+                ..ObjectMeta::default()
+            },
+            provisioner: DRIVER_NAME.to_owned(),
+            volume_binding_mode: Some("WaitForFirstConsumer".to_owned()),
+            reclaim_policy: Some("Delete".to_owned()),
+            allow_volume_expansion: Some(expands),
+            ..StorageClass::default()
+        };
+        create_unless_exists(&classes, &class).await?;
+    }
+    Ok(())
 }
 
 async fn create_unless_exists<K>(api: &Api<K>, object: &K) -> Result<(), kube::Error>
@@ -158,10 +165,16 @@ pub fn volume_path(pv: &PersistentVolume) -> Option<PathBuf> {
 /// Starts the provisioner: watches claims of [`STORAGE_CLASS`] and the
 /// volumes it provisioned, keeping volume directories under
 /// `<nodes_root>/<node>/volumes/<pv name>`. Runs until the task is aborted.
-pub fn spawn(client: kube::Client, nodes_root: std::path::PathBuf) -> tokio::task::JoinHandle<()> {
+pub fn spawn(
+    client: kube::Client,
+    nodes_root: std::path::PathBuf,
+    expansion_delay: Duration,
+) -> tokio::task::JoinHandle<()> {
     let context = Arc::new(Context {
         client: client.clone(),
         nodes_root,
+        expansion_delay,
+        expanding: std::sync::Mutex::default(),
         recorder: Recorder::new(
             client.clone(),
             Reporter {
@@ -198,6 +211,10 @@ struct Context {
     client: Client,
     nodes_root: PathBuf,
     recorder: Recorder,
+    /// How long a controller expansion takes.
+    expansion_delay: Duration,
+    /// Claims (by UID) whose expansion started, and when.
+    expanding: std::sync::Mutex<std::collections::HashMap<String, std::time::Instant>>,
 }
 
 fn error_policy<K>(object: Arc<K>, error: &Error, _: Arc<Context>) -> Action
@@ -232,14 +249,21 @@ async fn reconcile_claim(
     let Some(spec) = claim.spec.as_ref() else {
         return Ok(Action::await_change());
     };
-    if spec.storage_class_name.as_deref() != Some(STORAGE_CLASS)
+    if !spec
+        .storage_class_name
+        .as_deref()
+        .is_some_and(|c| CLASSES.contains(&c))
         || claim.metadata.deletion_timestamp.is_some()
     {
         return Ok(Action::await_change());
     }
     match spec.volume_name.as_deref() {
         None | Some("") => provision(&claim, &ctx).await?,
-        Some(volume) => expand(&claim, volume, &ctx).await?,
+        Some(volume) => {
+            if let Some(wait) = expand(&claim, volume, &ctx).await? {
+                return Ok(Action::requeue(wait));
+            }
+        }
     }
     Ok(Action::requeue(RESYNC))
 }
@@ -359,7 +383,12 @@ async fn provision(claim: &PersistentVolumeClaim, ctx: &Context) -> Result<(), E
                 }),
             }),
             persistent_volume_reclaim_policy: Some("Delete".to_owned()),
-            storage_class_name: Some(STORAGE_CLASS.to_owned()),
+            // The claim's own class: a volume binds only to a claim of its class.
+            storage_class_name: claim
+                .spec
+                .as_ref()
+                .and_then(|s| s.storage_class_name.clone())
+                .or_else(|| Some(STORAGE_CLASS.to_owned())),
             volume_mode: Some("Filesystem".to_owned()),
             ..PersistentVolumeSpec::default()
         }),
@@ -417,14 +446,20 @@ async fn make_directory(path: &Path) -> Result<(), Error> {
 }
 
 /// Emulates a controller expansion followed by an online file-system resize:
-/// the volume grows to the claim's request and the claim reports it.
-async fn expand(claim: &PersistentVolumeClaim, volume: &str, ctx: &Context) -> Result<(), Error> {
+/// the volume grows to the claim's request and the claim reports it. The
+/// controller expansion takes the configured delay, with the claim's
+/// `Resizing` condition set meanwhile; `Some(wait)` asks to look again then.
+async fn expand(
+    claim: &PersistentVolumeClaim,
+    volume: &str,
+    ctx: &Context,
+) -> Result<Option<Duration>, Error> {
     if claim.status.as_ref().and_then(|s| s.phase.as_deref()) != Some("Bound") {
-        return Ok(());
+        return Ok(None);
     }
     let volumes: Api<PersistentVolume> = Api::all(ctx.client.clone());
     let Some(pv) = volumes.get_opt(volume).await? else {
-        return Ok(());
+        return Ok(None);
     };
     if pv
         .annotations()
@@ -432,7 +467,7 @@ async fn expand(claim: &PersistentVolumeClaim, volume: &str, ctx: &Context) -> R
         .map(String::as_str)
         != Some(DRIVER_NAME)
     {
-        return Ok(());
+        return Ok(None);
     }
     let storage_of =
         |map: Option<&BTreeMap<String, Quantity>>| map.and_then(|m| m.get(STORAGE)).cloned();
@@ -444,10 +479,40 @@ async fn expand(claim: &PersistentVolumeClaim, volume: &str, ctx: &Context) -> R
             .and_then(|r| r.requests.as_ref()),
     );
     let Some(request) = request else {
-        return Ok(());
+        return Ok(None);
     };
+    let claims: Api<PersistentVolumeClaim> =
+        Api::namespaced(ctx.client.clone(), &claim.namespace().unwrap_or_default());
     let mut size = storage_of(pv.spec.as_ref().and_then(|s| s.capacity.as_ref()));
     if bytes(Some(&request)) > bytes(size.as_ref()) {
+        let uid = claim.metadata.uid.clone().unwrap_or_default();
+        let started = *ctx
+            .expanding
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(uid.clone())
+            .or_insert_with(std::time::Instant::now);
+        if started.elapsed() < ctx.expansion_delay {
+            // As the external-resizer: the claim says a resize is running.
+            let resizing = claim
+                .status
+                .as_ref()
+                .and_then(|s| s.conditions.as_ref())
+                .is_some_and(|c| c.iter().any(|c| c.type_ == "Resizing"));
+            if !resizing {
+                let patch = serde_json::json!({ "status": { "conditions": [
+                    { "type": "Resizing", "status": "True" }
+                ] } });
+                claims
+                    .patch_status(&claim.name_any(), &patch_params(), &Patch::Merge(&patch))
+                    .await?;
+            }
+            return Ok(Some(ctx.expansion_delay - started.elapsed()));
+        }
+        ctx.expanding
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&uid);
         let patch = serde_json::json!({ "spec": { "capacity": { STORAGE: request } } });
         volumes
             .patch(volume, &patch_params(), &Patch::Merge(&patch))
@@ -474,9 +539,8 @@ async fn expand(claim: &PersistentVolumeClaim, volume: &str, ctx: &Context) -> R
         let patch = serde_json::json!({ "status": {
             "capacity": { STORAGE: size },
             "allocatedResources": { STORAGE: size },
+            "conditions": null,
         } });
-        let claims: Api<PersistentVolumeClaim> =
-            Api::namespaced(ctx.client.clone(), &claim.namespace().unwrap_or_default());
         claims
             .patch_status(&claim.name_any(), &patch_params(), &Patch::Merge(&patch))
             .await?;
@@ -491,7 +555,7 @@ async fn expand(claim: &PersistentVolumeClaim, volume: &str, ctx: &Context) -> R
         )
         .await;
     }
-    Ok(())
+    Ok(None)
 }
 
 /// Deletes a released volume this provisioner created, directory first.

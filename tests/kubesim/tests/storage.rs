@@ -28,6 +28,8 @@ const NODE: &str = "sim-node-1";
 const TIMEOUT: Duration = Duration::from_secs(30);
 /// Long enough for a 100 ms poll to see the InProgress state.
 const MODIFY_DELAY: Duration = Duration::from_secs(2);
+/// How long the emulated controller expansion takes.
+const EXPANSION_DELAY: Duration = Duration::from_secs(2);
 
 #[tokio::test]
 async fn provisioning_expansion_and_volume_attributes_classes() -> anyhow::Result<()> {
@@ -57,7 +59,7 @@ async fn provisioning_expansion_and_volume_attributes_classes() -> anyhow::Resul
     ensure!(class.allow_volume_expansion == Some(true));
 
     create_node(&client).await?;
-    let provisioner = provisioner::spawn(client.clone(), nodes_root.clone());
+    let provisioner = provisioner::spawn(client.clone(), nodes_root.clone(), EXPANSION_DELAY);
     let modifier = modify_volume::spawn(client.clone(), MODIFY_DELAY);
 
     let claims: Api<PersistentVolumeClaim> = Api::namespaced(client.clone(), NAMESPACE);
@@ -98,23 +100,49 @@ async fn provisioning_expansion_and_volume_attributes_classes() -> anyhow::Resul
     )
     .await?;
 
-    // Expansion.
+    // Expansion: the claim says `Resizing` while the old size is still reported, then the
+    // volume and the claim report the new size and the condition is gone.
     let patch = json!({ "spec": { "resources": { "requests": { "storage": "2Gi" } } } });
     claims
         .patch("data", &PatchParams::default(), &Patch::Merge(&patch))
         .await?;
+    let resizing = |c: &PersistentVolumeClaim| {
+        c.status
+            .as_ref()
+            .and_then(|s| s.conditions.as_ref())
+            .is_some_and(|cs| {
+                cs.iter()
+                    .any(|c| c.type_ == "Resizing" && c.status == "True")
+            })
+    };
+    wait_for("the claim to say Resizing at its old size", || async {
+        let claim = claims.get("data").await?;
+        let claim_size = storage(claim.status.as_ref().and_then(|s| s.capacity.as_ref()));
+        Ok(if resizing(&claim) && claim_size == "1Gi" {
+            Ok(())
+        } else {
+            Err(format!(
+                "Resizing {}, claim status.capacity {claim_size}",
+                resizing(&claim)
+            ))
+        })
+    })
+    .await?;
     wait_for("the volume and the claim to report 2Gi", || async {
         let pv = volumes.get(&pv_name).await?;
         let claim = claims.get("data").await?;
         let pv_size = storage(pv.spec.as_ref().and_then(|s| s.capacity.as_ref()));
         let claim_size = storage(claim.status.as_ref().and_then(|s| s.capacity.as_ref()));
-        Ok(if pv_size == "2Gi" && claim_size == "2Gi" {
-            Ok(())
-        } else {
-            Err(format!(
-                "PV capacity {pv_size}, claim status.capacity {claim_size}"
-            ))
-        })
+        Ok(
+            if pv_size == "2Gi" && claim_size == "2Gi" && !resizing(&claim) {
+                Ok(())
+            } else {
+                Err(format!(
+                    "PV capacity {pv_size}, claim status.capacity {claim_size}, Resizing {}",
+                    resizing(&claim)
+                ))
+            },
+        )
     })
     .await?;
 

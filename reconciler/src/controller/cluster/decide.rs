@@ -22,7 +22,7 @@ use super::observe::{GarageRead, GarageView, Observed};
 use super::readiness::Readiness;
 use super::stale_configs::stale_config_revisions;
 use super::status;
-use super::{capacity, pools, removal};
+use super::{capacity, expansion, pools, removal};
 use crate::controller::Config;
 use crate::controller::conditions::Desired;
 use crate::controller::events::Note;
@@ -115,6 +115,8 @@ pub const OWNED: &[&str] = &[
     cc::CONDITION_NODE_LOCAL_POOLS_READY,
     cc::CONDITION_STORAGE_VOLUME_ATTRIBUTES_READY,
     cc::CONDITION_STORAGE_CAPACITY_LOW,
+    cc::CONDITION_STORAGE_EXPANSION_IN_PROGRESS,
+    cc::CONDITION_STORAGE_EXPANSION_BLOCKED,
 ];
 
 /// The decision for a live cluster with valid settings.
@@ -138,6 +140,13 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         .map(|(_, gn)| gn.name_any())
         .collect();
     let (mut views, unsupported) = member_views(o, s);
+    // Capacity never runs ahead of the disks: held before anything plans with it.
+    let member_nodes: Vec<&GarageNode> = o.generated.values().chain(&o.user_nodes).collect();
+    let layout_now = match &o.garage {
+        GarageView::Read(read) => Some(&read.layout),
+        GarageView::Unavailable(_) => None,
+    };
+    let held = expansion::hold(&mut views, &member_nodes, layout_now, &o.claims);
     // Counted before members on their way out are dropped: their pods still run.
     let planned = views.iter().filter(|v| !v.external).count();
     let pdb = pdb::storage_pdb(cluster, s, pdb::storage_members(planned, s, &o.pods))?;
@@ -273,6 +282,7 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
     conditions.extend(pools.condition.clone());
     conditions.extend(volume_attributes(o));
     conditions.extend(capacity.condition.clone());
+    conditions.extend(expansion::conditions(&held, &member_nodes));
     notes.extend(capacity.note.clone());
     let rollout_step = rollout(o, &views, read, &pools, &config, &admin.name, &update_nodes);
     // One transaction at a time within a pass too: the rollout's gates were read before this

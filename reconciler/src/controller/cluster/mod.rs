@@ -10,6 +10,7 @@ pub mod act;
 pub mod capacity;
 pub mod credentials;
 pub mod decide;
+pub mod expansion;
 mod garage_facts;
 pub mod members;
 pub mod network_policy;

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::{DaemonSet, StatefulSet};
-use k8s_openapi::api::core::v1::{ConfigMap, Node, Pod, Secret};
+use k8s_openapi::api::core::v1::{ConfigMap, Node, PersistentVolumeClaim, Pod, Secret};
 use k8s_openapi::jiff::Timestamp;
 use kube::api::ListParams;
 use kube::{Api, ResourceExt};
@@ -51,6 +51,8 @@ pub struct Observed {
     pub token: Option<AdminToken>,
     /// StatefulSets of the cluster's members (by the `cluster` label).
     pub statefulsets: Vec<StatefulSet>,
+    /// Claims of the cluster's members (by the `cluster` label): what their disks prove.
+    pub claims: Vec<PersistentVolumeClaim>,
     /// Repair workers and block errors, read while a drain transaction is recorded.
     pub proof: Option<ProofObservation>,
     /// When this pass observed.
@@ -116,6 +118,11 @@ pub async fn observe(
         .await?
         .items;
     let statefulsets = Api::<StatefulSet>::namespaced(ctx.client.clone(), &ns)
+        .list(&selector)
+        .await?
+        .items;
+    // Claim templates carry the pod labels, so the members' claims match the same selector.
+    let claims = Api::<PersistentVolumeClaim>::namespaced(ctx.client.clone(), &ns)
         .list(&selector)
         .await?
         .items;
@@ -185,6 +192,7 @@ pub async fn observe(
         admin,
         token,
         statefulsets,
+        claims,
         proof,
         now: Timestamp::now(),
         transaction_id: crate::controller::garage_access::random_hex32()?[..32].to_owned(),

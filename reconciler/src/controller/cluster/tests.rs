@@ -94,6 +94,7 @@ fn observed(
         admin: None,
         token: None,
         statefulsets,
+        claims: Vec::new(),
         proof: None,
         now: k8s_openapi::jiff::Timestamp::UNIX_EPOCH,
         transaction_id: "tx".into(),

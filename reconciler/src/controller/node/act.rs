@@ -96,6 +96,7 @@ pub async fn act(node: &GarageNode, d: Decision, ctx: &Context) -> Result<(), Er
             }
         }
     }
+    grow_claims(node, &d.claim_sizes, ctx).await?;
     if let Some((host, keys)) = &d.unbind {
         let cleared: serde_json::Map<String, serde_json::Value> = keys
             .iter()
@@ -150,4 +151,48 @@ fn status_patch(s: &GarageNodeStatus) -> serde_json::Value {
         "observedGeneration": s.observed_generation,
         "conditions": s.conditions,
     })
+}
+
+/// Asks each claim of `sizes` for its new request. A refusal (the StorageClass does not allow
+/// expansion, or the claim is not one the API server can grow) is remembered with the API
+/// server's reason, so the next passes report it instead of asking again, and published.
+async fn grow_claims(
+    node: &GarageNode,
+    sizes: &[(
+        String,
+        k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+    )],
+    ctx: &Context,
+) -> Result<(), Error> {
+    let ns = node.namespace().unwrap_or_default();
+    let claims: Api<PersistentVolumeClaim> = Api::namespaced(ctx.client.clone(), &ns);
+    for (claim, size) in sizes {
+        ctx.metrics.wrote();
+        let body = json!({"spec": {"resources": {"requests": {"storage": size}}}});
+        match claims
+            .patch(claim, &PatchParams::default(), &Patch::Merge(body))
+            .await
+        {
+            Ok(_) => ctx.metrics.step("volumes", "grow_claim"),
+            Err(kube::Error::Api(e)) if e.code == 403 || e.code == 422 => {
+                ctx.refuse_expansion(&ns, claim, e.message.clone());
+                ctx.events
+                    .publish(
+                        node,
+                        &[Note::warning(
+                            shared_types::conditions::reason::REASON_EXPANSION_REFUSED,
+                            "ExpandClaim",
+                            format!(
+                                "the API server refused to grow claim {claim} to {}: {}",
+                                size.0, e.message
+                            ),
+                        )],
+                    )
+                    .await;
+            }
+            Err(kube::Error::Api(e)) if e.code == 404 => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
 }

@@ -26,6 +26,7 @@ use crate::desired::statefulset::{NodeInputs, statefulset};
 use crate::desired::{DesiredError, config, data_dirs, nodes, secrets, services};
 use crate::garage::NodeId;
 use crate::names;
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use shared_types::drain;
 
 /// Condition types the node controller owns.
@@ -34,6 +35,8 @@ pub const OWNED: &[&str] = &[
     node_conditions::CONDITION_NODE_DISCOVERED,
     node_conditions::CONDITION_DRAIN_PREPARED,
     node_conditions::CONDITION_VOLUME_ATTRIBUTES_CLASS_APPLIED,
+    node_conditions::CONDITION_STORAGE_EXPANSION_IN_PROGRESS,
+    node_conditions::CONDITION_STORAGE_EXPANSION_BLOCKED,
 ];
 
 /// Everything one pass does.
@@ -49,6 +52,8 @@ pub struct Decision {
     pub delete_workload: bool,
     /// `(claim, class)`: VolumeAttributesClass patches of bound claims.
     pub claim_classes: Vec<(String, String)>,
+    /// `(claim, request)`: bound claims to grow.
+    pub claim_sizes: Vec<(String, Quantity)>,
     /// A leaving pool member: remove these label and annotation keys (its pool's activation
     /// and identity record) from this Kubernetes Node, which stops its pool pod.
     pub unbind: Option<(String, Vec<String>)>,
@@ -159,6 +164,13 @@ pub fn decide(o: &Observed, t: &Config) -> Result<Decision, DesiredError> {
         }
         d.conditions.push(c);
     }
+    let expansion = super::expansion::plan(&o.expansions);
+    if !expansion.conditions.is_empty() {
+        d.requeue = Some(t.short_requeue);
+    }
+    d.claim_sizes = expansion.patches;
+    d.conditions.extend(expansion.conditions);
+    d.notes.extend(expansion.notes);
     if !pool_member {
         d.service = Some(services::node_rpc(node, s)?);
     }

@@ -10,6 +10,7 @@
 
 pub mod act;
 pub mod decide;
+pub mod expansion;
 pub mod observe;
 pub mod volumes;
 

@@ -42,6 +42,8 @@ pub struct Observed {
     pub host: Option<Node>,
     /// The claims its StatefulSet generates, with the class each volume asks for.
     pub claims: Vec<super::volumes::Claim>,
+    /// The same claims, with the size each volume asks for.
+    pub expansions: Vec<super::expansion::Sized>,
 }
 
 /// A Garage identity read from one pod.
@@ -90,6 +92,7 @@ pub async fn observe(
         discovered: None,
         host: None,
         claims: Vec::new(),
+        expansions: Vec::new(),
     };
     let pods: Api<Pod> = Api::namespaced(ctx.client.clone(), &ns);
     if let Ok(nodes::NodeShape::Pool { pool, node: host }) = nodes::shape(&node) {
@@ -151,14 +154,19 @@ pub async fn observe(
         return Ok(observed);
     }
     let claims: Api<PersistentVolumeClaim> = Api::namespaced(ctx.client.clone(), &ns);
-    for (claim, desired) in crate::desired::statefulset::managed_claims(&node) {
-        let pvc = claims.get_opt(&claim).await?;
-        let refused = ctx.volume_class_refused(&ns, &claim);
+    for claim in crate::desired::statefulset::managed_claims(&node) {
+        let pvc = claims.get_opt(&claim.name).await?;
+        observed.expansions.push(super::expansion::Sized {
+            name: claim.name.clone(),
+            want: claim.size,
+            pvc: pvc.clone(),
+            refused: ctx.expansion_refused(&ns, &claim.name),
+        });
         observed.claims.push(super::volumes::Claim {
-            name: claim,
-            desired,
+            refused: ctx.volume_class_refused(&ns, &claim.name),
+            name: claim.name,
+            desired: claim.class,
             pvc,
-            refused,
         });
     }
     discover_identity(observed, &pods, ctx).await

@@ -29,6 +29,7 @@ fn observed(node: GarageNode, parent: Option<GarageCluster>) -> Observed {
         discovered: None,
         host: None,
         claims: vec![],
+        expansions: vec![],
     }
 }
 

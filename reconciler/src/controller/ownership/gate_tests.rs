@@ -82,6 +82,7 @@ pub(super) async fn fake(answers: Answers) -> (Arc<Context>, Arc<Mutex<Vec<Seen>
         events: Events::new(client),
         gate_evidence: crate::controller::pool::probe::EvidenceCache::default(),
         volume_class_refusals: Mutex::default(),
+        expansion_refusals: Mutex::default(),
         ownership_warnings: Warnings::default(),
     });
     (ctx, seen)

@@ -1,0 +1,265 @@
+//! Site D: growing claims, with the layout capacity never ahead of the disks.
+//!
+//! `auto_group`: the 3-member cluster's `data.size` goes from 1Gi to 2Gi. Each data claim is
+//! asked to grow (kubesim's expansion takes a few seconds, with the claim's `Resizing`
+//! condition set meanwhile); a 250 ms watcher reads Garage's layout and then the claims, and
+//! never sees a role with more capacity than its claim reports. The roles rise one member per
+//! layout version, no pod restarts, and every object reads back.
+//!
+//! `data_path` and `blocked` (the one-member data-paths cluster): one path's volume grows the
+//! same way; then a path on a StorageClass without `allowVolumeExpansion` asks for more: the API
+//! server refuses, `StorageExpansionBlocked` names the claim, and the layout stays as it was.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, ensure};
+use k8s_openapi::api::core::v1::PersistentVolumeClaim;
+use kube::Api;
+use kube::api::{Patch, PatchParams};
+use localcluster::wait_until as wait;
+use serde_json::json;
+use shared_types::conditions::cluster::{
+    CONDITION_STORAGE_EXPANSION_BLOCKED, CONDITION_STORAGE_EXPANSION_IN_PROGRESS,
+};
+
+use crate::support::*;
+use crate::{NAME, World, ns};
+
+const GI: u64 = 1 << 30;
+const MI: u64 = 1 << 20;
+
+/// The capacity a claim reports, in bytes (0 before it reports one).
+fn reported(claim: Option<&PersistentVolumeClaim>) -> u64 {
+    claim
+        .and_then(|c| c.status.as_ref())
+        .and_then(|s| s.capacity.as_ref())
+        .and_then(|c| c.get("storage"))
+        .and_then(|q| reconciler::desired::quantity::to_bytes(&q.0))
+        .unwrap_or(0)
+}
+
+/// Patches the cluster with `patch`, retried while admission holds it back.
+async fn change(w: &World<'_>, what: &str, patch: serde_json::Value) -> anyhow::Result<()> {
+    wait(
+        &format!("{what} admitted"),
+        Duration::from_secs(120),
+        || async {
+            Ok(w.clusters
+                .patch(NAME, &PatchParams::default(), &Patch::Merge(patch.clone()))
+                .await
+                .is_ok())
+        },
+    )
+    .await
+}
+
+/// One sample: the role capacity of each member (by the pod tag its role carries) read from
+/// Garage first, then what each member's data claims report together (`extra` bytes added,
+/// for a path whose declared capacity is not its claim's). Read in that order, a role above
+/// its claims is a real overrun: a claim's reported capacity only grows.
+async fn sample(
+    w: &World<'_>,
+    admin: &garage_admin::AdminClient,
+    members: &[(&str, &[&str], u64)],
+) -> anyhow::Result<(u64, BTreeMap<String, (u64, u64)>)> {
+    let layout = admin.layout().await?;
+    let claims: Api<PersistentVolumeClaim> = Api::namespaced(w.client.clone(), ns());
+    let mut out = BTreeMap::new();
+    for (pod, data_claims, extra) in members {
+        let role = layout
+            .roles
+            .iter()
+            .find(|r| r.tags.iter().any(|t| t == pod))
+            .and_then(|r| r.capacity)
+            .with_context(|| format!("no role tagged {pod}"))?;
+        let mut disk = *extra;
+        for c in *data_claims {
+            disk += reported(claims.get_opt(c).await?.as_ref());
+        }
+        out.insert((*pod).to_owned(), (role, disk));
+    }
+    Ok((layout.version, out))
+}
+
+/// Samples every 250 ms until every member's role has `target` bytes, failing the moment a
+/// role has more than its claims report. Returns the layout versions seen at the start and end.
+async fn watch_rise(
+    w: &World<'_>,
+    admin: &garage_admin::AdminClient,
+    members: &[(&str, &[&str], u64)],
+    target: u64,
+) -> anyhow::Result<(u64, u64, usize)> {
+    let (first, _) = sample(w, admin, members).await?;
+    let deadline = Instant::now() + Duration::from_secs(300);
+    let mut samples = 0;
+    loop {
+        let (version, seen) = sample(w, admin, members).await?;
+        samples += 1;
+        for (pod, (role, disk)) in &seen {
+            ensure!(
+                role <= disk,
+                "the layout gives {pod} {role} bytes while its claims report {disk}"
+            );
+        }
+        if seen.values().all(|(role, _)| *role == target) {
+            return Ok((first, version, samples));
+        }
+        ensure!(
+            Instant::now() < deadline,
+            "roles did not reach {target} bytes: {seen:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+/// The 3-member Auto group of site D grows from 1Gi to 2Gi of data.
+pub(crate) async fn auto_group(w: &World<'_>) -> anyhow::Result<()> {
+    let t = Instant::now();
+    let admin = admin_client(&w.client, w.sim, 0).await?;
+    let pods_before = crate::volumes::pod_uids(w).await?;
+    let members: Vec<(String, String)> = (0..3)
+        .map(|i| {
+            (
+                format!("garage-storage-{i}-0"),
+                format!("data-garage-storage-{i}-0"),
+            )
+        })
+        .collect();
+    let claims: Vec<[&str; 1]> = members.iter().map(|(_, c)| [c.as_str()]).collect();
+    let plan: Vec<(&str, &[&str], u64)> = members
+        .iter()
+        .zip(&claims)
+        .map(|((pod, _), c)| (pod.as_str(), &c[..], 0))
+        .collect();
+    let (_, before) = sample(w, &admin, &plan).await?;
+    ensure!(
+        before.values().all(|(role, _)| *role == GI),
+        "roles before the change: {before:?}"
+    );
+    change(
+        w,
+        "data.size 2Gi",
+        json!({"spec": {"storage": {"data": {"size": "2Gi"}}}}),
+    )
+    .await?;
+    let (from, to, samples) = watch_rise(w, &admin, &plan, 2 * GI).await?;
+    // One member's capacity per layout version.
+    ensure!(
+        to - from == 3,
+        "the three capacities rose in {} layout versions, not one each",
+        to - from
+    );
+    ensure!(
+        crate::volumes::pod_uids(w).await? == pods_before,
+        "growing the claims restarted a pod"
+    );
+    wait_condition_gone(w, CONDITION_STORAGE_EXPANSION_IN_PROGRESS).await?;
+    read_back(&admin, w.sim).await?;
+    println!(
+        "expansion: data.size 1Gi -> 2Gi: every role rose only after its claim reported 2Gi ({samples} samples, never ahead), one member per layout version ({from} -> {to}), no pod restarted, 200 objects read back ({:.1}s)",
+        t.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// Waits until the cluster no longer carries condition `type_`.
+async fn wait_condition_gone(w: &World<'_>, type_: &str) -> anyhow::Result<()> {
+    wait(
+        &format!("{type_} gone"),
+        Duration::from_secs(120),
+        || async { Ok(condition(&w.clusters.get(NAME).await?, type_).is_none()) },
+    )
+    .await
+}
+
+/// The data-paths member: `/data/slow` (its 2Gi volume counts whole) grows to 3Gi; `/data/fast`
+/// declares 600Mi of its claim.
+pub(crate) async fn data_path(w: &World<'_>, pod: &str, slow: &str) -> anyhow::Result<()> {
+    let t = Instant::now();
+    let admin = admin_client(&w.client, w.sim, 0).await?;
+    let pods_before = crate::volumes::pod_uids(w).await?;
+    // The fast path counts with its declared 600Mi, not what its claim reports.
+    let slow_claims = [slow];
+    let plan = [(pod, &slow_claims[..], 600 * MI)];
+    change(
+        w,
+        "/data/slow 3Gi",
+        json!({"spec": {"storage": {"data": {"paths": paths(1, "600Mi", 3)}}}}),
+    )
+    .await?;
+    let (from, to, samples) = watch_rise(w, &admin, &plan, 600 * MI + 3 * GI).await?;
+    ensure!(
+        crate::volumes::pod_uids(w).await? == pods_before,
+        "growing a path's claim restarted the pod"
+    );
+    let store = w.store.as_ref().context("no object store")?;
+    verify(store, &s3(w.sim, pod)?, &w.checksummed).await?;
+    println!(
+        "expansion: /data/slow 2Gi -> 3Gi: the role rose to 600Mi + 3Gi only after its claim reported 3Gi ({samples} samples, layout {from} -> {to}), same pod, objects read back ({:.1}s)",
+        t.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// The data-paths of the test cluster with `/data/fast` on a `fast_gi` Gi volume declaring
+/// `fast_capacity`, and `/data/slow` on `slow_gi` Gi; classes as created.
+pub(crate) fn paths(fast_gi: u32, fast_capacity: &str, slow_gi: u32) -> serde_json::Value {
+    json!([
+        {"path": "/data/fast", "capacity": fast_capacity,
+         "volume": {"size": format!("{fast_gi}Gi"), "volumeAttributesClassName": "e2e-fast",
+                    "storageClassName": kubesim::FIXED_STORAGE_CLASS}},
+        {"path": "/data/slow",
+         "volume": {"size": format!("{slow_gi}Gi"), "volumeAttributesClassName": "e2e-fast"}},
+    ])
+}
+
+/// `/data/fast`, on a class that cannot grow, asks for a 2Gi volume declaring 1536Mi: the API
+/// server refuses the claim's growth, the cluster reports it by claim name, and the member
+/// keeps its capacity.
+pub(crate) async fn blocked(w: &World<'_>, pod: &str, fast: &str) -> anyhow::Result<()> {
+    let t = Instant::now();
+    let admin = admin_client(&w.client, w.sim, 0).await?;
+    let before = admin.layout().await?;
+    change(
+        w,
+        "/data/fast 2Gi declaring 1536Mi",
+        json!({"spec": {"storage": {"data": {"paths": paths(2, "1536Mi", 3)}}}}),
+    )
+    .await?;
+    wait(
+        "StorageExpansionBlocked naming the fast claim",
+        Duration::from_secs(180),
+        || async {
+            let c = w.clusters.get(NAME).await?;
+            Ok(message_of(&c, CONDITION_STORAGE_EXPANSION_BLOCKED)
+                .is_some_and(|m| m.contains(fast) && m.contains("allowVolumeExpansion")))
+        },
+    )
+    .await?;
+    // The member asks for 936Mi more than its role has, and its fast claim cannot give it.
+    let c = w.clusters.get(NAME).await?;
+    let message = message_of(&c, CONDITION_STORAGE_EXPANSION_BLOCKED).unwrap_or_default();
+    let held = message_of(&c, CONDITION_STORAGE_EXPANSION_IN_PROGRESS).unwrap_or_default();
+    ensure!(
+        held.contains(fast),
+        "the held capacity is not explained by the fast claim: {held:?}"
+    );
+    let after = admin.layout().await?;
+    ensure!(
+        after.version == before.version && after.roles == before.roles,
+        "a refused growth changed the layout: {:?} -> {:?}",
+        before.roles,
+        after.roles
+    );
+    ensure!(
+        w.pods.get(pod).await?.metadata.uid.is_some(),
+        "the member's pod is gone"
+    );
+    println!(
+        "expansion: a claim on a class without allowVolumeExpansion was refused by the API server, reported by name ({message}), and the layout stayed at version {} ({:.1}s)",
+        after.version,
+        t.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
