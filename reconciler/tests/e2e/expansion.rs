@@ -7,8 +7,10 @@
 //! layout version, no pod restarts, and every object reads back.
 //!
 //! `data_path` and `blocked` (the one-member data-paths cluster): one path's volume grows the
-//! same way; then a path on a StorageClass without `allowVolumeExpansion` asks for more: the API
-//! server refuses, `StorageExpansionBlocked` names the claim, and the layout stays as it was.
+//! same way (its size is also its directory's capacity in garage.toml, so the pod rolls once);
+//! then a path on a StorageClass without `allowVolumeExpansion` asks for more: the API server
+//! refuses, `StorageExpansionBlocked` names the claim, and the layout and the pod stay as they
+//! were.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -60,10 +62,13 @@ async fn change(w: &World<'_>, what: &str, patch: serde_json::Value) -> anyhow::
 /// its claims is a real overrun: a claim's reported capacity only grows.
 async fn sample(
     w: &World<'_>,
-    admin: &garage_admin::AdminClient,
     members: &[(&str, &[&str], u64)],
 ) -> anyhow::Result<(u64, BTreeMap<String, (u64, u64)>)> {
-    let layout = admin.layout().await?;
+    // Asked afresh each time: a member's pod may be replaced meanwhile (a new address).
+    let layout = admin_client_at(&w.client, w.sim, members[0].0)
+        .await?
+        .layout()
+        .await?;
     let claims: Api<PersistentVolumeClaim> = Api::namespaced(w.client.clone(), ns());
     let mut out = BTreeMap::new();
     for (pod, data_claims, extra) in members {
@@ -86,15 +91,22 @@ async fn sample(
 /// role has more than its claims report. Returns the layout versions seen at the start and end.
 async fn watch_rise(
     w: &World<'_>,
-    admin: &garage_admin::AdminClient,
     members: &[(&str, &[&str], u64)],
     target: u64,
 ) -> anyhow::Result<(u64, u64, usize)> {
-    let (first, _) = sample(w, admin, members).await?;
+    let (first, _) = sample(w, members).await?;
     let deadline = Instant::now() + Duration::from_secs(300);
     let mut samples = 0;
     loop {
-        let (version, seen) = sample(w, admin, members).await?;
+        ensure!(
+            Instant::now() < deadline,
+            "roles did not reach {target} bytes"
+        );
+        // A pod being replaced does not answer; the next sample asks again.
+        let Ok((version, seen)) = sample(w, members).await else {
+            tokio::time::sleep(Duration::from_millis(250)).await;
+            continue;
+        };
         samples += 1;
         for (pod, (role, disk)) in &seen {
             ensure!(
@@ -105,10 +117,6 @@ async fn watch_rise(
         if seen.values().all(|(role, _)| *role == target) {
             return Ok((first, version, samples));
         }
-        ensure!(
-            Instant::now() < deadline,
-            "roles did not reach {target} bytes: {seen:?}"
-        );
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
 }
@@ -132,7 +140,7 @@ pub(crate) async fn auto_group(w: &World<'_>) -> anyhow::Result<()> {
         .zip(&claims)
         .map(|((pod, _), c)| (pod.as_str(), &c[..], 0))
         .collect();
-    let (_, before) = sample(w, &admin, &plan).await?;
+    let (_, before) = sample(w, &plan).await?;
     ensure!(
         before.values().all(|(role, _)| *role == GI),
         "roles before the change: {before:?}"
@@ -143,7 +151,7 @@ pub(crate) async fn auto_group(w: &World<'_>) -> anyhow::Result<()> {
         json!({"spec": {"storage": {"data": {"size": "2Gi"}}}}),
     )
     .await?;
-    let (from, to, samples) = watch_rise(w, &admin, &plan, 2 * GI).await?;
+    let (from, to, samples) = watch_rise(w, &plan, 2 * GI).await?;
     // One member's capacity per layout version.
     ensure!(
         to - from == 3,
@@ -174,11 +182,11 @@ async fn wait_condition_gone(w: &World<'_>, type_: &str) -> anyhow::Result<()> {
 }
 
 /// The data-paths member: `/data/slow` (its 2Gi volume counts whole) grows to 3Gi; `/data/fast`
-/// declares 600Mi of its claim.
+/// declares 600Mi of its claim. The size of a path without a declared capacity is also its
+/// directory's capacity in garage.toml, so the change rolls the member's pod once as well.
 pub(crate) async fn data_path(w: &World<'_>, pod: &str, slow: &str) -> anyhow::Result<()> {
     let t = Instant::now();
-    let admin = admin_client(&w.client, w.sim, 0).await?;
-    let pods_before = crate::volumes::pod_uids(w).await?;
+    let pod_before = w.pods.get(pod).await?.metadata.uid;
     // The fast path counts with its declared 600Mi, not what its claim reports.
     let slow_claims = [slow];
     let plan = [(pod, &slow_claims[..], 600 * MI)];
@@ -188,15 +196,20 @@ pub(crate) async fn data_path(w: &World<'_>, pod: &str, slow: &str) -> anyhow::R
         json!({"spec": {"storage": {"data": {"paths": paths(1, "600Mi", 3)}}}}),
     )
     .await?;
-    let (from, to, samples) = watch_rise(w, &admin, &plan, 600 * MI + 3 * GI).await?;
-    ensure!(
-        crate::volumes::pod_uids(w).await? == pods_before,
-        "growing a path's claim restarted the pod"
-    );
+    let (from, to, samples) = watch_rise(w, &plan, 600 * MI + 3 * GI).await?;
+    wait_condition(
+        &w.clusters,
+        "StorageRolloutReady",
+        "True",
+        None,
+        Duration::from_secs(300),
+    )
+    .await?;
+    let replaced = w.pods.get(pod).await?.metadata.uid != pod_before;
     let store = w.store.as_ref().context("no object store")?;
     verify(store, &s3(w.sim, pod)?, &w.checksummed).await?;
     println!(
-        "expansion: /data/slow 2Gi -> 3Gi: the role rose to 600Mi + 3Gi only after its claim reported 3Gi ({samples} samples, layout {from} -> {to}), same pod, objects read back ({:.1}s)",
+        "expansion: /data/slow 2Gi -> 3Gi: the role rose to 600Mi + 3Gi only after its claim reported 3Gi ({samples} samples, layout {from} -> {to}), pod replaced for the new garage.toml: {replaced}, objects read back ({:.1}s)",
         t.elapsed().as_secs_f64()
     );
     Ok(())
@@ -214,17 +227,18 @@ pub(crate) fn paths(fast_gi: u32, fast_capacity: &str, slow_gi: u32) -> serde_js
     ])
 }
 
-/// `/data/fast`, on a class that cannot grow, asks for a 2Gi volume declaring 1536Mi: the API
-/// server refuses the claim's growth, the cluster reports it by claim name, and the member
-/// keeps its capacity.
+/// `/data/fast`, on a class that cannot grow, asks for a 2Gi volume (its declared capacity
+/// stays 600Mi, so garage.toml does not change): the API server refuses the claim's growth, the
+/// node and the cluster report it by claim name, and the layout and the pod stay as they were.
 pub(crate) async fn blocked(w: &World<'_>, pod: &str, fast: &str) -> anyhow::Result<()> {
     let t = Instant::now();
-    let admin = admin_client(&w.client, w.sim, 0).await?;
+    let admin = admin_client_at(&w.client, w.sim, pod).await?;
     let before = admin.layout().await?;
+    let pod_before = w.pods.get(pod).await?.metadata.uid;
     change(
         w,
-        "/data/fast 2Gi declaring 1536Mi",
-        json!({"spec": {"storage": {"data": {"paths": paths(2, "1536Mi", 3)}}}}),
+        "/data/fast 2Gi",
+        json!({"spec": {"storage": {"data": {"paths": paths(2, "600Mi", 3)}}}}),
     )
     .await?;
     wait(
@@ -237,13 +251,18 @@ pub(crate) async fn blocked(w: &World<'_>, pod: &str, fast: &str) -> anyhow::Res
         },
     )
     .await?;
-    // The member asks for 936Mi more than its role has, and its fast claim cannot give it.
-    let c = w.clusters.get(NAME).await?;
-    let message = message_of(&c, CONDITION_STORAGE_EXPANSION_BLOCKED).unwrap_or_default();
-    let held = message_of(&c, CONDITION_STORAGE_EXPANSION_IN_PROGRESS).unwrap_or_default();
+    let message = message_of(
+        &w.clusters.get(NAME).await?,
+        CONDITION_STORAGE_EXPANSION_BLOCKED,
+    )
+    .unwrap_or_default();
+    let claim = Api::<PersistentVolumeClaim>::namespaced(w.client.clone(), ns())
+        .get(fast)
+        .await?;
     ensure!(
-        held.contains(fast),
-        "the held capacity is not explained by the fast claim: {held:?}"
+        reported(Some(&claim)) == GI,
+        "the refused claim reports {} bytes",
+        reported(Some(&claim))
     );
     let after = admin.layout().await?;
     ensure!(
@@ -253,11 +272,11 @@ pub(crate) async fn blocked(w: &World<'_>, pod: &str, fast: &str) -> anyhow::Res
         after.roles
     );
     ensure!(
-        w.pods.get(pod).await?.metadata.uid.is_some(),
-        "the member's pod is gone"
+        w.pods.get(pod).await?.metadata.uid == pod_before,
+        "a refused growth replaced the pod"
     );
     println!(
-        "expansion: a claim on a class without allowVolumeExpansion was refused by the API server, reported by name ({message}), and the layout stayed at version {} ({:.1}s)",
+        "expansion: a claim on a class without allowVolumeExpansion was refused by the API server and reported by name ({message}); the claim stays at 1Gi, the layout at version {}, the same pod ({:.1}s)",
         after.version,
         t.elapsed().as_secs_f64()
     );

@@ -350,6 +350,7 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         || !removal.delete.is_empty()
         || pools_busy
         || rollout_recorded
+        || !held.is_empty()
     {
         t.short_requeue
     } else if converged || !extra.is_empty() && ready_members >= wanted_members && topology_ready {
