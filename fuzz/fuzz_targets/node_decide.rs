@@ -41,6 +41,8 @@ use reconciler::controller::Config;
 use reconciler::controller::conditions;
 use reconciler::controller::node::decide::{Decision, OWNED, decide};
 use reconciler::controller::node::observe::{Discovered, Observed};
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use reconciler::controller::node::expansion::Sized;
 use reconciler::controller::node::volumes::Claim;
 use reconciler::desired::{Settings, nodes};
 use reconciler::garage::NodeId;
@@ -103,6 +105,10 @@ struct ClaimW {
     bound: bool,
     class: Option<u8>,
     refused: bool,
+    /// `(asked, requested, reported)` sizes in Gi (each 1 to 4), and whether a growth of it
+    /// was refused.
+    size: (u8, u8, u8),
+    growth_refused: bool,
 }
 
 #[derive(Debug, Clone, Arbitrary)]
@@ -274,7 +280,8 @@ fn observed(mut node: GarageNode, w: &NodeWorld) -> Observed {
         pod_uid: "pod-uid".into(),
         ip: "198.18.0.7".into(),
     });
-    let claims = w
+    let gi = |n: u8| format!("{}Gi", n % 4 + 1);
+    let claims: Vec<Claim> = w
         .claims
         .iter()
         .take(3)
@@ -285,12 +292,28 @@ fn observed(mut node: GarageNode, w: &NodeWorld) -> Observed {
             pvc: c.exists.then(|| {
                 serde_json::from_value(json!({
                     "metadata": {"name": format!("data-{name}-{i}")},
-                    "spec": {"volumeAttributesClassName": c.class.map(|d| format!("class-{}", d % 3))},
-                    "status": {"phase": if c.bound { "Bound" } else { "Pending" }},
+                    "spec": {
+                        "volumeAttributesClassName": c.class.map(|d| format!("class-{}", d % 3)),
+                        "resources": {"requests": {"storage": gi(c.size.1)}},
+                    },
+                    "status": {
+                        "phase": if c.bound { "Bound" } else { "Pending" },
+                        "capacity": {"storage": gi(c.size.2)},
+                    },
                 }))
                 .ok()
             }).flatten(),
             refused: c.refused,
+        })
+        .collect();
+    let expansions = claims
+        .iter()
+        .zip(&w.claims)
+        .map(|(c, cw)| Sized {
+            name: c.name.clone(),
+            want: Quantity(gi(cw.size.0)),
+            pvc: c.pvc.clone(),
+            refused: cw.growth_refused.then(|| "refused".to_owned()),
         })
         .collect();
     let host: Option<Node> = w.host.and_then(|(activation, identity)| {
@@ -326,6 +349,7 @@ fn observed(mut node: GarageNode, w: &NodeWorld) -> Observed {
         discovered,
         host,
         claims,
+        expansions,
     }
 }
 
@@ -367,6 +391,7 @@ fn check(o: &Observed, d: &Decision) {
     let node = o.node.as_ref();
     let deleting = node.metadata.deletion_timestamp.is_some();
     operator_fuzz::facts::owned_and_distinct(&d.conditions, OWNED);
+    grow_only(o, d);
 
     if !deleting {
         assert!(
@@ -505,3 +530,31 @@ fuzz_target!(|data: &[u8]| {
     check(&o, &d);
     feedback(o, &d, &t);
 });
+
+/// A claim is only ever asked for more than it requests, only when bound, and never again
+/// while its last growth was refused.
+fn grow_only(o: &Observed, d: &Decision) {
+    let bytes = |q: &str| reconciler::desired::quantity::to_bytes(q).unwrap_or(0);
+    for (name, size) in &d.claim_sizes {
+        let c = o
+            .expansions
+            .iter()
+            .find(|c| &c.name == name)
+            .expect("a patched claim is one of the node's");
+        assert!(c.refused.is_none(), "{name}: asked again after a refusal");
+        let pvc = c.pvc.as_ref().expect("a patched claim exists");
+        assert_eq!(
+            pvc.status.as_ref().and_then(|s| s.phase.as_deref()),
+            Some("Bound"),
+            "{name}: patched while unbound"
+        );
+        let request = pvc
+            .spec
+            .as_ref()
+            .and_then(|s| s.resources.as_ref())
+            .and_then(|r| r.requests.as_ref())
+            .and_then(|r| r.get("storage"))
+            .map_or(0, |q| bytes(&q.0));
+        assert!(bytes(&size.0) > request, "{name}: shrunk or unchanged");
+    }
+}

@@ -737,6 +737,7 @@ pub fn bare(cluster: GarageCluster) -> Observed {
         admin: None,
         token: None,
         statefulsets: vec![],
+        claims: vec![],
         proof: None,
         now: at(0),
         transaction_id: "tx-new".into(),
