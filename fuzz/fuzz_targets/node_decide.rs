@@ -42,7 +42,7 @@ use reconciler::controller::conditions;
 use reconciler::controller::node::decide::{Decision, OWNED, decide};
 use reconciler::controller::node::observe::{Discovered, Observed};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
-use reconciler::controller::node::expansion::Sized;
+use reconciler::controller::node::expansion::{Sized, request_and_capacity};
 use reconciler::controller::node::volumes::Claim;
 use reconciler::desired::{Settings, nodes};
 use reconciler::garage::NodeId;
@@ -548,13 +548,10 @@ fn grow_only(o: &Observed, d: &Decision) {
             Some("Bound"),
             "{name}: patched while unbound"
         );
-        let request = pvc
-            .spec
-            .as_ref()
-            .and_then(|s| s.resources.as_ref())
-            .and_then(|r| r.requests.as_ref())
-            .and_then(|r| r.get("storage"))
-            .map_or(0, |q| bytes(&q.0));
-        assert!(bytes(&size.0) > request, "{name}: shrunk or unchanged");
+        let (request, _) = request_and_capacity(pvc);
+        assert!(
+            request.is_none_or(|r| bytes(&size.0) > r),
+            "{name}: shrunk or unchanged"
+        );
     }
 }

@@ -141,12 +141,7 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         .collect();
     let (mut views, unsupported) = member_views(o, s);
     // Capacity never runs ahead of the disks: held before anything plans with it.
-    let member_nodes: Vec<&GarageNode> = o.generated.values().chain(&o.user_nodes).collect();
-    let layout_now = match &o.garage {
-        GarageView::Read(read) => Some(&read.layout),
-        GarageView::Unavailable(_) => None,
-    };
-    let held = expansion::hold(&mut views, &member_nodes, layout_now, &o.claims);
+    let held = expansion::hold_observed(o, &mut views);
     // Counted before members on their way out are dropped: their pods still run.
     let planned = views.iter().filter(|v| !v.external).count();
     let pdb = pdb::storage_pdb(cluster, s, pdb::storage_members(planned, s, &o.pods))?;
@@ -282,7 +277,7 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
     conditions.extend(pools.condition.clone());
     conditions.extend(volume_attributes(o));
     conditions.extend(capacity.condition.clone());
-    conditions.extend(expansion::conditions(&held, &member_nodes));
+    conditions.extend(expansion::conditions(&held, &expansion::member_nodes(o)));
     notes.extend(capacity.note.clone());
     let rollout_step = rollout(o, &views, read, &pools, &config, &admin.name, &update_nodes);
     // One transaction at a time within a pass too: the rollout's gates were read before this

@@ -17,6 +17,7 @@ use shared_types::conditions::{cluster as cc, node as nc, reason};
 use shared_types::garage_node::GarageNode;
 
 use super::members::MemberView;
+use super::observe::{GarageView, Observed};
 use crate::controller::conditions::Desired;
 use crate::controller::node::expansion::proves;
 use crate::desired::{quantity, statefulset};
@@ -56,6 +57,30 @@ fn unproven(node: &GarageNode, claims: &[PersistentVolumeClaim]) -> Vec<String> 
         .collect()
 }
 
+/// The capacity the role of `v`'s identity has in `layout`.
+fn role_capacity(v: &MemberView, layout: &ClusterLayout) -> Option<u64> {
+    v.member
+        .node_id
+        .as_ref()
+        .and_then(|id| layout.role(id))
+        .and_then(|r| r.capacity)
+}
+
+/// The GarageNodes whose members can be held: the Auto group's and the user's.
+pub fn member_nodes(o: &Observed) -> Vec<&GarageNode> {
+    o.generated.values().chain(&o.user_nodes).collect()
+}
+
+/// [`hold`] with what this pass observed: its members' nodes, Garage's layout (nothing is held
+/// while it could not be read) and the claims.
+pub fn hold_observed(o: &Observed, views: &mut [MemberView]) -> Vec<Held> {
+    let layout = match &o.garage {
+        GarageView::Read(read) => Some(&read.layout),
+        GarageView::Unavailable(_) => None,
+    };
+    hold(views, &member_nodes(o), layout, &o.claims)
+}
+
 /// Holds, in `views`, the capacity of every member that asks for more than its role has in
 /// `layout` while its claims do not prove it; `nodes` are the members' GarageNodes. Returns the
 /// members held.
@@ -70,13 +95,7 @@ pub fn hold(
     };
     let mut held = Vec::new();
     for v in views.iter_mut().filter(|v| !v.external && v.pool.is_none()) {
-        let Some(kept) = v
-            .member
-            .node_id
-            .as_ref()
-            .and_then(|id| layout.role(id))
-            .and_then(|r| r.capacity)
-        else {
+        let Some(kept) = role_capacity(v, layout) else {
             continue;
         };
         let asked = v.member.role.capacity;
@@ -109,13 +128,7 @@ pub fn hold(
 fn one_at_a_time(views: &mut [MemberView], layout: &ClusterLayout, held: &mut Vec<Held>) {
     let mut first: Option<String> = None;
     for v in views.iter_mut().filter(|v| !v.external && v.pool.is_none()) {
-        let Some(kept) = v
-            .member
-            .node_id
-            .as_ref()
-            .and_then(|id| layout.role(id))
-            .and_then(|r| r.capacity)
-        else {
+        let Some(kept) = role_capacity(v, layout) else {
             continue;
         };
         if v.member.role.capacity <= kept {

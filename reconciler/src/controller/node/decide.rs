@@ -164,13 +164,7 @@ pub fn decide(o: &Observed, t: &Config) -> Result<Decision, DesiredError> {
         }
         d.conditions.push(c);
     }
-    let expansion = super::expansion::plan(&o.expansions);
-    if !expansion.conditions.is_empty() {
-        d.requeue = Some(t.short_requeue);
-    }
-    d.claim_sizes = expansion.patches;
-    d.conditions.extend(expansion.conditions);
-    d.notes.extend(expansion.notes);
+    grow_claims(&mut d, o, t);
     if !pool_member {
         d.service = Some(services::node_rpc(node, s)?);
     }
@@ -327,6 +321,17 @@ pub fn decide(o: &Observed, t: &Config) -> Result<Decision, DesiredError> {
 
 /// True when the parent's drain record is complete for exactly this incarnation and names
 /// its identity among the removed sources.
+/// The claims to grow, and where their growth stands; looked at again soon while it moves.
+fn grow_claims(d: &mut Decision, o: &Observed, t: &Config) {
+    let expansion = super::expansion::plan(&o.expansions);
+    if !expansion.conditions.is_empty() {
+        d.requeue = Some(t.short_requeue);
+    }
+    d.claim_sizes = expansion.patches;
+    d.conditions.extend(expansion.conditions);
+    d.notes.extend(expansion.notes);
+}
+
 fn drain_proven(o: &Observed) -> bool {
     let node = o.node.as_ref();
     let Some(record) = o

@@ -47,7 +47,7 @@ pub struct ExpansionPlan {
 }
 
 /// The storage request of `pvc`'s spec and its reported capacity, in bytes.
-fn request_and_capacity(pvc: &PersistentVolumeClaim) -> (Option<u64>, Option<u64>) {
+pub fn request_and_capacity(pvc: &PersistentVolumeClaim) -> (Option<u64>, Option<u64>) {
     let request = pvc
         .spec
         .as_ref()
