@@ -521,3 +521,42 @@ mod transitions;
 
 #[path = "capacity_gates_tests.rs"]
 mod capacity_gates;
+
+/// Every Auto member asks for 2Gi (its spec and its data volume) while its role has 1Gi.
+fn grown(claims: Vec<k8s_openapi::api::core::v1::PersistentVolumeClaim>) -> Observed {
+    let mut o = converged();
+    for gn in o.generated.values_mut() {
+        gn.spec.capacity = Some(k8s_openapi::apimachinery::pkg::api::resource::Quantity(
+            "2Gi".into(),
+        ));
+        let storage = gn.spec.storage.as_mut().unwrap();
+        storage.data.as_mut().unwrap().size = Some(
+            k8s_openapi::apimachinery::pkg::api::resource::Quantity("2Gi".into()),
+        );
+    }
+    o.claims = claims;
+    o
+}
+
+#[test]
+fn a_larger_size_reaches_the_layout_only_after_the_claims_and_one_member_at_a_time() {
+    // The defect: the layout followed the asked size while the disks had not grown.
+    let d = decide(&grown(vec![]), &settings(&converged().cluster), &timing()).unwrap();
+    assert!(d.layout.is_none(), "capacity staged ahead of the disks");
+    assert!(d.conditions.iter().any(|c| c.type_
+        == shared_types::conditions::cluster::CONDITION_STORAGE_EXPANSION_IN_PROGRESS
+        && c.reason == reason::REASON_CAPACITY_HELD));
+    let proven = (0..3)
+        .map(|n| {
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"name": format!("data-garage-storage-{n}-0")},
+                "spec": {"resources": {"requests": {"storage": "2Gi"}}},
+                "status": {"phase": "Bound", "capacity": {"storage": "2Gi"}},
+            }))
+            .unwrap()
+        })
+        .collect();
+    let d = decide(&grown(proven), &settings(&converged().cluster), &timing()).unwrap();
+    let change = d.layout.expect("the grown disks reach the layout");
+    assert_eq!(change.stage.len(), 1, "one member's capacity per version");
+}
