@@ -44,7 +44,8 @@ use reconciler::machine::teardown::{self, Child, Phase};
 use serde_json::json;
 use shared_types::drain::{hash_consistent, target_hash};
 use shared_types::garage_cluster::common::{
-    DeletionPolicy, DrainActor, DrainActorKind, StorageDrainStatus, StorageRolloutStatus,
+    DeletionPolicy, DrainActor, DrainActorKind, PvcIdentity, StorageDrainStatus,
+    StorageRolloutStatus,
 };
 
 /// A small set of node IDs, so that records, candidates, roles and reads meet.
@@ -405,6 +406,8 @@ struct RolloutInput {
     settled: bool,
     garage_read: bool,
     drain_active: bool,
+    /// Per member: its data claim's UID (absent when `None`) and whether it is being deleted.
+    claims: Vec<Option<(u8, bool)>>,
 }
 
 #[derive(Debug, Arbitrary)]
@@ -414,6 +417,8 @@ struct RolloutRecordW {
     previous: Option<u8>,
     workload: Option<u8>,
     retired: Vec<u8>,
+    /// The UID recorded for the actor's data claim.
+    claim: Option<u8>,
 }
 
 fn rollout_machine(i: RolloutInput) {
@@ -438,6 +443,7 @@ fn rollout_machine(i: RolloutInput) {
                 terminating: p.terminating,
                 identity_proven: p.identity_proven,
                 owner_uid: p.owner.map(|u| format!("wl-{}", u % 4)),
+                claims: vec![format!("data-m-{k}-0")],
             }),
             up: m.up,
             in_layout: m.in_layout,
@@ -456,9 +462,40 @@ fn rollout_machine(i: RolloutInput) {
                 .map(|u| format!("wl-{}", u % 40))
                 .collect()
         }),
+        persistent_volume_claims: r.claim.map(|u| {
+            vec![PvcIdentity {
+                name: Some(format!("data-m-{}-0", r.actor % 6)),
+                uid: Some(format!("claim-{}", u % 3)),
+            }]
+        }),
         ..StorageRolloutStatus::default()
     });
+    let claims: Vec<rollout::ClaimState> = i
+        .claims
+        .iter()
+        .take(5)
+        .enumerate()
+        .filter_map(|(k, c)| {
+            c.map(|(u, terminating)| rollout::ClaimState {
+                name: format!("data-m-{k}-0"),
+                uid: format!("claim-{}", u % 3),
+                terminating,
+            })
+        })
+        .collect();
+    // The recorded claim is not the one there now: the transaction must stand still.
+    let claim_replaced = record
+        .as_ref()
+        .and_then(|r| r.persistent_volume_claims.as_ref())
+        .into_iter()
+        .flatten()
+        .any(|r| {
+            !claims.iter().any(|c| {
+                Some(&c.name) == r.name.as_ref() && Some(&c.uid) == r.uid.as_ref() && !c.terminating
+            })
+        });
     let o = rollout::Observed {
+        claims: &claims,
         record: record.as_ref(),
         members: &members,
         healthy: i.healthy,
@@ -482,6 +519,17 @@ fn rollout_machine(i: RolloutInput) {
         (Some(_), None) => m.pod.is_some(),
         (None, _) => false,
     };
+    let actor_present = record.as_ref().is_some_and(|r| {
+        members
+            .iter()
+            .any(|m| Some(&m.uid) == r.garage_node_uid.as_ref())
+    });
+    if claim_replaced && actor_present {
+        assert!(
+            matches!(step, rollout::Step::Wait { .. }),
+            "a rollout whose recorded claim was replaced moved on: {step:?}"
+        );
+    }
     match &step {
         rollout::Step::DeletePod { name, uid } => {
             let r = record.as_ref().expect("a pod deleted without a record");

@@ -244,7 +244,7 @@ pub const PERMISSIONS: &[Permission] = &[
         "",
         "persistentvolumeclaims",
         &["get", "list", "watch", "patch"],
-        "a member's claims are watched and get their VolumeAttributesClass by patch; never created or deleted",
+        "a member's claims are watched and patched (reservation finalizer, identity, VolumeAttributesClass, size); never created or deleted",
     ),
     row(
         Managed,

@@ -12,12 +12,17 @@
 //!    its identity is rediscovered from it and equals the recorded one, Garage sees it up in
 //!    its role, and the cluster is healthy and settled again. Then the next member may go.
 //!
+//! The claims the old pod mounts (those the operator generated) are recorded with their UIDs.
+//! A recorded claim that is gone, being deleted or recreated under another UID stops the
+//! transaction where it stands: the old pod is not deleted, and a replacement on other claims
+//! never counts, whatever it reports (`ClaimReplaced`).
+//!
 //! A pod that is missing, terminating or not Ready while no record exists (someone deleted it
 //! by hand) counts as the one replacement in flight: nothing else is deleted until it is back.
 //! [`step`] is pure; the cluster controller observes, calls it and carries the step out.
 
 use shared_types::conditions::{cluster as cc, reason};
-use shared_types::garage_cluster::common::StorageRolloutStatus;
+use shared_types::garage_cluster::common::{PvcIdentity, StorageRolloutStatus};
 
 use crate::controller::conditions::Desired;
 use crate::garage::NodeId;
@@ -65,6 +70,19 @@ pub struct PodState {
     pub identity_proven: bool,
     /// UID of the workload controller that owns it.
     pub owner_uid: Option<String>,
+    /// Names of the claims it mounts.
+    pub claims: Vec<String>,
+}
+
+/// An operator-generated claim as the pass read it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimState {
+    /// Name.
+    pub name: String,
+    /// UID.
+    pub uid: String,
+    /// Being deleted.
+    pub terminating: bool,
 }
 
 /// At most this many replaced workload incarnations are remembered in one transaction; one
@@ -98,6 +116,8 @@ pub struct Observed<'a> {
     pub generation: Option<i64>,
     /// Content hash of the Garage configuration revision pods must run.
     pub config_hash: String,
+    /// The operator-generated claims of the cluster's members.
+    pub claims: &'a [ClaimState],
 }
 
 /// What the rollout does this pass.
@@ -182,7 +202,30 @@ fn start(o: &Observed<'_>) -> Step {
             ),
         );
     };
+    let mounted: Vec<&ClaimState> = pod
+        .claims
+        .iter()
+        .filter_map(|n| o.claims.iter().find(|c| &c.name == n))
+        .collect();
+    if let Some(c) = mounted.iter().find(|c| c.terminating) {
+        return wait(
+            reason::REASON_CLAIM_REPLACED,
+            format!(
+                "{behind}; claim {} of {} is being deleted, so its pod is not replaced: the replacement could not start on it. Drain the member (annotate it garage.rajsingh.info/drain=true) to move its data; its claims are released after the proof",
+                c.name, actor.name
+            ),
+        );
+    }
     Step::Record(Box::new(StorageRolloutStatus {
+        persistent_volume_claims: actor.pool.is_none().then(|| {
+            mounted
+                .iter()
+                .map(|c| PvcIdentity {
+                    name: Some(c.name.clone()),
+                    uid: Some(c.uid.clone()),
+                })
+                .collect()
+        }),
         cluster_generation: o.generation,
         desired_config_hash: Some(o.config_hash.clone()),
         desired_pod_spec_hash: actor.desired_revision.clone(),
@@ -208,6 +251,15 @@ fn advance(o: &Observed<'_>, record: &StorageRolloutStatus) -> Step {
         // this transaction remains to finish.
         return Step::Clear;
     };
+    if let Some(why) = claim_replaced(o, record) {
+        return wait(
+            reason::REASON_CLAIM_REPLACED,
+            format!(
+                "the rollout stops at {}: {why}. No pod is deleted and no layout change is made. Bring the claim back with its volume, or recover the member as lost (annotate it garage.rajsingh.info/drain=true and garage.rajsingh.info/acknowledge-lost-source=<its node ID>); the rollout goes on once the member has left",
+                actor.name
+            ),
+        );
+    }
     let previous = record.previous_pod_uid.as_deref();
     // The workload was deleted and created again during the transaction: the old
     // incarnation is remembered, so that none of its late pods passes as the replacement.
@@ -303,6 +355,24 @@ fn advance(o: &Observed<'_>, record: &StorageRolloutStatus) -> Step {
         Some(why) => rolling(format!("{label}: waiting until {why}")),
         None => Step::Clear,
     }
+}
+
+/// What happened to a claim recorded for the actor, or `None` while each is still the one
+/// recorded.
+fn claim_replaced(o: &Observed<'_>, record: &StorageRolloutStatus) -> Option<String> {
+    record.persistent_volume_claims.iter().flatten().find_map(|r| {
+        let name = r.name.as_deref().unwrap_or_default();
+        match o.claims.iter().find(|c| c.name == name) {
+            None => Some(format!("claim {name} is gone")),
+            Some(c) if Some(c.uid.as_str()) != r.uid.as_deref() => Some(format!(
+                "claim {name} was recreated (UID {} was recorded, {} is there now), so a replacement pod would run on a different disk",
+                r.uid.as_deref().unwrap_or_default(),
+                c.uid
+            )),
+            Some(c) if c.terminating => Some(format!("claim {name} is being deleted")),
+            Some(_) => None,
+        }
+    })
 }
 
 /// Why the five gates do not hold across the cluster (for `actor`, the replacement must also

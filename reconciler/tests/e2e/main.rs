@@ -86,6 +86,7 @@
 mod bootstrap;
 mod buckets;
 mod chaos;
+mod claims;
 mod data_paths;
 mod drain;
 mod evictions;
@@ -422,6 +423,7 @@ async fn scenario(
             )
             .await?;
             lost::run(&mut b).await?;
+            claims::retired(&mut b).await?;
             drain::manual(&mut b).await?;
             teardown::run(&mut b).await
         });
@@ -436,6 +438,7 @@ async fn scenario(
                 volumes::run(&mut d).await?;
                 expansion::auto_group(&d).await?;
                 buckets::run(&mut d).await?;
+                claims::rollout_barrier(&d).await?;
                 volumes::manual_nodes(&d).await?;
                 teardown::destroy(&mut d, &[buckets::TOKEN_SECRET]).await?;
                 buckets::token_gone(&d).await?;

@@ -52,8 +52,9 @@ pub(crate) async fn start_webhook(
             bundle_propagation: Duration::from_secs(2),
         }),
         settings: Settings {
-            controller_username: "system:serviceaccount:garage-operator:garage-operator-reconciler"
-                .into(),
+            // The reconcilers of this test run with the admin certificate, so that is the
+            // identity the claim barrier lets release a reservation.
+            controller_username: "localcluster-admin".into(),
             ..Settings::default()
         },
         limits: Limits::default(),

@@ -4,11 +4,38 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, ensure};
+use k8s_openapi::api::core::v1::PersistentVolumeClaim;
 use kube::api::DeleteParams;
+use kube::{Api, ResourceExt};
 use localcluster::wait_until as wait;
+use shared_types::keys::annotation::{ANNOTATION_GARAGE_NODE_UID, ANNOTATION_RETIRED_NODE_ID};
+use shared_types::keys::finalizer::FINALIZER_PVC_RESERVATION;
 
 use crate::support::*;
-use crate::{NAME, World};
+use crate::{NAME, World, ns};
+
+fn reserved(c: &PersistentVolumeClaim) -> bool {
+    c.finalizers()
+        .iter()
+        .any(|f| f == FINALIZER_PVC_RESERVATION)
+}
+
+/// The operator-generated claims (those naming their GarageNode) for which `pick` holds.
+async fn reservations(
+    client: &kube::Client,
+    pick: impl Fn(&PersistentVolumeClaim) -> bool,
+) -> anyhow::Result<Vec<String>> {
+    Ok(
+        Api::<PersistentVolumeClaim>::namespaced(client.clone(), ns())
+            .list(&Default::default())
+            .await?
+            .items
+            .iter()
+            .filter(|c| c.annotations().contains_key(ANNOTATION_GARAGE_NODE_UID) && pick(c))
+            .map(ResourceExt::name_any)
+            .collect(),
+    )
+}
 
 pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
     destroy(w, &[]).await
@@ -24,6 +51,15 @@ pub(crate) async fn destroy(w: &mut World<'_>, user_made: &[&str]) -> anyhow::Re
     //    without anyone touching a finalizer: every operator-made object goes, claims stay
     //    (the default retention policy is Retain).
     let claims_before = claim_names(client).await?;
+    // Every claim a live member mounts is reserved until the store goes.
+    let unreserved = reservations(client, |c| {
+        !c.annotations().contains_key(ANNOTATION_RETIRED_NODE_ID) && !reserved(c)
+    })
+    .await?;
+    ensure!(
+        unreserved.is_empty(),
+        "claims of live members without their reservation: {unreserved:?}"
+    );
     let t = Instant::now();
     clusters.delete(NAME, &DeleteParams::default()).await?;
     wait(
@@ -53,6 +89,11 @@ pub(crate) async fn destroy(w: &mut World<'_>, user_made: &[&str]) -> anyhow::Re
     ensure!(
         claim_names(client).await? == claims_before,
         "claims changed on Destroy with the Retain policy"
+    );
+    let still = reservations(client, reserved).await?;
+    ensure!(
+        still.is_empty(),
+        "reservations left after Destroy: {still:?}"
     );
     println!(
         "cluster deleted in {:.1}s; nothing left but the {} retained claims",

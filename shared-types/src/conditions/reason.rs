@@ -301,6 +301,17 @@ pub const REASON_ROLE_REMOVAL_UNAVAILABLE: &str = "RoleRemovalUnavailable";
 /// `IdentityChanged`: a member's pod reports a Garage node ID other than the one recorded for
 /// it; the new identity is not put into the layout (`Ready=False` on the `GarageNode`).
 pub const REASON_IDENTITY_CHANGED: &str = "IdentityChanged";
+/// `RetiredClaims`: claims the node's StatefulSet would mount hold an identity that left the
+/// layout through a proven drain; the node does not start on them until the user deletes them
+/// (`Ready=False` on the `GarageNode`).
+pub const REASON_RETIRED_CLAIMS: &str = "RetiredClaims";
+/// `ClaimDeleting`: a claim of a live member was deleted; its reservation keeps it (and its
+/// volume) until the member is drained (`Ready=False` on the `GarageNode`).
+pub const REASON_CLAIM_DELETING: &str = "ClaimDeleting";
+/// `ClaimReplaced`: a claim recorded for the pod a storage rollout replaces is gone, being
+/// deleted or was recreated under another UID; the rollout stops with no layout change
+/// (`StorageRolloutReady=False`).
+pub const REASON_CLAIM_REPLACED: &str = "ClaimReplaced";
 /// `ForeignStagedChanges`: Garage's staging area holds changes the operator did not make; it
 /// will not apply over them (`Ready=False`).
 pub const REASON_FOREIGN_STAGED_CHANGES: &str = "ForeignStagedChanges";

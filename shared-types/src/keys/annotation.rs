@@ -230,8 +230,14 @@ pub const ANNOTATION_POD_SPEC_HASH: &str = "garage.rajsingh.info/pod-spec-hash";
 /// Revision of the rendered Garage configuration, stamped by the operator on workload pod
 /// templates. Reserved.
 pub const ANNOTATION_CONFIG_HASH: &str = "garage.rajsingh.info/config-hash";
-/// Reserved pod-annotation key that users may not set in pool `podAnnotations`.
+/// Garage node ID. Reserved on pods (users may not set it in pool `podAnnotations`); on an
+/// operator-managed claim, the identity whose metadata or data the claim holds, written by the
+/// operator once its pod reported it.
 pub const ANNOTATION_NODE_ID: &str = "garage.rajsingh.info/node-id";
+/// Garage node ID of an identity that left the layout through a proven drain, written by the
+/// operator on each claim it retained (with its reservation released). A GarageNode whose
+/// StatefulSet would mount such a claim is not started until the user deletes the claim.
+pub const ANNOTATION_RETIRED_NODE_ID: &str = "garage.rajsingh.info/retired-node-id";
 /// Description of the persisted drive layout, recorded by the operator on StatefulSets and
 /// DaemonSets (and their config revisions) and checked before every update.
 pub const ANNOTATION_STORAGE_DISK_LAYOUT: &str = "garage.rajsingh.info/storage-disk-layout";

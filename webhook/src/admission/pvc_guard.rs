@@ -1,12 +1,14 @@
 //! The PersistentVolumeClaim finalizer guard (rulebook §2.I, `PVC-*`).
 //!
-//! The reservation and storage-rollout finalizers on a claim are the barrier
-//! the Go operator puts in front of a Garage identity's disk while a
-//! replacement is in flight, so it is not released or re-bound meanwhile.
-//! This operator's reconciler does not set them yet; claims of a cluster
-//! taken over from the Go operator may still carry them. Anyone may add
-//! finalizers or edit a claim; only the controller's own ServiceAccount may
-//! remove these barriers.
+//! The reservation finalizer is on every claim a live Garage member mounts:
+//! the reconciler sets it and releases it only after a proven drain or when
+//! the whole store is destroyed, so a deleted claim stays (terminating, its
+//! volume intact) meanwhile. The storage-rollout finalizers are the Go
+//! operator's per-rollout barrier; this reconciler does not set them (its
+//! rollout records the claim UIDs instead), but claims of a cluster taken
+//! over from the Go operator may still carry them. Anyone may add finalizers
+//! or edit a claim; only the controller's own ServiceAccount may remove these
+//! barriers.
 
 use super::{Operation, Verdict};
 use k8s_openapi::api::core::v1::PersistentVolumeClaim;

@@ -13,7 +13,7 @@ use super::observe::{GarageRead, Observed};
 use crate::controller::garage_access::is_ready;
 use crate::garage::NodeId;
 use crate::machine::drain::fully_healthy;
-use crate::machine::rollout::{self, Member, PodState};
+use crate::machine::rollout::{self, ClaimState, Member, PodState};
 
 /// Label the StatefulSet controller puts on its pods: the revision they run.
 const STS_REVISION: &str = "controller-revision-hash";
@@ -83,7 +83,19 @@ pub fn step(
         .status
         .as_ref()
         .is_some_and(|s| s.storage_drain.is_some());
+    let claims: Vec<ClaimState> = o
+        .claims
+        .iter()
+        .filter_map(|c| {
+            Some(ClaimState {
+                name: c.name_any(),
+                uid: c.metadata.uid.clone()?,
+                terminating: c.metadata.deletion_timestamp.is_some(),
+            })
+        })
+        .collect();
     rollout::step(&rollout::Observed {
+        claims: &claims,
         record,
         members: &members,
         // Every member's own view: a member that has not reconnected to a restarted peer
@@ -211,6 +223,13 @@ fn member(
                 .iter()
                 .find(|r| r.controller == Some(true))
                 .map(|r| r.uid.clone()),
+            claims: p
+                .spec
+                .iter()
+                .flat_map(|s| s.volumes.iter().flatten())
+                .filter_map(|v| v.persistent_volume_claim.as_ref())
+                .map(|c| c.claim_name.clone())
+                .collect(),
         }),
         up,
         in_layout,

@@ -97,6 +97,7 @@ pub async fn act(node: &GarageNode, d: Decision, ctx: &Context) -> Result<(), Er
         }
     }
     grow_claims(node, &d.claim_sizes, ctx).await?;
+    patch_claims(&ns, &d.claim_patches, ctx).await?;
     if let Some((host, keys)) = &d.unbind {
         let cleared: serde_json::Map<String, serde_json::Value> = keys
             .iter()
@@ -191,6 +192,34 @@ async fn grow_claims(
                     .await;
             }
             Err(kube::Error::Api(e)) if e.code == 404 => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
+}
+
+/// Writes each claim's reservation, identity record or release. The claim's resourceVersion
+/// is the precondition (its finalizer list is written whole): a claim that changed meanwhile
+/// is left for the next pass, which reads it again.
+async fn patch_claims(
+    ns: &str,
+    patches: &[super::claims::ClaimPatch],
+    ctx: &Context,
+) -> Result<(), Error> {
+    let claims: Api<PersistentVolumeClaim> = Api::namespaced(ctx.client.clone(), ns);
+    for p in patches {
+        ctx.metrics.wrote();
+        let body = json!({"metadata": {
+            "resourceVersion": p.resource_version,
+            "finalizers": p.finalizers,
+            "annotations": p.annotations,
+        }});
+        match claims
+            .patch(&p.name, &PatchParams::default(), &Patch::Merge(body))
+            .await
+        {
+            Ok(_) => ctx.metrics.step("volumes", "keep_claim"),
+            Err(kube::Error::Api(e)) if e.code == 404 || e.code == 409 => {}
             Err(e) => return Err(e.into()),
         }
     }

@@ -54,6 +54,8 @@ pub struct Decision {
     pub claim_classes: Vec<(String, String)>,
     /// `(claim, request)`: bound claims to grow.
     pub claim_sizes: Vec<(String, Quantity)>,
+    /// Reservations, identity records and releases of the node's claims.
+    pub claim_patches: Vec<super::claims::ClaimPatch>,
     /// A leaving pool member: remove these label and annotation keys (its pool's activation
     /// and identity record) from this Kubernetes Node, which stops its pool pod.
     pub unbind: Option<(String, Vec<String>)>,
@@ -315,8 +317,46 @@ pub fn decide(o: &Observed, t: &Config) -> Result<Decision, DesiredError> {
         }
         d.conditions.push(prepared);
     }
+    keep_claims(&mut d, o, &status, t);
     d.status = Some(status);
     Ok(d)
+}
+
+/// The node's claims: reserved, with the identity its current pod proved; a retired claim in
+/// the way holds the workload (neither created nor updated) and becomes the node's Ready.
+fn keep_claims(d: &mut Decision, o: &Observed, status: &GarageNodeStatus, t: &Config) {
+    let proven = o
+        .discovered
+        .as_ref()
+        .filter(|f| status.observed_pod_uid.as_deref() == Some(f.pod_uid.as_str()));
+    let identity = proven.and(status.node_id.as_deref());
+    let plan = super::claims::live(
+        &claim_list(o),
+        o.node.metadata.uid.as_deref().unwrap_or_default(),
+        identity,
+    );
+    d.claim_patches = plan.patches;
+    d.notes.extend(plan.notes);
+    if let Some(hold) = plan.hold {
+        d.statefulset = None;
+        d.conditions.retain(|c| c.type_ != common::CONDITION_READY);
+        d.conditions.push(hold);
+        // A claim the user deletes is not watched: look again soon.
+        d.requeue = Some(t.short_requeue.max(Duration::from_secs(5)));
+    }
+}
+
+/// The node's claims as read, by name.
+fn claim_list(
+    o: &Observed,
+) -> Vec<(
+    String,
+    Option<k8s_openapi::api::core::v1::PersistentVolumeClaim>,
+)> {
+    o.claims
+        .iter()
+        .map(|c| (c.name.clone(), c.pvc.clone()))
+        .collect()
 }
 
 /// True when the parent's drain record is complete for exactly this incarnation and names
@@ -560,6 +600,19 @@ fn finalize(o: &Observed, t: &Config) -> Decision {
     }
     if destroying || nothing_ran || proven {
         let workload_left = o.statefulset.is_some() || o.pod.is_some() || o.service_exists;
+        // The claims' reservations go once nothing mounts them, before the finalizer; after a
+        // proof each claim records the identity that left, so it is never started on again.
+        let retired = proven
+            .then(|| node.status.as_ref().and_then(|s| s.node_id.as_deref()))
+            .flatten();
+        let releases = super::claims::release(&claim_list(o), retired);
+        if !workload_left && !releases.is_empty() {
+            return Decision {
+                claim_patches: releases,
+                requeue: Some(t.short_requeue.min(Duration::from_secs(2))),
+                ..Decision::default()
+            };
+        }
         if !workload_left {
             return Decision {
                 finalizer: Some(false),

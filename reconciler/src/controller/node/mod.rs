@@ -9,6 +9,7 @@
 //! A pass is observe ([`observe`]) → decide ([`decide`], pure) → act ([`act`]).
 
 pub mod act;
+pub mod claims;
 pub mod decide;
 pub mod expansion;
 pub mod observe;

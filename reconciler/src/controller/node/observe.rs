@@ -150,9 +150,7 @@ pub async fn observe(
         .is_some_and(|cm| {
             is_controlled_by(&cm, &cluster_uid) && cm.data == revision.config_map.data
         });
-    if node.metadata.deletion_timestamp.is_some() {
-        return Ok(observed);
-    }
+    // A deleting node's claims are read too: their reservations are released as it goes.
     let claims: Api<PersistentVolumeClaim> = Api::namespaced(ctx.client.clone(), &ns);
     for claim in crate::desired::statefulset::managed_claims(&node) {
         let pvc = claims.get_opt(&claim.name).await?;
@@ -168,6 +166,9 @@ pub async fn observe(
             desired: claim.class,
             pvc,
         });
+    }
+    if node.metadata.deletion_timestamp.is_some() {
+        return Ok(observed);
     }
     discover_identity(observed, &pods, ctx).await
 }

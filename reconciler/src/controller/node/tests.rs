@@ -462,3 +462,176 @@ fn a_leaving_pool_member_gives_up_its_hostpath_claim_only_after_its_pod() {
     o.host = Some(serde_json::from_value(serde_json::json!({"metadata": {"name": "n1"}})).unwrap());
     assert_eq!(decide(&o, &timing()).unwrap().finalizer, Some(false));
 }
+
+fn claim(name: &str, finalizers: &[&str], annotations: &[(&str, &str)]) -> super::volumes::Claim {
+    let pvc = k8s_openapi::api::core::v1::PersistentVolumeClaim {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            uid: Some(format!("uid-{name}")),
+            resource_version: Some("3".into()),
+            finalizers: Some(finalizers.iter().map(|f| f.to_string()).collect()),
+            annotations: Some(
+                annotations
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+            ),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    super::volumes::Claim {
+        name: name.into(),
+        desired: None,
+        pvc: Some(pvc),
+        refused: false,
+    }
+}
+
+#[test]
+fn a_node_whose_claims_hold_a_retired_identity_gets_no_statefulset() {
+    use shared_types::keys::annotation::ANNOTATION_RETIRED_NODE_ID;
+    let retired = id(4).to_string();
+    let mut o = observed(manual("manual-a", None), Some(cluster(3)));
+    o.claims = vec![
+        claim(
+            "metadata-manual-a-0",
+            &[],
+            &[(ANNOTATION_RETIRED_NODE_ID, &retired)],
+        ),
+        claim(
+            "data-manual-a-0",
+            &[],
+            &[(ANNOTATION_RETIRED_NODE_ID, &retired)],
+        ),
+    ];
+    let d = decide(&o, &timing()).unwrap();
+    assert!(
+        d.statefulset.is_none(),
+        "never started on a retired identity"
+    );
+    assert!(d.claim_patches.is_empty());
+    assert_eq!(ready(&d), (false, reason::REASON_RETIRED_CLAIMS));
+    let readies = d.conditions.iter().filter(|c| c.type_ == "Ready").count();
+    assert_eq!(readies, 1, "one Ready condition");
+    // The user deleted them: the StatefulSet comes, and its new claims get reserved later.
+    o.claims.clear();
+    let d = decide(&o, &timing()).unwrap();
+    assert!(d.statefulset.is_some());
+}
+
+#[test]
+fn a_live_nodes_claims_are_reserved_and_record_the_identity_its_pod_proved() {
+    use shared_types::keys::annotation::{ANNOTATION_GARAGE_NODE_UID, ANNOTATION_NODE_ID};
+    use shared_types::keys::finalizer::FINALIZER_PVC_RESERVATION;
+    let mut o = observed(manual("manual-a", None), Some(cluster(3)));
+    o.claims = vec![claim(
+        "data-manual-a-0",
+        &["kubernetes.io/pvc-protection"],
+        &[],
+    )];
+    let d = decide(&o, &timing()).unwrap();
+    let [p] = d.claim_patches.as_slice() else {
+        panic!("{:?}", d.claim_patches)
+    };
+    assert!(
+        p.finalizers
+            .contains(&FINALIZER_PVC_RESERVATION.to_string())
+    );
+    assert_eq!(
+        p.annotations
+            .get(ANNOTATION_GARAGE_NODE_UID)
+            .map(String::as_str),
+        Some("uid-manual-a")
+    );
+    assert!(
+        !p.annotations.contains_key(ANNOTATION_NODE_ID),
+        "identity not known yet"
+    );
+    // Its pod proves identity 7: recorded on the claim too.
+    o.discovered = Some(Discovered {
+        id: id(7),
+        pod_uid: "pod-uid".into(),
+        ip: "10.0.0.7".into(),
+    });
+    let d = decide(&o, &timing()).unwrap();
+    assert_eq!(
+        d.claim_patches[0]
+            .annotations
+            .get(ANNOTATION_NODE_ID)
+            .map(String::as_str),
+        Some(id(7).to_string().as_str())
+    );
+    // A pod reporting another identity than the recorded one records nothing on the claim.
+    let mut o2 = observed(manual("manual-a", Some(id(5))), Some(cluster(3)));
+    o2.claims = o.claims.clone();
+    o2.discovered = o.discovered.clone();
+    let d = decide(&o2, &timing()).unwrap();
+    assert!(
+        !d.claim_patches[0]
+            .annotations
+            .contains_key(ANNOTATION_NODE_ID)
+    );
+}
+
+#[test]
+fn a_finalized_node_releases_its_claims_before_its_finalizer_and_marks_them_after_a_proof() {
+    use shared_types::keys::annotation::ANNOTATION_RETIRED_NODE_ID;
+    use shared_types::keys::finalizer::FINALIZER_PVC_RESERVATION;
+    let reserved = || vec![claim("data-manual-a-0", &[FINALIZER_PVC_RESERVATION], &[])];
+    // Destroy: released, not marked; the finalizer waits for the release.
+    let mut parent = cluster(3);
+    parent.metadata.deletion_timestamp = deleting();
+    let mut o = observed(deleting_node(), Some(parent));
+    o.claims = reserved();
+    let d = decide(&o, &timing()).unwrap();
+    assert_eq!(d.finalizer, None);
+    let [p] = d.claim_patches.as_slice() else {
+        panic!("{:?}", d.claim_patches)
+    };
+    assert!(p.finalizers.is_empty());
+    assert!(p.annotations.is_empty());
+    // While the workload still runs, the reservation stays.
+    o.pod = Some(pod("manual-a", 9, "sts"));
+    assert!(decide(&o, &timing()).unwrap().claim_patches.is_empty());
+    // A proven drain of exactly this incarnation: released and marked with its identity.
+    let mut node = deleting_node();
+    node.metadata.annotations = Some(
+        [(
+            shared_types::keys::annotation::ANNOTATION_DRAIN.to_string(),
+            "true".to_string(),
+        )]
+        .into(),
+    );
+    let mut parent = cluster(3);
+    let mut record = lost_record();
+    record.unavailable_source_node_ids = None;
+    let ids = vec![id(1).to_string()];
+    record.role_removal_node_ids = Some(ids.clone());
+    record.removed_storage_node_ids = Some(ids.clone());
+    record.target_hash = Some(shared_types::drain::target_hash(&ids, &ids, &[]));
+    record.completed_at = Some(deleting().unwrap());
+    parent
+        .status
+        .get_or_insert_with(Default::default)
+        .storage_drain = Some(record);
+    let mut o = observed(node, Some(parent));
+    o.claims = reserved();
+    let d = decide(&o, &timing()).unwrap();
+    let [p] = d.claim_patches.as_slice() else {
+        panic!("not released after the proof: {:?}", d)
+    };
+    assert_eq!(
+        p.annotations
+            .get(ANNOTATION_RETIRED_NODE_ID)
+            .map(String::as_str),
+        Some(id(1).to_string().as_str())
+    );
+    // Released and marked: the finalizer goes.
+    o.claims = vec![claim(
+        "data-manual-a-0",
+        &[],
+        &[(ANNOTATION_RETIRED_NODE_ID, &id(1).to_string())],
+    )];
+    assert_eq!(decide(&o, &timing()).unwrap().finalizer, Some(false));
+}

@@ -24,6 +24,7 @@ fn member(name: &str, c: char, running: &str, wanted: &str) -> Member {
             terminating: false,
             identity_proven: true,
             owner_uid: Some(format!("sts-{name}")),
+            claims: vec![format!("data-{name}-0")],
         }),
         up: true,
         in_layout: true,
@@ -40,6 +41,7 @@ fn observed<'a>(members: &'a [Member], record: Option<&'a StorageRolloutStatus>)
         drain_active: false,
         generation: Some(2),
         config_hash: "cfg".into(),
+        claims: &[],
     }
 }
 
@@ -308,4 +310,80 @@ fn the_retired_workload_list_fails_closed_at_its_cap() {
     );
     r.retired_workload_uids = Some(vec!["old".into()]);
     assert!(!retired_full(&r));
+}
+
+fn claim(name: &str, uid: &str, terminating: bool) -> ClaimState {
+    ClaimState {
+        name: name.into(),
+        uid: uid.into(),
+        terminating,
+    }
+}
+
+#[test]
+fn the_claims_of_the_replaced_pod_are_recorded_and_must_stay_the_same() {
+    let members = [member("a", 'a', "r1", "r2"), member("b", 'b', "r2", "r2")];
+    let claims = [
+        claim("data-a-0", "c1", false),
+        claim("data-b-0", "c2", false),
+    ];
+    let mut o = observed(&members, None);
+    o.claims = &claims;
+    let record = record_of(step(&o));
+    assert_eq!(
+        record.persistent_volume_claims,
+        Some(vec![PvcIdentity {
+            name: Some("data-a-0".into()),
+            uid: Some("c1".into()),
+        }])
+    );
+    // With the claim intact the old pod is deleted as before.
+    let mut o = observed(&members, Some(&record));
+    o.claims = &claims;
+    assert!(matches!(step(&o), Step::DeletePod { .. }));
+    // Before the delete or after it, a claim gone, being deleted or recreated stops the
+    // rollout: nothing is deleted and the replacement never counts.
+    let mut replaced = members.clone();
+    replaced[0].pod.as_mut().unwrap().uid = "pod-new".into();
+    replaced[0].pod.as_mut().unwrap().revision = Some("r2".into());
+    for (case, state, needle) in [
+        ("gone", vec![claim("data-b-0", "c2", false)], "is gone"),
+        (
+            "deleting",
+            vec![
+                claim("data-a-0", "c1", true),
+                claim("data-b-0", "c2", false),
+            ],
+            "being deleted",
+        ),
+        (
+            "recreated",
+            vec![
+                claim("data-a-0", "c9", false),
+                claim("data-b-0", "c2", false),
+            ],
+            "was recreated",
+        ),
+    ] {
+        for ms in [&members[..], &replaced[..]] {
+            let mut o = observed(ms, Some(&record));
+            o.claims = &state;
+            let s = step(&o);
+            waits(&s, reason::REASON_CLAIM_REPLACED, needle);
+            assert!(!matches!(s, Step::Clear | Step::DeletePod { .. }), "{case}");
+        }
+    }
+    // The replacement on the recorded claims clears as before.
+    let mut o = observed(&replaced, Some(&record));
+    o.claims = &claims;
+    assert_eq!(step(&o), Step::Clear);
+}
+
+#[test]
+fn a_pod_whose_claim_is_being_deleted_is_not_chosen_for_replacement() {
+    let members = [member("a", 'a', "r1", "r2"), member("b", 'b', "r2", "r2")];
+    let claims = [claim("data-a-0", "c1", true)];
+    let mut o = observed(&members, None);
+    o.claims = &claims;
+    waits(&step(&o), reason::REASON_CLAIM_REPLACED, "data-a-0");
 }
