@@ -386,6 +386,7 @@ struct MemberW {
     pod: Option<PodW>,
     up: bool,
     in_layout: bool,
+    resize_pending: bool,
 }
 
 #[derive(Debug, Arbitrary)]
@@ -447,6 +448,7 @@ fn rollout_machine(i: RolloutInput) {
             }),
             up: m.up,
             in_layout: m.in_layout,
+            resize_pending: m.resize_pending,
         })
         .collect();
     let record = i.record.as_ref().map(|r| StorageRolloutStatus {
@@ -511,13 +513,17 @@ fn rollout_machine(i: RolloutInput) {
         rollout::step(&o),
         "the rollout step is not a function of its input"
     );
-    let outdated = |m: &Member| match (
-        &m.desired_revision,
-        m.pod.as_ref().and_then(|p| p.revision.as_ref()),
-    ) {
-        (Some(want), Some(have)) => want != have,
-        (Some(_), None) => m.pod.is_some(),
-        (None, _) => false,
+    // Behind its workload's revision, or waiting for a restart to finish growing a file system.
+    let outdated = |m: &Member| {
+        let behind = match (
+            &m.desired_revision,
+            m.pod.as_ref().and_then(|p| p.revision.as_ref()),
+        ) {
+            (Some(want), Some(have)) => want != have,
+            (Some(_), None) => m.pod.is_some(),
+            (None, _) => false,
+        };
+        behind || (m.resize_pending && m.pod.is_some() && m.desired_revision.is_some())
     };
     let actor_present = record.as_ref().is_some_and(|r| {
         members

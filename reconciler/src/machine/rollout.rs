@@ -12,6 +12,10 @@
 //!    its identity is rediscovered from it and equals the recorded one, Garage sees it up in
 //!    its role, and the cluster is healthy and settled again. Then the next member may go.
 //!
+//! A member whose claim grew and whose file system grows only when the claim is mounted again
+//! (`FileSystemResizePending`, raised after its pod started) is replaced the same way, though
+//! its revision is current; a pod started after that is never replaced for it again.
+//!
 //! The claims the old pod mounts (those the operator generated) are recorded with their UIDs.
 //! A recorded claim that is gone, being deleted or recreated under another UID stops the
 //! transaction where it stands: the old pod is not deleted, and a replacement on other claims
@@ -51,6 +55,10 @@ pub struct Member {
     pub up: bool,
     /// Its identity holds a committed role in the layout.
     pub in_layout: bool,
+    /// A claim its pod mounts grew, and the file system finishes growing only when a pod
+    /// mounting it starts (`FileSystemResizePending` since after the pod started): the pod is
+    /// replaced like an outdated one.
+    pub resize_pending: bool,
 }
 
 /// A member's pod.
@@ -173,8 +181,7 @@ fn start(o: &Observed<'_>) -> Step {
             ),
         );
     }
-    let names: Vec<&str> = outdated.iter().map(|m| m.name.as_str()).collect();
-    let behind = format!("{} run an older revision", list(&names));
+    let behind = behind(&outdated);
     if o.drain_active {
         return wait(
             reason::REASON_STORAGE_ROLLOUT_WAITING,
@@ -428,7 +435,33 @@ fn blocked(o: &Observed<'_>, actor: Option<&Member>) -> Option<String> {
     None
 }
 
+fn names<'a>(ms: &[&'a Member]) -> Vec<&'a str> {
+    ms.iter().map(|m| m.name.as_str()).collect()
+}
+
+/// What the outdated members wait for, as the start of a sentence.
+fn behind(outdated: &[&Member]) -> String {
+    let (resize, older): (Vec<&Member>, Vec<&Member>) = outdated
+        .iter()
+        .partition(|m| m.resize_pending && !revision_behind(m));
+    let mut parts = Vec::new();
+    if !older.is_empty() {
+        parts.push(format!("{} run an older revision", list(&names(&older))));
+    }
+    if !resize.is_empty() {
+        parts.push(format!(
+            "{} need a restart to finish growing a file system",
+            list(&names(&resize))
+        ));
+    }
+    parts.join("; ")
+}
+
 fn outdated(m: &Member) -> bool {
+    revision_behind(m) || (m.resize_pending && m.pod.is_some() && m.desired_revision.is_some())
+}
+
+fn revision_behind(m: &Member) -> bool {
     match (
         &m.desired_revision,
         m.pod.as_ref().and_then(|p| p.revision.as_ref()),

@@ -174,7 +174,8 @@ pub(crate) async fn rollout_barrier(w: &World<'_>) -> anyhow::Result<()> {
         "{CLAIM} of a live member is not reserved"
     );
     let original_uid = original.uid().context("claim without UID")?;
-    let admin = admin_client(&w.client, w.sim, 1).await?;
+    // The buckets step moved this cluster to a GarageAdminToken's token.
+    let admin = admin_after_rotation(w, "garage-storage-1-0").await?;
     let before = admin.layout().await?;
     // The actor (first by name) keeps its pod object after the rollout deletes it.
     w.pods
@@ -287,4 +288,28 @@ async fn wait_reason(w: &World<'_>, needle: &str) -> anyhow::Result<()> {
         },
     )
     .await
+}
+
+/// An Admin API client of `pod` with the token of the GarageAdminToken the cluster was moved to
+/// (`garage-admin-bootstrap`), or the first token when it was not moved.
+async fn admin_after_rotation(
+    w: &World<'_>,
+    pod: &str,
+) -> anyhow::Result<garage_admin::AdminClient> {
+    use k8s_openapi::api::core::v1::Secret;
+    let secrets: Api<Secret> = Api::namespaced(w.client.clone(), ns());
+    let secret = match secrets.get_opt("garage-admin-bootstrap").await? {
+        Some(s) => s,
+        None => secrets.get("garage-admin-token").await?,
+    };
+    let token = secret
+        .data
+        .as_ref()
+        .and_then(|d| d.get("admin-token"))
+        .context("no admin-token in the Secret")?;
+    let ip = w.sim.pod_ip(ns(), pod).context("pod has no address")?;
+    Ok(garage_admin::AdminClient::new(
+        &format!("http://{ip}:3903"),
+        &garage_admin::AdminToken::new(String::from_utf8(token.0.clone())?),
+    )?)
 }

@@ -6,8 +6,10 @@
 //! the other); 200 checksummed objects written through S3 land as blocks in both directories.
 //! One path's class changes live: that claim alone reaches the new class (spec and status),
 //! the pod and its StatefulSet stay as they were, and every object reads back. Then
-//! `expansion::data_path` grows `/data/slow` and `expansion::blocked` asks `/data/fast`, on a
-//! class that cannot grow, for more. Deleting the cluster leaves only the retained claims.
+//! `expansion::data_path` grows `/data/slow` (on a class whose file systems grow only when
+//! mounted again), `expansion::offline` grows the metadata volume on that class (the operator
+//! replaces the pod for it), and `expansion::blocked` asks `/data/fast`, on a class that cannot
+//! grow, for more. Deleting the cluster leaves only the retained claims.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -30,6 +32,7 @@ const POD: &str = "garage-storage-0-0";
 const STS: &str = "garage-storage-0";
 const FAST_CLAIM: &str = "data-0-garage-storage-0-0";
 const SLOW_CLAIM: &str = "data-1-garage-storage-0-0";
+const META_CLAIM: &str = "metadata-garage-storage-0-0";
 /// 600Mi declared on `/data/fast`, and the 2Gi volume of `/data/slow`.
 const CAPACITY: u64 = (600 << 20) + (2 << 30);
 
@@ -44,7 +47,8 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
             "network": {"rpcTimeout": "15s"},
             "storage": {
                 "replicas": 1,
-                "metadata": {"size": "100Mi", "storageClassName": kubesim::STORAGE_CLASS},
+                // Both grow only offline: the file system once a pod mounts them again.
+                "metadata": {"size": "100Mi", "storageClassName": kubesim::OFFLINE_STORAGE_CLASS},
                 "data": {
                     "storageClassName": kubesim::STORAGE_CLASS,
                     // /data/fast on a class whose claims cannot grow, for `expansion::blocked`.
@@ -53,7 +57,8 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
                          "volume": {"size": "1Gi", "volumeAttributesClassName": "e2e-fast",
                                     "storageClassName": kubesim::FIXED_STORAGE_CLASS}},
                         {"path": "/data/slow",
-                         "volume": {"size": "2Gi", "volumeAttributesClassName": "e2e-slow"}},
+                         "volume": {"size": "2Gi", "volumeAttributesClassName": "e2e-slow",
+                                    "storageClassName": kubesim::OFFLINE_STORAGE_CLASS}},
                     ],
                 },
             },
@@ -127,6 +132,7 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
         t.elapsed().as_secs_f64()
     );
     crate::expansion::data_path(w, POD, SLOW_CLAIM).await?;
+    crate::expansion::offline(w, POD, META_CLAIM).await?;
     crate::expansion::blocked(w, POD, FAST_CLAIM).await?;
     crate::teardown::destroy(w, &[]).await
 }

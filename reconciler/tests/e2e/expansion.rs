@@ -223,7 +223,8 @@ pub(crate) fn paths(fast_gi: u32, fast_capacity: &str, slow_gi: u32) -> serde_js
          "volume": {"size": format!("{fast_gi}Gi"), "volumeAttributesClassName": "e2e-fast",
                     "storageClassName": kubesim::FIXED_STORAGE_CLASS}},
         {"path": "/data/slow",
-         "volume": {"size": format!("{slow_gi}Gi"), "volumeAttributesClassName": "e2e-fast"}},
+         "volume": {"size": format!("{slow_gi}Gi"), "volumeAttributesClassName": "e2e-fast",
+                    "storageClassName": kubesim::OFFLINE_STORAGE_CLASS}},
     ])
 }
 
@@ -278,6 +279,142 @@ pub(crate) async fn blocked(w: &World<'_>, pod: &str, fast: &str) -> anyhow::Res
     println!(
         "expansion: a claim on a class without allowVolumeExpansion was refused by the API server and reported by name ({message}); the claim stays at 1Gi, the layout at version {}, the same pod ({:.1}s)",
         after.version,
+        t.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// A Manual GarageNode's claim template size raised (manual-vac, of `volumes::manual_nodes`):
+/// its bound data claim grows to the new size, its GarageNode reports the growth until the
+/// claim has it, and its pod is not restarted. Its role's capacity is its declared `capacity`,
+/// which the size does not change.
+pub(crate) async fn manual_node(w: &World<'_>) -> anyhow::Result<()> {
+    const NODE: &str = "manual-vac";
+    const CLAIM: &str = "data-manual-vac-0";
+    let t = Instant::now();
+    let claims: Api<PersistentVolumeClaim> = Api::namespaced(w.client.clone(), ns());
+    wait(
+        "manual-vac's data claim bound at 1Gi",
+        Duration::from_secs(120),
+        || async { Ok(reported(claims.get_opt(CLAIM).await?.as_ref()) == GI) },
+    )
+    .await?;
+    let pod_before = w
+        .pods
+        .get_opt("manual-vac-0")
+        .await?
+        .and_then(|p| p.metadata.uid);
+    w.gns
+        .patch(
+            NODE,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"storage": {"data": {"size": "2Gi"}}}})),
+        )
+        .await?;
+    wait(
+        "manual-vac's data claim at 2Gi with no expansion condition left",
+        Duration::from_secs(180),
+        || async {
+            let grown = reported(claims.get_opt(CLAIM).await?.as_ref()) == 2 * GI;
+            let n = w.gns.get(NODE).await?;
+            Ok(grown
+                && node_condition(&n, CONDITION_STORAGE_EXPANSION_IN_PROGRESS).is_none()
+                && node_condition(&n, CONDITION_STORAGE_EXPANSION_BLOCKED).is_none())
+        },
+    )
+    .await?;
+    let request = claims
+        .get(CLAIM)
+        .await?
+        .spec
+        .and_then(|s| s.resources)
+        .and_then(|r| r.requests)
+        .and_then(|r| r.get("storage").cloned());
+    ensure!(
+        request.as_ref().map(|q| q.0.as_str()) == Some("2Gi"),
+        "the claim asks for {request:?}"
+    );
+    ensure!(
+        w.pods
+            .get_opt("manual-vac-0")
+            .await?
+            .and_then(|p| p.metadata.uid)
+            == pod_before,
+        "manual-vac's pod was restarted by the growth"
+    );
+    println!(
+        "expansion: a Manual GarageNode's data size 1Gi -> 2Gi grew its claim, no restart ({:.1}s)",
+        t.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// The one member's metadata volume, on a class whose file system grows only when a pod mounts
+/// it again, grows from 100Mi to 200Mi. The claim's volume grows and the claim reports
+/// `FileSystemResizePending`; the operator replaces the pod through the storage rollout (the
+/// same gates as any replacement), once: the new pod finishes the resize, the claim reports
+/// 200Mi, and the member keeps its identity. Every object reads back.
+pub(crate) async fn offline(w: &World<'_>, pod: &str, claim: &str) -> anyhow::Result<()> {
+    let t = Instant::now();
+    let claims: Api<PersistentVolumeClaim> = Api::namespaced(w.client.clone(), ns());
+    let before = w.pods.get(pod).await?.metadata.uid;
+    let ids_before = node_ids(&w.gns).await?;
+    change(
+        w,
+        "metadata 200Mi",
+        json!({"spec": {"storage": {"metadata": {"size": "200Mi"}}}}),
+    )
+    .await?;
+    let replacements = std::sync::Mutex::new(std::collections::BTreeSet::new());
+    wait(
+        "the metadata claim at 200Mi with no resize pending",
+        Duration::from_secs(300),
+        || async {
+            if let Some(uid) = w.pods.get_opt(pod).await?.and_then(|p| p.metadata.uid)
+                && Some(&uid) != before.as_ref()
+            {
+                replacements
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(uid);
+            }
+            let c = claims.get(claim).await?;
+            let pending = c
+                .status
+                .as_ref()
+                .and_then(|s| s.conditions.as_ref())
+                .is_some_and(|cs| cs.iter().any(|c| c.type_ == "FileSystemResizePending"));
+            Ok(reported(Some(&c)) == 200 * MI && !pending)
+        },
+    )
+    .await?;
+    wait_condition(
+        &w.clusters,
+        "StorageRolloutReady",
+        "True",
+        None,
+        Duration::from_secs(300),
+    )
+    .await?;
+    let after = w.pods.get(pod).await?.metadata.uid;
+    ensure!(after != before, "the pod was never replaced for the resize");
+    let mut replacements = replacements.into_inner().unwrap_or_else(|e| e.into_inner());
+    if let Some(uid) = &after {
+        replacements.insert(uid.clone());
+    }
+    ensure!(
+        replacements.len() == 1,
+        "the pod was replaced {} times for one resize",
+        replacements.len()
+    );
+    ensure!(
+        node_ids(&w.gns).await? == ids_before,
+        "the member changed identity"
+    );
+    let store = w.store.as_ref().context("no object store")?;
+    verify(store, &s3(w.sim, pod)?, &w.checksummed).await?;
+    println!(
+        "expansion: a metadata claim on an offline-resize class grew 100Mi -> 200Mi: FileSystemResizePending until the operator replaced the pod once (same identity), then 200Mi; objects read back ({:.1}s)",
         t.elapsed().as_secs_f64()
     );
     Ok(())

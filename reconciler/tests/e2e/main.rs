@@ -440,6 +440,7 @@ async fn scenario(
                 buckets::run(&mut d).await?;
                 claims::rollout_barrier(&d).await?;
                 volumes::manual_nodes(&d).await?;
+                expansion::manual_node(&d).await?;
                 teardown::destroy(&mut d, &[buckets::TOKEN_SECRET]).await?;
                 buckets::token_gone(&d).await?;
                 SITE.scope(NS_D_PATHS, data_paths::run(&mut d_paths))

@@ -56,6 +56,12 @@ pub const STORAGE_CLASS: &str = "local-sim";
 /// (`allowVolumeExpansion: false`): the API server refuses a larger request.
 pub const FIXED_STORAGE_CLASS: &str = "local-sim-fixed";
 
+/// A third class of the same provisioner whose volumes grow like [`STORAGE_CLASS`]'s, but whose
+/// file system grows only when the volume is next mounted (an offline resize): after the
+/// controller expansion the claim reports `FileSystemResizePending` and keeps its old capacity
+/// until a pod that mounts it is started after that.
+pub const OFFLINE_STORAGE_CLASS: &str = "local-sim-offline";
+
 /// The smallest GarageCluster the simulated nodes can run: three storage replicas, replication
 /// factor 3, small claims of [`STORAGE_CLASS`]. Unnamespaced; set `metadata.namespace` (or
 /// create it through a namespaced API) where needed.

@@ -19,7 +19,7 @@ use futures::StreamExt;
 use k8s_openapi::api::core::v1::{
     CSIPersistentVolumeSource, HostPathVolumeSource, NodeSelector, NodeSelectorRequirement,
     NodeSelectorTerm, ObjectReference, PersistentVolume, PersistentVolumeClaim,
-    PersistentVolumeSpec, VolumeNodeAffinity,
+    PersistentVolumeSpec, Pod, VolumeNodeAffinity,
 };
 use k8s_openapi::api::storage::v1::{
     CSIDriver, CSIDriverSpec, StorageClass, VolumeAttributesClass,
@@ -34,10 +34,10 @@ use kube::{Api, Client, Resource, ResourceExt};
 use shared_types::quantity::QuantityValue;
 use tokio::task::JoinHandle;
 
-use crate::{DRIVER_NAME, FIXED_STORAGE_CLASS, STORAGE_CLASS};
+use crate::{DRIVER_NAME, FIXED_STORAGE_CLASS, OFFLINE_STORAGE_CLASS, STORAGE_CLASS};
 
 /// The classes whose claims this provisioner serves.
-const CLASSES: [&str; 2] = [STORAGE_CLASS, FIXED_STORAGE_CLASS];
+const CLASSES: [&str; 3] = [STORAGE_CLASS, FIXED_STORAGE_CLASS, OFFLINE_STORAGE_CLASS];
 
 /// The size a storage quantity stands for, in bytes rounded up; `None` (less
 /// than every size) when absent, unparsable or negative, so that such a
@@ -96,10 +96,10 @@ pub enum Error {
     },
 }
 
-/// Creates (or leaves alone) StorageClasses [`STORAGE_CLASS`] and
-/// [`FIXED_STORAGE_CLASS`]: provisioner [`DRIVER_NAME`], volumeBindingMode
-/// WaitForFirstConsumer, reclaimPolicy Delete, allowVolumeExpansion true
-/// for the first and false for the second; and the CSIDriver [`DRIVER_NAME`]
+/// Creates (or leaves alone) StorageClasses [`STORAGE_CLASS`],
+/// [`FIXED_STORAGE_CLASS`] and [`OFFLINE_STORAGE_CLASS`]: provisioner
+/// [`DRIVER_NAME`], volumeBindingMode WaitForFirstConsumer, reclaimPolicy
+/// Delete, allowVolumeExpansion false for the second only; and the CSIDriver [`DRIVER_NAME`]
 /// (attachRequired false) that the CSI-sourced volumes of claims created
 /// with a VolumeAttributesClass refer to.
 pub async fn ensure_storage_class(client: &kube::Client) -> Result<(), kube::Error> {
@@ -118,7 +118,11 @@ pub async fn ensure_storage_class(client: &kube::Client) -> Result<(), kube::Err
     };
     create_unless_exists(&drivers, &driver).await?;
     let classes: Api<StorageClass> = Api::all(client.clone());
-    for (name, expands) in [(STORAGE_CLASS, true), (FIXED_STORAGE_CLASS, false)] {
+    for (name, expands) in [
+        (STORAGE_CLASS, true),
+        (FIXED_STORAGE_CLASS, false),
+        (OFFLINE_STORAGE_CLASS, true),
+    ] {
         let class = StorageClass {
             metadata: ObjectMeta {
                 name: Some(name.to_owned()),
@@ -445,6 +449,69 @@ async fn make_directory(path: &Path) -> Result<(), Error> {
         .map_err(wrap)
 }
 
+/// How often a pending offline resize looks for a newly started pod.
+const OFFLINE_RECHECK: Duration = Duration::from_secs(2);
+
+/// For a claim of [`OFFLINE_STORAGE_CLASS`] whose volume has grown: as the
+/// kubelet, the file system grows only when a pod mounting the claim starts
+/// after the resize became pending. Until then the claim carries
+/// `FileSystemResizePending` (set here with its transition time) and
+/// `Some(wait)` asks to look again; `None` lets the resize finish.
+async fn offline_resize(
+    claim: &PersistentVolumeClaim,
+    claims: &Api<PersistentVolumeClaim>,
+    ctx: &Context,
+) -> Result<Option<Duration>, Error> {
+    if claim
+        .spec
+        .as_ref()
+        .and_then(|s| s.storage_class_name.as_deref())
+        != Some(OFFLINE_STORAGE_CLASS)
+    {
+        return Ok(None);
+    }
+    let pending_since = claim
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .and_then(|c| c.iter().find(|c| c.type_ == "FileSystemResizePending"))
+        .and_then(|c| c.last_transition_time.clone());
+    let Some(since) = pending_since else {
+        let patch = serde_json::json!({ "status": { "conditions": [{
+            "type": "FileSystemResizePending", "status": "True",
+            "lastTransitionTime": k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(k8s_openapi::jiff::Timestamp::now()),
+            "message": "Waiting for user to (re-)start a pod to finish file system resize of volume on node.",
+        }] } });
+        claims
+            .patch_status(&claim.name_any(), &patch_params(), &Patch::Merge(&patch))
+            .await?;
+        return Ok(Some(OFFLINE_RECHECK));
+    };
+    let name = claim.name_any();
+    let pods: Api<Pod> =
+        Api::namespaced(ctx.client.clone(), &claim.namespace().unwrap_or_default());
+    let remounted = pods.list(&Default::default()).await?.items.iter().any(|p| {
+        let mounts = p
+            .spec
+            .iter()
+            .flat_map(|s| s.volumes.iter().flatten())
+            .any(|v| {
+                v.persistent_volume_claim
+                    .as_ref()
+                    .is_some_and(|c| c.claim_name == name)
+            });
+        let running = p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running");
+        // Created by the API server's clock: the simulated nodes' clocks may be skewed.
+        let started_after = p
+            .metadata
+            .creation_timestamp
+            .as_ref()
+            .is_some_and(|t| t.0 > since.0);
+        mounts && running && started_after && p.metadata.deletion_timestamp.is_none()
+    });
+    Ok((!remounted).then_some(OFFLINE_RECHECK))
+}
+
 /// Emulates a controller expansion followed by an online file-system resize:
 /// the volume grows to the claim's request and the claim reports it. The
 /// controller expansion takes the configured delay, with the claim's
@@ -533,6 +600,12 @@ async fn expand(
         .await;
     }
     let reported = storage_of(claim.status.as_ref().and_then(|s| s.capacity.as_ref()));
+    let grown = size
+        .as_ref()
+        .is_some_and(|s| bytes(Some(s)) > bytes(reported.as_ref()));
+    if grown && let Some(wait) = offline_resize(claim, &claims, ctx).await? {
+        return Ok(Some(wait));
+    }
     if let Some(size) = size.filter(|s| bytes(Some(s)) > bytes(reported.as_ref())) {
         // The end state of an expansion: the file system has grown and the
         // resize operation is finished.

@@ -203,7 +203,9 @@ fn member(
                 .is_some_and(|role| role.capacity.is_some())
         })
     });
+    let resize_pending = pod.is_some_and(|p| resize_pending(o, p));
     Some(Member {
+        resize_pending,
         name: v.member.name.clone(),
         uid: gn.metadata.uid.clone()?,
         generation: gn.metadata.generation,
@@ -234,4 +236,29 @@ fn member(
         up,
         in_layout,
     })
+}
+
+/// True when a claim `pod` mounts reports `FileSystemResizePending` since `pod` was created (or
+/// at the same second): its file system grows only once a pod mounting it starts again.
+fn resize_pending(o: &Observed, pod: &Pod) -> bool {
+    let created = pod.metadata.creation_timestamp.as_ref().map(|t| t.0);
+    pod.spec
+        .iter()
+        .flat_map(|s| s.volumes.iter().flatten())
+        .filter_map(|v| v.persistent_volume_claim.as_ref())
+        .filter_map(|c| o.claims.iter().find(|p| p.name_any() == c.claim_name))
+        .filter_map(|c| {
+            c.status
+                .as_ref()?
+                .conditions
+                .as_ref()?
+                .iter()
+                .find(|c| c.type_ == "FileSystemResizePending" && c.status == "True")
+                .map(|c| c.last_transition_time.as_ref().map(|t| t.0))
+        })
+        .any(|since| match (since, created) {
+            (Some(since), Some(created)) => since >= created,
+            // Without both times the order is unknown: the pod is not replaced for it.
+            _ => false,
+        })
 }

@@ -28,6 +28,7 @@ fn member(name: &str, c: char, running: &str, wanted: &str) -> Member {
         }),
         up: true,
         in_layout: true,
+        resize_pending: false,
     }
 }
 
@@ -386,4 +387,29 @@ fn a_pod_whose_claim_is_being_deleted_is_not_chosen_for_replacement() {
     let mut o = observed(&members, None);
     o.claims = &claims;
     waits(&step(&o), reason::REASON_CLAIM_REPLACED, "data-a-0");
+}
+
+#[test]
+fn a_member_whose_file_system_waits_for_a_restart_is_replaced_like_an_outdated_one() {
+    let mut members = [member("a", 'a', "r2", "r2"), member("b", 'b', "r2", "r2")];
+    assert_eq!(step(&observed(&members, None)), Step::Converged);
+    members[1].resize_pending = true;
+    let record = record_of(step(&observed(&members, None)));
+    assert_eq!(record.garage_node_name.as_deref(), Some("b"));
+    assert_eq!(record.desired_pod_spec_hash.as_deref(), Some("r2"));
+    // Through the same gates: not while another member is down.
+    let mut down = members.clone();
+    down[0].pod.as_mut().unwrap().ready = false;
+    waits(
+        &step(&observed(&down, None)),
+        reason::REASON_STORAGE_ROLLOUT_WAITING,
+        "need a restart to finish growing a file system",
+    );
+    // Its pod deleted, the replacement on the same revision clears the record.
+    let o = observed(&members, Some(&record));
+    assert!(matches!(step(&o), Step::DeletePod { .. }));
+    let mut replaced = members.clone();
+    replaced[1].pod.as_mut().unwrap().uid = "pod-b-new".into();
+    replaced[1].resize_pending = false;
+    assert_eq!(step(&observed(&replaced, Some(&record))), Step::Clear);
 }
