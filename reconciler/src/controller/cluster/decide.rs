@@ -246,6 +246,7 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         unsupported: &unsupported,
         wanted_members,
         identified,
+        retired_claims: super::readiness::retired_claims(expansion::member_nodes(o)),
         plan: plan.as_ref(),
         joining: !all_in_layout || !missing.is_empty(),
         extra: &extra,

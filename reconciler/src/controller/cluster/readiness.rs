@@ -16,6 +16,8 @@ pub(super) struct Readiness<'a> {
     pub(super) wanted_members: usize,
     /// Members Ready with a known node ID.
     pub(super) identified: usize,
+    /// GarageNodes that do not start because their claims hold a retired identity.
+    pub(super) retired_claims: Vec<String>,
     /// The layout planner's verdict.
     pub(super) plan: Option<&'a Plan>,
     /// Some member is not in the layout yet, or not created yet.
@@ -52,10 +54,19 @@ impl Readiness<'_> {
             (
                 false,
                 reason::REASON_NOT_ALL_REPLICAS_READY,
-                format!(
-                    "{} of {} storage members run with a known node ID",
-                    self.identified, self.wanted_members
-                ),
+                if self.retired_claims.is_empty() {
+                    format!(
+                        "{} of {} storage members run with a known node ID",
+                        self.identified, self.wanted_members
+                    )
+                } else {
+                    format!(
+                        "{} of {} storage members run with a known node ID; {} do not start on claims that hold a retired identity (see their Ready condition)",
+                        self.identified,
+                        self.wanted_members,
+                        self.retired_claims.join(", ")
+                    )
+                },
             )
         } else if let Some(Plan::Hold { reason: r, message }) = self.plan {
             (false, hold_reason(*r), message.clone())
@@ -91,5 +102,82 @@ impl Readiness<'_> {
         } else {
             (true, reason::REASON_CLUSTER_READY, String::new())
         }
+    }
+}
+
+/// The GarageNodes among `nodes` whose `Ready` says their claims hold a retired identity.
+pub(super) fn retired_claims<'a>(
+    nodes: impl IntoIterator<Item = &'a shared_types::garage_node::GarageNode>,
+) -> Vec<String> {
+    use kube::ResourceExt;
+    let mut out: Vec<String> = nodes
+        .into_iter()
+        .filter(|n| {
+            n.status
+                .as_ref()
+                .and_then(|s| s.conditions.as_ref())
+                .is_some_and(|cs| {
+                    cs.iter().any(|c| {
+                        c.type_ == shared_types::conditions::common::CONDITION_READY
+                            && c.reason == reason::REASON_RETIRED_CLAIMS
+                    })
+                })
+        })
+        .map(|n| n.name_any())
+        .collect();
+    out.sort();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_retired(retired: Vec<String>) -> (bool, &'static str, String) {
+        Readiness {
+            unsupported: &[],
+            wanted_members: 4,
+            identified: 3,
+            retired_claims: retired,
+            plan: None,
+            joining: true,
+            extra: &[],
+            garage_error: None,
+            healthy: true,
+            health: None,
+        }
+        .verdict()
+    }
+
+    #[test]
+    fn a_member_held_by_retired_claims_is_named_in_ready() {
+        let (ready, why, message) = with_retired(vec!["garage-storage-3".into()]);
+        assert!(!ready);
+        assert_eq!(why, reason::REASON_NOT_ALL_REPLICAS_READY);
+        assert!(message.contains("3 of 4"), "{message}");
+        assert!(message.contains("garage-storage-3 do not start"), "{message}");
+        let (_, _, message) = with_retired(vec![]);
+        assert!(!message.contains("retired"), "{message}");
+    }
+
+    #[test]
+    fn retired_claims_reads_the_ready_reason_of_each_node() {
+        let node = |name: &str, why: &str| -> shared_types::garage_node::GarageNode {
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"name": name},
+                "spec": {"clusterRef": {"name": "garage"}, "zone": "a"},
+                "status": {"conditions": [{
+                    "type": "Ready", "status": "False", "reason": why, "message": "",
+                    "lastTransitionTime": "2026-01-01T00:00:00Z",
+                }]},
+            }))
+            .unwrap()
+        };
+        let nodes = [
+            node("b", reason::REASON_RETIRED_CLAIMS),
+            node("a", reason::REASON_WAITING_FOR_DEPENDENCY),
+            node("c", reason::REASON_RETIRED_CLAIMS),
+        ];
+        assert_eq!(retired_claims(&nodes), vec!["b", "c"]);
     }
 }
