@@ -5,7 +5,7 @@
 //!   on them (`RetiredClaims`, no StatefulSet, no layout write) until the user deletes them;
 //!   it then starts on new claims with a new identity, joins the layout, and its claims are
 //!   reserved with that identity recorded. Every object reads back.
-//! - `rollout_barrier` (site D): a storage rollout records the claims of the pod it replaces;
+//! - `rollout_barrier` (site B, last before its teardown): a storage rollout records the claims of the pod it replaces;
 //!   that pod held back by a finalizer, its data claim is deleted (the claim's reservation
 //!   keeps it: `ClaimReplaced`, being deleted), then the reservation is removed the way only
 //!   the controller's identity may, the claim goes and the StatefulSet makes a new one: the
@@ -156,7 +156,8 @@ async fn wait_member(w: &World<'_>, name: &str, limit: Duration) -> anyhow::Resu
         .context("no identity")
 }
 
-/// Site D: a claim replaced in the middle of a storage rollout stops it.
+/// Site B: a claim replaced in the middle of a storage rollout stops it. The member stays down
+/// and the rollout stopped: only the teardown comes after.
 pub(crate) async fn rollout_barrier(w: &World<'_>) -> anyhow::Result<()> {
     const HOLD: &str = "e2e.garage.rajsingh.info/hold";
     const POD: &str = "garage-storage-0-0";
@@ -174,7 +175,7 @@ pub(crate) async fn rollout_barrier(w: &World<'_>) -> anyhow::Result<()> {
         "{CLAIM} of a live member is not reserved"
     );
     let original_uid = original.uid().context("claim without UID")?;
-    // The buckets step moved this cluster to a GarageAdminToken's token.
+    // A site whose buckets step moved its cluster to a GarageAdminToken's token reads it there.
     let admin = admin_after_rotation(w, "garage-storage-1-0").await?;
     let before = admin.layout().await?;
     // The actor (first by name) keeps its pod object after the rollout deletes it.
@@ -263,6 +264,7 @@ pub(crate) async fn rollout_barrier(w: &World<'_>) -> anyhow::Result<()> {
         before.version,
         after.version
     );
+    // Through a member that kept its disks.
     let store = w.store.as_ref().context("no objects were written")?;
     verify(store, &s3(w.sim, "garage-storage-1-0")?, &w.checksummed).await?;
     println!(

@@ -28,8 +28,11 @@
 //!    change with no layout write; then its Kubernetes Node is lost, the loss acknowledged,
 //!    the workload fenced, the dead role removed by hand, skip-dead-nodes requested, the
 //!    destination-only proof completes, the node is deleted and every object reads back;
+//!    Then `claims::retired`: manual-a created again is held (`RetiredClaims`) until the
+//!    claims its lost identity left are deleted, and joins with a new identity;
 //! 5. `drain::manual`: a Manual node's DELETE is refused before its proof and allowed after;
-//!    every object reads back;
+//!    every object reads back; on site B `claims::rollout_barrier` follows: a claim deleted and
+//!    recreated mid-rollout stops the rollout (`ClaimReplaced`) with no layout change;
 //! 6. `replication`: with three roles left at factor 3 a scale-down reports
 //!    ReplicationUnsafe and removes nothing; a fourth member joins and the drain resumes;
 //! 7. `teardown`: deleting the GarageCluster (mid-drain) tears everything down through the
@@ -54,7 +57,9 @@
 //!    is kept until emptied, a deleted key stops authenticating; last, `data_paths`: a
 //!    one-member cluster on two `spec.storage.data.paths`, one claim and class each, its
 //!    layout capacity their sum, blocks of checksummed objects in both, one path's class
-//!    changed live without a restart, every object read back.
+//!    changed live without a restart, a data path and the metadata claim on a class whose
+//!    file systems grow only when mounted again (the pod replaced once for it), every object
+//!    read back. A Manual node's claim grows too (`expansion::manual_node`).
 //!
 //! 10. `chaos` (site E, beside the others): a cluster reconciled by two leader-elected
 //!     `garage-reconciler` processes; once it is Ready, `second_install` runs a third process
@@ -425,6 +430,7 @@ async fn scenario(
             lost::run(&mut b).await?;
             claims::retired(&mut b).await?;
             drain::manual(&mut b).await?;
+            claims::rollout_barrier(&b).await?;
             teardown::run(&mut b).await
         });
         let site_c = SITE.scope(NS_C, async {
@@ -438,7 +444,6 @@ async fn scenario(
                 volumes::run(&mut d).await?;
                 expansion::auto_group(&d).await?;
                 buckets::run(&mut d).await?;
-                claims::rollout_barrier(&d).await?;
                 volumes::manual_nodes(&d).await?;
                 expansion::manual_node(&d).await?;
                 teardown::destroy(&mut d, &[buckets::TOKEN_SECRET]).await?;

@@ -155,7 +155,10 @@ mod tests {
         assert!(!ready);
         assert_eq!(why, reason::REASON_NOT_ALL_REPLICAS_READY);
         assert!(message.contains("3 of 4"), "{message}");
-        assert!(message.contains("garage-storage-3 do not start"), "{message}");
+        assert!(
+            message.contains("garage-storage-3 do not start"),
+            "{message}"
+        );
         let (_, _, message) = with_retired(vec![]);
         assert!(!message.contains("retired"), "{message}");
     }

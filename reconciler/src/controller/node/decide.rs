@@ -10,6 +10,7 @@ use kube::ResourceExt;
 use shared_types::common::ClusterPhase;
 use shared_types::conditions::{common, node as node_conditions, reason};
 use shared_types::garage_cluster::common::DeletionPolicy;
+use shared_types::garage_cluster::v1beta2::GarageCluster;
 use shared_types::garage_node::GarageNodeStatus;
 use shared_types::keys::annotation::{
     ANNOTATION_ACKNOWLEDGE_LOST_SOURCE, ANNOTATION_DRAIN,
@@ -69,7 +70,8 @@ pub struct Decision {
     pub requeue: Option<Duration>,
 }
 
-/// The decision for `o`.
+/// The decision for `o`: the node's preconditions, then its workload, its identity, its drain
+/// and its claims, each a sub-decision below.
 pub fn decide(o: &Observed, t: &Config) -> Result<Decision, DesiredError> {
     if o.node.metadata.deletion_timestamp.is_some() {
         return Ok(finalize(o, t));
@@ -77,57 +79,10 @@ pub fn decide(o: &Observed, t: &Config) -> Result<Decision, DesiredError> {
     let node = o.node.as_ref();
     let mut status = node.status.clone().unwrap_or_default();
     status.zone = Some(node.spec.zone.clone());
-    let parent_name = &node.spec.cluster_ref.name;
-    let (Some(cluster), Some(settings)) = (&o.parent, &o.settings) else {
-        status.phase = Some(ClusterPhase::Pending);
-        return Ok(idle(
-            status,
-            reason::REASON_WAITING_FOR_DEPENDENCY,
-            format!(
-                "GarageCluster {parent_name} does not exist in this namespace; the node waits for it"
-            ),
-            t.resync,
-        ));
+    let a = match admitted(o, &mut status, t) {
+        Ok(a) => a,
+        Err(d) => return Ok(*d),
     };
-    let shape = match nodes::shape(node) {
-        Ok(shape) => shape,
-        Err(e) => {
-            status.phase = Some(match e {
-                DesiredError::Unsupported(_) => ClusterPhase::Pending,
-                _ => ClusterPhase::Failed,
-            });
-            let r = match e {
-                DesiredError::Unsupported(_) => reason::REASON_UNSUPPORTED,
-                _ => reason::REASON_VALIDATION_FAILED,
-            };
-            return Ok(idle(status, r, e.to_string(), t.resync));
-        }
-    };
-    let s = match settings {
-        Ok(s) => s,
-        // The cluster reports why; a running workload is left as it is.
-        Err(e) => {
-            return Ok(idle(
-                status,
-                reason::REASON_WAITING_FOR_DEPENDENCY,
-                format!("GarageCluster {parent_name} cannot be reconciled: {e}"),
-                t.resync,
-            ));
-        }
-    };
-    // Its pod would mount the cluster's garage.toml: data directories that file does not
-    // list would lose their blocks with the pod. A running workload is left as it is.
-    if shape == nodes::NodeShape::Managed
-        && let Err(e) = data_dirs::check_node(node, s)
-    {
-        status.phase = Some(ClusterPhase::Pending);
-        return Ok(idle(
-            status,
-            reason::REASON_UNSUPPORTED,
-            e.to_string(),
-            t.resync,
-        ));
-    }
     if !finalizer::has(node, FINALIZER_NODE) {
         return Ok(Decision {
             finalizer: Some(true),
@@ -138,24 +93,139 @@ pub fn decide(o: &Observed, t: &Config) -> Result<Decision, DesiredError> {
         requeue: Some(t.resync),
         ..Decision::default()
     };
-    if let nodes::NodeShape::External { node_id, address } = shape {
-        status.node_id = Some(node_id.to_string());
-        status.address = Some(address.clone());
-        status.phase = Some(ClusterPhase::Ready);
-        d.conditions.push(Desired {
-            type_: common::CONDITION_READY,
-            status: true,
-            reason: reason::REASON_RECONCILE_SUCCESS,
-            message: format!(
-                "external Garage node {} at {address}; no workload is run for it",
-                node_id.short()
-            ),
-        });
-        d.status = Some(status);
+    if let nodes::NodeShape::External { node_id, address } = &a.shape {
+        external(&mut d, status, node_id, address);
         return Ok(d);
     }
+    volumes(&mut d, o, t);
+    let pool_member = matches!(a.shape, nodes::NodeShape::Pool { .. });
+    let fenced = fenced(o);
+    let capped = !pool_member && o.statefulset.is_none() && rollout_capped(o, a.cluster);
+    workload(&mut d, o, &a, fenced, capped, t)?;
+    let pod_name = o
+        .pod
+        .as_ref()
+        .map(ResourceExt::name_any)
+        .unwrap_or_else(|| names::node_pod(&node.name_any()));
+    if fenced {
+        fence(&mut d, &mut status, o, &a, &pod_name);
+    } else if !capped {
+        identity(&mut d, &mut status, o, &a, &pod_name, t);
+    }
+    if let Some(prepared) = drain_prepared(o) {
+        if !prepared.status {
+            d.requeue = Some(t.short_requeue);
+        }
+        d.conditions.push(prepared);
+    }
+    keep_claims(&mut d, o, &status, t);
+    d.status = Some(status);
+    Ok(d)
+}
 
-    let pool_member = matches!(shape, nodes::NodeShape::Pool { .. });
+/// What a node that passed its preconditions runs under.
+struct Admitted<'a> {
+    /// Its parent.
+    cluster: &'a GarageCluster,
+    /// The parent's settings.
+    settings: &'a crate::desired::Settings,
+    /// Its shape.
+    shape: nodes::NodeShape,
+}
+
+/// The node's preconditions: a parent whose settings can be read, a shape this version runs,
+/// data directories its pod can mount. Otherwise the decision that only reports why (a running
+/// workload is left as it is).
+fn admitted<'a>(
+    o: &'a Observed,
+    status: &mut GarageNodeStatus,
+    t: &Config,
+) -> Result<Admitted<'a>, Box<Decision>> {
+    let node = o.node.as_ref();
+    let parent_name = &node.spec.cluster_ref.name;
+    let report = |status: &mut GarageNodeStatus, phase, reason, message| {
+        status.phase = Some(phase);
+        Box::new(idle(status.clone(), reason, message, t.resync))
+    };
+    let (Some(cluster), Some(settings)) = (&o.parent, &o.settings) else {
+        return Err(report(
+            status,
+            ClusterPhase::Pending,
+            reason::REASON_WAITING_FOR_DEPENDENCY,
+            format!(
+                "GarageCluster {parent_name} does not exist in this namespace; the node waits for it"
+            ),
+        ));
+    };
+    let shape = match nodes::shape(node) {
+        Ok(shape) => shape,
+        Err(e @ DesiredError::Unsupported(_)) => {
+            return Err(report(
+                status,
+                ClusterPhase::Pending,
+                reason::REASON_UNSUPPORTED,
+                e.to_string(),
+            ));
+        }
+        Err(e) => {
+            return Err(report(
+                status,
+                ClusterPhase::Failed,
+                reason::REASON_VALIDATION_FAILED,
+                e.to_string(),
+            ));
+        }
+    };
+    let settings = match settings {
+        Ok(s) => s,
+        // The cluster reports why.
+        Err(e) => {
+            return Err(Box::new(idle(
+                status.clone(),
+                reason::REASON_WAITING_FOR_DEPENDENCY,
+                format!("GarageCluster {parent_name} cannot be reconciled: {e}"),
+                t.resync,
+            )));
+        }
+    };
+    // Its pod would mount the cluster's garage.toml: data directories that file does not
+    // list would lose their blocks with the pod.
+    if shape == nodes::NodeShape::Managed
+        && let Err(e) = data_dirs::check_node(node, settings)
+    {
+        return Err(report(
+            status,
+            ClusterPhase::Pending,
+            reason::REASON_UNSUPPORTED,
+            e.to_string(),
+        ));
+    }
+    Ok(Admitted {
+        cluster,
+        settings,
+        shape,
+    })
+}
+
+/// An external node: its declared identity, no workload.
+fn external(d: &mut Decision, mut status: GarageNodeStatus, node_id: &NodeId, address: &str) {
+    status.node_id = Some(node_id.to_string());
+    status.address = Some(address.to_owned());
+    status.phase = Some(ClusterPhase::Ready);
+    d.conditions.push(Desired {
+        type_: common::CONDITION_READY,
+        status: true,
+        reason: reason::REASON_RECONCILE_SUCCESS,
+        message: format!(
+            "external Garage node {} at {address}; no workload is run for it",
+            node_id.short()
+        ),
+    });
+    d.status = Some(status);
+}
+
+/// The classes and sizes of the node's claims; looked at again soon while either moves.
+fn volumes(d: &mut Decision, o: &Observed, t: &Config) {
     let volumes = super::volumes::plan(&o.claims);
     d.claim_classes = volumes.patches;
     if let Some(c) = volumes.condition {
@@ -166,27 +236,41 @@ pub fn decide(o: &Observed, t: &Config) -> Result<Decision, DesiredError> {
         }
         d.conditions.push(c);
     }
-    grow_claims(&mut d, o, t);
-    if !pool_member {
-        d.service = Some(services::node_rpc(node, s)?);
+    grow_claims(d, o, t);
+}
+
+/// True when the parent's rollout already remembers as many replaced workloads of this node as
+/// it can: creating one more would retire one more incarnation.
+fn rollout_capped(o: &Observed, cluster: &GarageCluster) -> bool {
+    cluster
+        .status
+        .as_ref()
+        .and_then(|st| st.storage_rollout.as_ref())
+        .is_some_and(|r| {
+            r.garage_node_uid == o.node.metadata.uid && crate::machine::rollout::retired_full(r)
+        })
+}
+
+/// The RPC Service and the StatefulSet to ensure. A template never mounts a config revision
+/// that is not published yet; a pool member's pod belongs to its pool's DaemonSet, which the
+/// cluster keeps.
+fn workload(
+    d: &mut Decision,
+    o: &Observed,
+    a: &Admitted<'_>,
+    fenced: bool,
+    capped: bool,
+    t: &Config,
+) -> Result<(), DesiredError> {
+    let node = o.node.as_ref();
+    if matches!(a.shape, nodes::NodeShape::Pool { .. }) {
+        return Ok(());
     }
-    let fenced = fenced(o);
-    let capped = !pool_member
-        && o.statefulset.is_none()
-        && cluster
-            .status
-            .as_ref()
-            .and_then(|st| st.storage_rollout.as_ref())
-            .is_some_and(|r| {
-                r.garage_node_uid == node.metadata.uid && crate::machine::rollout::retired_full(r)
-            });
-    // A template never mounts a config revision that is not published yet. A pool member's
-    // pod belongs to its pool's DaemonSet, which the cluster keeps.
-    if pool_member {
-    } else if capped {
+    d.service = Some(services::node_rpc(node, a.settings)?);
+    if capped {
         // Creating the workload again would retire one more incarnation than the rollout
         // remembers: fail closed before it exists. A fenced node runs nothing either way, and
-        // its Ready (below) says why: a node has one Ready condition.
+        // its Ready says why: a node has one Ready condition.
         if !fenced {
             d.conditions.push(Desired {
                 type_: common::CONDITION_READY,
@@ -198,30 +282,83 @@ pub fn decide(o: &Observed, t: &Config) -> Result<Decision, DesiredError> {
                 ),
             });
         }
-    } else if o.config_published && secrets::admin_token_pinned(cluster, s) {
-        let revision = config::revision(cluster, s)?;
+    } else if o.config_published && secrets::admin_token_pinned(a.cluster, a.settings) {
+        let revision = config::revision(a.cluster, a.settings)?;
         d.statefulset = Some(statefulset(NodeInputs {
-            cluster,
-            settings: s,
+            cluster: a.cluster,
+            settings: a.settings,
             node,
             config: &revision,
-            rpc_secret: &secrets::rpc_secret_source(cluster, s),
-            admin_token: &secrets::admin_token_source(cluster, s),
+            rpc_secret: &secrets::rpc_secret_source(a.cluster, a.settings),
+            admin_token: &secrets::admin_token_source(a.cluster, a.settings),
             fenced,
         })?);
     } else {
         d.requeue = Some(t.short_requeue);
     }
-    let pod_name = o
-        .pod
-        .as_ref()
-        .map(ResourceExt::name_any)
-        .unwrap_or_else(|| names::node_pod(&node.name_any()));
+    Ok(())
+}
+
+/// Acknowledged lost and recorded: nothing may run this identity again. A pool member's Node
+/// loses the activation that would let the pool run it there.
+fn fence(
+    d: &mut Decision,
+    status: &mut GarageNodeStatus,
+    o: &Observed,
+    a: &Admitted<'_>,
+    pod_name: &str,
+) {
+    if let nodes::NodeShape::Pool { pool, node: host } = &a.shape {
+        let key = crate::desired::pool::activation_key(a.settings, pool);
+        if o.host
+            .as_ref()
+            .is_some_and(|n| n.labels().contains_key(&key))
+        {
+            d.unbind = Some((host.clone(), vec![key]));
+        }
+    }
+    status.observed_pod_uid = None;
+    status.phase = Some(ClusterPhase::Deleting);
+    d.conditions.push(Desired {
+        type_: common::CONDITION_READY,
+        status: false,
+        reason: reason::REASON_DRAINING,
+        message: format!(
+            "source acknowledged lost: the workload is fenced (scaled to zero) and pod {pod_name} must stay gone while the destination-only proof runs"
+        ),
+    });
+}
+
+/// The identity the node's pod reports, checked against every identity the node already has:
+/// the recorded one is never overwritten, not even by a pin added after it was recorded (a pool
+/// member's recovery annotation may be added later), and a pin names the only identity the node
+/// may run.
+fn identity(
+    d: &mut Decision,
+    status: &mut GarageNodeStatus,
+    o: &Observed,
+    a: &Admitted<'_>,
+    pod_name: &str,
+    t: &Config,
+) {
+    let node = o.node.as_ref();
+    let Some(found) = &o.discovered else {
+        d.requeue = Some(t.short_requeue);
+        status.phase = Some(ClusterPhase::Pending);
+        d.conditions.push(Desired {
+            type_: common::CONDITION_READY,
+            status: false,
+            reason: reason::REASON_WAITING_FOR_DEPENDENCY,
+            message: format!("waiting for pod {pod_name} to run and answer on its Admin API"),
+        });
+        return;
+    };
     let recorded = status
         .node_id
         .as_deref()
         .and_then(|v| v.parse::<NodeId>().ok());
     // A pool member created from its Node's identity record must run exactly that identity.
+    let pool_member = matches!(a.shape, nodes::NodeShape::Pool { .. });
     let pinned = node
         .spec
         .node_id
@@ -234,92 +371,41 @@ pub fn decide(o: &Observed, t: &Config) -> Result<Decision, DesiredError> {
         })
         .map(str::to_ascii_lowercase)
         .and_then(|v| v.parse::<NodeId>().ok());
-    if fenced {
-        // Acknowledged lost and recorded: nothing may run this identity again. A pool
-        // member's Node loses the activation that would let the pool run it there.
-        if let nodes::NodeShape::Pool { pool, node: host } = &shape {
-            let key = crate::desired::pool::activation_key(s, pool);
-            if o.host
-                .as_ref()
-                .is_some_and(|n| n.labels().contains_key(&key))
-            {
-                d.unbind = Some((host.clone(), vec![key]));
-            }
-        }
-        status.observed_pod_uid = None;
-        status.phase = Some(ClusterPhase::Deleting);
+    let mismatch = recorded
+        .iter()
+        .chain(pinned.iter())
+        .find(|e| **e != found.id);
+    if let Some(expected) = mismatch {
         d.conditions.push(Desired {
             type_: common::CONDITION_READY,
             status: false,
-            reason: reason::REASON_DRAINING,
+            reason: reason::REASON_IDENTITY_CHANGED,
             message: format!(
-                "source acknowledged lost: the workload is fenced (scaled to zero) and pod {pod_name} must stay gone while the destination-only proof runs"
+                "pod {pod_name} reports Garage node {} but this node is {expected}; the new identity is left unassigned and no layout change is made. Restore the original metadata volume, or recover the old identity as lost: annotate this GarageNode {ANNOTATION_DRAIN}=true and {ANNOTATION_ACKNOWLEDGE_LOST_SOURCE}={expected}",
+                found.id.short(),
             ),
         });
+        // Evidence that the expected identity runs is gone.
+        status.observed_pod_uid = None;
+        status.phase = Some(ClusterPhase::Failed);
+        return;
     }
-    match &o.discovered {
-        _ if fenced || capped => {}
-        Some(found) => {
-            // Every identity the node already has must be the one its pod reports: the
-            // recorded one is never overwritten, not even by a pin added after it was recorded
-            // (a pool member's recovery annotation may be added later), and a pin names the
-            // only identity the node may run.
-            let mismatch = recorded
-                .iter()
-                .chain(pinned.iter())
-                .find(|e| **e != found.id);
-            if let Some(expected) = mismatch {
-                d.conditions.push(Desired {
-                    type_: common::CONDITION_READY,
-                    status: false,
-                    reason: reason::REASON_IDENTITY_CHANGED,
-                    message: format!(
-                        "pod {pod_name} reports Garage node {} but this node is {expected}; the new identity is left unassigned and no layout change is made. Restore the original metadata volume, or recover the old identity as lost: annotate this GarageNode {ANNOTATION_DRAIN}=true and {ANNOTATION_ACKNOWLEDGE_LOST_SOURCE}={expected}",
-                        found.id.short(),
-                    ),
-                });
-                // Evidence that the expected identity runs is gone.
-                status.observed_pod_uid = None;
-                status.phase = Some(ClusterPhase::Failed);
-            } else {
-                status.node_id = Some(found.id.to_string());
-                status.observed_pod_uid = Some(found.pod_uid.clone());
-                status.address = Some(format!("{}:{}", found.ip, s.rpc_port));
-                status.phase = Some(ClusterPhase::Ready);
-                d.conditions.push(Desired {
-                    type_: node_conditions::CONDITION_NODE_DISCOVERED,
-                    status: true,
-                    reason: reason::REASON_RECONCILE_SUCCESS,
-                    message: format!("Garage node {} runs in pod {pod_name}", found.id.short()),
-                });
-                d.conditions.push(Desired {
-                    type_: common::CONDITION_READY,
-                    status: true,
-                    reason: reason::REASON_RECONCILE_SUCCESS,
-                    message: String::new(),
-                });
-            }
-        }
-        None => {
-            d.requeue = Some(t.short_requeue);
-            status.phase = Some(ClusterPhase::Pending);
-            d.conditions.push(Desired {
-                type_: common::CONDITION_READY,
-                status: false,
-                reason: reason::REASON_WAITING_FOR_DEPENDENCY,
-                message: format!("waiting for pod {pod_name} to run and answer on its Admin API"),
-            });
-        }
-    }
-    if let Some(prepared) = drain_prepared(o) {
-        if !prepared.status {
-            d.requeue = Some(t.short_requeue);
-        }
-        d.conditions.push(prepared);
-    }
-    keep_claims(&mut d, o, &status, t);
-    d.status = Some(status);
-    Ok(d)
+    status.node_id = Some(found.id.to_string());
+    status.observed_pod_uid = Some(found.pod_uid.clone());
+    status.address = Some(format!("{}:{}", found.ip, a.settings.rpc_port));
+    status.phase = Some(ClusterPhase::Ready);
+    d.conditions.push(Desired {
+        type_: node_conditions::CONDITION_NODE_DISCOVERED,
+        status: true,
+        reason: reason::REASON_RECONCILE_SUCCESS,
+        message: format!("Garage node {} runs in pod {pod_name}", found.id.short()),
+    });
+    d.conditions.push(Desired {
+        type_: common::CONDITION_READY,
+        status: true,
+        reason: reason::REASON_RECONCILE_SUCCESS,
+        message: String::new(),
+    });
 }
 
 /// The node's claims: reserved, with the identity its current pod proved; a retired claim in
