@@ -1,6 +1,7 @@
 //! Emulation of a CSI driver's ControllerModifyVolume, as the
 //! external-resizer drives it, for VolumeAttributesClass changes on claims of
-//! StorageClass [`STORAGE_CLASS`].
+//! kubesim's StorageClasses ([`STORAGE_CLASS`], [`FIXED_STORAGE_CLASS`],
+//! [`OFFLINE_STORAGE_CLASS`]).
 //!
 //! The states follow the external-resizer (v2, Kubernetes 1.34+):
 //!
@@ -30,7 +31,7 @@ use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use kube::{Api, Client, Resource, ResourceExt};
 
-use crate::{DRIVER_NAME, STORAGE_CLASS};
+use crate::{DRIVER_NAME, FIXED_STORAGE_CLASS, OFFLINE_STORAGE_CLASS, STORAGE_CLASS};
 
 /// `status.modifyVolumeStatus.status` while the driver is modifying a volume.
 pub const IN_PROGRESS: &str = "InProgress";
@@ -168,13 +169,16 @@ async fn reconcile(claim: Arc<PersistentVolumeClaim>, ctx: Arc<Context>) -> Resu
     let volume = spec
         .and_then(|s| s.volume_name.clone())
         .filter(|v| !v.is_empty());
-    let (true, Some(volume), Some(STORAGE_CLASS)) = (
+    let (true, Some(volume), Some(class)) = (
         bound,
         volume,
         spec.and_then(|s| s.storage_class_name.as_deref()),
     ) else {
         return Ok(Action::await_change());
     };
+    if ![STORAGE_CLASS, FIXED_STORAGE_CLASS, OFFLINE_STORAGE_CLASS].contains(&class) {
+        return Ok(Action::await_change());
+    }
     let status = modify_status(&claim);
     let in_progress_to = status
         .filter(|s| s.status == IN_PROGRESS)

@@ -123,7 +123,74 @@ fn member(
         .pod_name
         .as_ref()
         .and_then(|n| o.pods.iter().find(|p| &p.name_any() == n));
-    let (workload_uid, desired, revision_label) = match &v.pool {
+    let (workload_uid, desired, revision_label) = workload_revision(o, v, gn, rendered);
+    let pool = match (&v.pool, &gn.spec.kubernetes_node_name) {
+        (Some(p), Some(n)) => Some((p.clone(), n.clone())),
+        _ => None,
+    };
+    // Up at the address its current pod has: a restarted member that Garage still sees
+    // through the old pod's connection is not connected yet.
+    let up = read.is_some_and(|r| {
+        node_id.as_ref().is_some_and(|id| {
+            r.status.nodes.iter().any(|n| {
+                &n.id == id
+                    && n.is_up
+                    && (v.rpc_address.is_none() || n.addr.is_none() || n.addr == v.rpc_address)
+            })
+        })
+    });
+    let in_layout = read.is_some_and(|r| {
+        node_id.as_ref().is_some_and(|id| {
+            r.layout
+                .role(id)
+                .is_some_and(|role| role.capacity.is_some())
+        })
+    });
+    let resize_pending = pod.is_some_and(|p| resize_pending(o, p));
+    Some(Member {
+        resize_pending,
+        name: v.member.name.clone(),
+        uid: gn.metadata.uid.clone()?,
+        generation: gn.metadata.generation,
+        pool,
+        node_id,
+        workload_uid,
+        desired_revision: desired,
+        pod: pod.map(|p| PodState {
+            name: p.name_any(),
+            uid: p.metadata.uid.clone().unwrap_or_default(),
+            revision: p.labels().get(revision_label).cloned(),
+            ready: is_ready(p),
+            terminating: p.metadata.deletion_timestamp.is_some(),
+            identity_proven: p.metadata.uid.is_some() && p.metadata.uid == status.observed_pod_uid,
+            owner_uid: p
+                .owner_references()
+                .iter()
+                .find(|r| r.controller == Some(true))
+                .map(|r| r.uid.clone()),
+            claims: p
+                .spec
+                .iter()
+                .flat_map(|s| s.volumes.iter().flatten())
+                .filter_map(|v| v.persistent_volume_claim.as_ref())
+                .map(|c| c.claim_name.clone())
+                .collect(),
+        }),
+        up,
+        in_layout,
+    })
+}
+
+/// The member's workload UID, the revision its workload wants pods to run (`None` while that
+/// workload has not been rendered from the current generations and observed), and the pod
+/// label that tells which revision a pod runs.
+fn workload_revision(
+    o: &Observed,
+    v: &MemberView,
+    gn: &GarageNode,
+    rendered: &Rendered<'_>,
+) -> (Option<String>, Option<String>, &'static str) {
+    match &v.pool {
         Some(pool) => {
             let ds = o
                 .daemonsets
@@ -180,62 +247,7 @@ fn member(
                 STS_REVISION,
             )
         }
-    };
-    let pool = match (&v.pool, &gn.spec.kubernetes_node_name) {
-        (Some(p), Some(n)) => Some((p.clone(), n.clone())),
-        _ => None,
-    };
-    // Up at the address its current pod has: a restarted member that Garage still sees
-    // through the old pod's connection is not connected yet.
-    let up = read.is_some_and(|r| {
-        node_id.as_ref().is_some_and(|id| {
-            r.status.nodes.iter().any(|n| {
-                &n.id == id
-                    && n.is_up
-                    && (v.rpc_address.is_none() || n.addr.is_none() || n.addr == v.rpc_address)
-            })
-        })
-    });
-    let in_layout = read.is_some_and(|r| {
-        node_id.as_ref().is_some_and(|id| {
-            r.layout
-                .role(id)
-                .is_some_and(|role| role.capacity.is_some())
-        })
-    });
-    let resize_pending = pod.is_some_and(|p| resize_pending(o, p));
-    Some(Member {
-        resize_pending,
-        name: v.member.name.clone(),
-        uid: gn.metadata.uid.clone()?,
-        generation: gn.metadata.generation,
-        pool,
-        node_id,
-        workload_uid,
-        desired_revision: desired,
-        pod: pod.map(|p| PodState {
-            name: p.name_any(),
-            uid: p.metadata.uid.clone().unwrap_or_default(),
-            revision: p.labels().get(revision_label).cloned(),
-            ready: is_ready(p),
-            terminating: p.metadata.deletion_timestamp.is_some(),
-            identity_proven: p.metadata.uid.is_some() && p.metadata.uid == status.observed_pod_uid,
-            owner_uid: p
-                .owner_references()
-                .iter()
-                .find(|r| r.controller == Some(true))
-                .map(|r| r.uid.clone()),
-            claims: p
-                .spec
-                .iter()
-                .flat_map(|s| s.volumes.iter().flatten())
-                .filter_map(|v| v.persistent_volume_claim.as_ref())
-                .map(|c| c.claim_name.clone())
-                .collect(),
-        }),
-        up,
-        in_layout,
-    })
+    }
 }
 
 /// True when a claim `pod` mounts reports `FileSystemResizePending` since `pod` was created (or
