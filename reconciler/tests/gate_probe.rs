@@ -81,11 +81,12 @@ async fn the_gate_is_proven_on_a_real_scheduler_and_the_proof_is_reused() {
         .unwrap();
     let pods: Api<Pod> = Api::namespaced(client.clone(), NS);
     let cache = EvidenceCache::default();
+    let metrics = reconciler::controller::Metrics::default();
 
     let deadline = Instant::now() + Duration::from_secs(60);
     let mut pending = 0;
     let proven_at = loop {
-        match probe::probe(&client, &gc, "garage:probe", &cache)
+        match probe::probe(&client, &gc, "garage:probe", &cache, &metrics)
             .await
             .unwrap()
         {
@@ -114,7 +115,7 @@ async fn the_gate_is_proven_on_a_real_scheduler_and_the_proof_is_reused() {
         "the probe pod is removed after its proof"
     );
     // Reused: no new probe pod while the proof is fresh.
-    let again = probe::probe(&client, &gc, "garage:probe", &cache)
+    let again = probe::probe(&client, &gc, "garage:probe", &cache, &metrics)
         .await
         .unwrap();
     assert_eq!(again, Verdict::Proven(proven_at));

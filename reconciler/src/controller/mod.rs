@@ -19,6 +19,7 @@ pub mod node;
 pub mod ownership;
 pub mod pool;
 pub mod resources;
+pub mod runner;
 pub mod triggers;
 pub mod write;
 
@@ -29,13 +30,12 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures::{FutureExt as _, StreamExt};
+use futures::StreamExt;
 use k8s_openapi::api::apps::v1::{DaemonSet, StatefulSet};
 use k8s_openapi::api::core::v1::{ConfigMap, PersistentVolumeClaim, Pod, Secret, Service};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use kube::core::PartialObjectMeta;
-use kube::runtime::controller::Action;
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::utils::PredicateConfig;
 use kube::runtime::{WatchStreamExt, predicates, watcher};
@@ -43,7 +43,7 @@ use kube::{Api, Client, ResourceExt};
 use shared_types::garage_cluster::v1beta2::GarageCluster;
 use shared_types::garage_node::GarageNode;
 use shared_types::keys::label;
-use tracing::Instrument;
+
 use triggers::OwnsIn as _;
 
 pub use error::Error;
@@ -232,24 +232,43 @@ async fn run_scope(
 ) {
     let client = ctx.client.clone();
     let ns = namespace.as_deref();
-    let stopped = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
-        let _ = rx.wait_for(|s| *s).await;
-    };
     let managed = watcher::Config::default().labels(&format!(
         "{}={}",
         label::LABEL_APP_MANAGED_BY,
         label::value::MANAGED_BY_OPERATOR
     ));
+    let clusters = runner::start(
+        cluster::CONTROLLER,
+        cluster_controller(&client, ns, &managed),
+        cluster::reconcile,
+        ctx.clone(),
+        stop_rx.clone(),
+    );
+    let nodes = runner::start(
+        node::CONTROLLER,
+        node_controller(&client, ns, managed),
+        node::reconcile,
+        ctx,
+        stop_rx,
+    );
+    tokio::join!(clusters, nodes);
+}
+
+/// The GarageCluster controller of one scope and what starts its passes: its own objects,
+/// the GarageNodes that name a cluster, the objects it owns, its pods and, installed for
+/// every namespace, Node label changes.
+fn cluster_controller(
+    client: &Client,
+    ns: Option<&str>,
+    managed: &watcher::Config,
+) -> kube::runtime::Controller<GarageCluster> {
     let clusters = triggers::controller(
-        scoped::<GarageCluster>(&client, ns),
+        scoped::<GarageCluster>(client, ns),
         watcher::Config::default(),
     )
     // Generated and user-written members alike: a GarageNode maps to the cluster it names.
     .watches_stream(
-        triggers::touched(
-            scoped::<GarageNode>(&client, ns),
-            watcher::Config::default(),
-        ),
+        triggers::touched(scoped::<GarageNode>(client, ns), watcher::Config::default()),
         |gn: GarageNode| {
             // Admission keeps parents in the node's namespace; any other is never ours.
             let ns = gn.namespace().unwrap_or_default();
@@ -257,14 +276,14 @@ async fn run_scope(
                 .then(|| ObjectRef::<GarageCluster>::new(&gn.spec.cluster_ref.name).within(&ns))
         },
     )
-    .owns_in::<Service>(&client, ns, &managed)
-    .owns_in::<ConfigMap>(&client, ns, &managed)
-    .owns_in::<Secret>(&client, ns, &managed)
-    .owns_in::<PodDisruptionBudget>(&client, ns, &managed)
-    .owns_in::<NetworkPolicy>(&client, ns, &managed)
-    .owns_in::<DaemonSet>(&client, ns, &managed)
+    .owns_in::<Service>(client, ns, managed)
+    .owns_in::<ConfigMap>(client, ns, managed)
+    .owns_in::<Secret>(client, ns, managed)
+    .owns_in::<PodDisruptionBudget>(client, ns, managed)
+    .owns_in::<NetworkPolicy>(client, ns, managed)
+    .owns_in::<DaemonSet>(client, ns, managed)
     .watches_stream(
-        triggers::touched(scoped::<Pod>(&client, ns), managed.clone()),
+        triggers::touched(scoped::<Pod>(client, ns), managed.clone()),
         |pod: Pod| {
             let ns = pod.namespace();
             pod.labels().get(label::LABEL_CLUSTER).map(|c| {
@@ -288,18 +307,17 @@ async fn run_scope(
     } else {
         clusters
     };
-    let clusters = clusters
-        .graceful_shutdown_on(stopped(stop_rx.clone()))
-        .run(
-            |c, x| Box::pin(instrumented(cluster::CONTROLLER, c, x, cluster::reconcile)),
-            |c, e, x| error_policy(cluster::CONTROLLER, c, e, x),
-            ctx.clone(),
-        )
-        .for_each(drain_controller(cluster::CONTROLLER));
-    let nodes = triggers::controller(
-        scoped::<GarageNode>(&client, ns),
-        watcher::Config::default(),
-    );
+    clusters
+}
+
+/// The GarageNode controller of one scope and what starts its passes: its own objects, its
+/// cluster's changes, its StatefulSet, pods and claims.
+fn node_controller(
+    client: &Client,
+    ns: Option<&str>,
+    managed: watcher::Config,
+) -> kube::runtime::Controller<GarageNode> {
+    let nodes = triggers::controller(scoped::<GarageNode>(client, ns), watcher::Config::default());
     // A cluster's spec or annotations (the pinned admin token copy) change what its members
     // render: its GarageNodes look again. (A status write passes too; a converged cluster
     // writes none.)
@@ -307,7 +325,7 @@ async fn run_scope(
     let nodes = nodes
         .watches_stream(
             triggers::touched(
-                scoped::<GarageCluster>(&client, ns),
+                scoped::<GarageCluster>(client, ns),
                 watcher::Config::default(),
             ),
             move |c: GarageCluster| {
@@ -325,9 +343,9 @@ async fn run_scope(
                     .collect::<Vec<_>>()
             },
         )
-        .owns_in::<StatefulSet>(&client, ns, &managed)
+        .owns_in::<StatefulSet>(client, ns, &managed)
         .watches_stream(
-            triggers::touched(scoped::<Pod>(&client, ns), managed),
+            triggers::touched(scoped::<Pod>(client, ns), managed),
             |pod: Pod| {
                 let ns = pod.namespace();
                 pod.labels().get(label::LABEL_NODE).map(|n| {
@@ -338,7 +356,7 @@ async fn run_scope(
         // A claim's class and modify status change in the claim alone: its node looks again.
         .watches_stream(
             triggers::touched(
-                scoped::<PersistentVolumeClaim>(&client, ns),
+                scoped::<PersistentVolumeClaim>(client, ns),
                 watcher::Config::default().labels(label::LABEL_NODE),
             ),
             |pvc: PersistentVolumeClaim| {
@@ -347,15 +365,8 @@ async fn run_scope(
                     ObjectRef::<GarageNode>::new(n).within(ns.as_deref().unwrap_or_default())
                 })
             },
-        )
-        .graceful_shutdown_on(stopped(stop_rx.clone()))
-        .run(
-            |n, x| Box::pin(instrumented(node::CONTROLLER, n, x, node::reconcile)),
-            |n, e, x| error_policy(node::CONTROLLER, n, e, x),
-            ctx,
-        )
-        .for_each(drain_controller(node::CONTROLLER));
-    tokio::join!(clusters, nodes);
+        );
+    nodes
 }
 
 impl std::fmt::Debug for Context {
@@ -363,175 +374,5 @@ impl std::fmt::Debug for Context {
         f.debug_struct("Context")
             .field("config", &self.config)
             .finish_non_exhaustive()
-    }
-}
-
-/// Consumes a controller's stream, logging what error_policy does not see: a watch or list
-/// that failed (it is retried with its own back-off, but until then its objects are not seen
-/// to change; at most one line per [`triggers::FAILURE_LOG_WINDOW`], counting the others) and
-/// the runner's own failures. Failed passes are logged by error_policy.
-fn drain_controller<T, R: std::fmt::Display, Q: std::fmt::Display>(
-    controller: &'static str,
-) -> impl FnMut(Result<T, kube::runtime::controller::Error<R, Q>>) -> futures::future::Ready<()> {
-    use kube::runtime::controller::Error as E;
-    let mut failures = triggers::FailureLog::default();
-    move |result| {
-        match result {
-            Err(E::QueueError(e)) => {
-                if let Some(not_logged) = failures.admit(Instant::now()) {
-                    tracing::warn!(
-                        controller,
-                        error = %e,
-                        not_logged,
-                        "watch failed; retrying (not_logged: failures since the last such line)"
-                    );
-                }
-            }
-            Err(E::RunnerError(e)) => {
-                tracing::warn!(controller, error = %e, "controller runner failed");
-            }
-            _ => {}
-        }
-        futures::future::ready(())
-    }
-}
-
-/// Runs one reconcile inside a span naming the object, counting it and timing it.
-async fn instrumented<K, F, Fut>(
-    controller: &'static str,
-    object: Arc<K>,
-    ctx: Arc<Context>,
-    reconcile: F,
-) -> Result<Action, Error>
-where
-    K: ResourceExt,
-    F: FnOnce(Arc<K>, Arc<Context>) -> Fut,
-    Fut: Future<Output = Result<Action, Error>>,
-{
-    let span = tracing::info_span!(
-        "reconcile",
-        controller,
-        namespace = %object.namespace().unwrap_or_default(),
-        name = %object.name_any(),
-    );
-    let start = Instant::now();
-    let object_name = object.name_any();
-    let object_namespace = object.namespace().unwrap_or_default();
-    // A panic in one pass is that pass's failure, retried with back-off like any other; it
-    // must not end the controller (and with it every other object's reconciliation).
-    let limit = ctx.config.pass_timeout;
-    let pass = std::panic::AssertUnwindSafe(reconcile(object, ctx.clone()).instrument(span))
-        .catch_unwind();
-    let result = tokio::time::timeout(limit, pass)
-        .await
-        .unwrap_or(Ok(Err(Error::TimedOut(limit))))
-        .unwrap_or_else(|panic| {
-            let what = panic
-                .downcast_ref::<&str>()
-                .map(|s| (*s).to_owned())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_default();
-            Err(Error::Unsafe(format!("the pass panicked: {what}")))
-        });
-    let took = start.elapsed();
-    ctx.metrics.reconciled(controller, took);
-    if took >= SLOW_PASS {
-        tracing::info!(
-            controller,
-            object = %object_name,
-            namespace = %object_namespace,
-            seconds = took.as_secs_f64(),
-            "slow pass"
-        );
-    }
-    result
-}
-
-/// A pass at least this long is logged: it holds one of its controller's few slots.
-const SLOW_PASS: Duration = Duration::from_secs(10);
-
-fn error_policy<K: ResourceExt>(
-    controller: &'static str,
-    obj: Arc<K>,
-    error: &Error,
-    ctx: Arc<Context>,
-) -> Action {
-    ctx.metrics.failed(controller, error.metric_label());
-    if let Error::Stale(_) = error {
-        // Expected under concurrent writers; the requeue re-reads and decides again.
-        tracing::info!(controller, object = %obj.name_any(), error = %error, "stale write refused; retrying");
-        return Action::requeue(ctx.config.short_requeue);
-    }
-    tracing::warn!(
-        controller,
-        object = %obj.name_any(),
-        namespace = obj.namespace().unwrap_or_default(),
-        error = %error,
-        reason = error.reason(),
-        "reconcile failed; retrying"
-    );
-    Action::requeue(ctx.config.error_requeue)
-}
-
-#[cfg(test)]
-mod panic_tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used)]
-
-    use super::*;
-
-    /// A context with `config` and no API server behind it, and an object to pass.
-    fn offline(config: Config) -> (Arc<Context>, Arc<ConfigMap>) {
-        let client =
-            Client::try_from(kube::Config::new("http://127.0.0.1:9".parse().unwrap())).unwrap();
-        let ctx = Arc::new(Context {
-            client: client.clone(),
-            config,
-            metrics: Arc::new(Metrics::default()),
-            events: Events::new(client),
-            gate_evidence: pool::probe::EvidenceCache::default(),
-            volume_class_refusals: std::sync::Mutex::default(),
-            expansion_refusals: std::sync::Mutex::default(),
-            ownership_warnings: ownership::Warnings::default(),
-        });
-        let cm: ConfigMap = serde_json::from_value(serde_json::json!({
-            "metadata": {"name": "x", "namespace": "ns"}
-        }))
-        .unwrap();
-        (ctx, Arc::new(cm))
-    }
-
-    #[tokio::test]
-    async fn a_pass_that_never_returns_is_stopped_and_failed() {
-        let (ctx, cm) = offline(Config {
-            pass_timeout: Duration::from_millis(50),
-            ..Config::default()
-        });
-        let result = instrumented("test", cm, ctx.clone(), |_, _| {
-            std::future::pending::<Result<Action, Error>>()
-        })
-        .await;
-        match result {
-            Err(e @ Error::TimedOut(_)) => {
-                assert_eq!(e.metric_label(), "timeout");
-                let action = error_policy("test", Arc::new(ConfigMap::default()), &e, ctx);
-                assert_eq!(action, Action::requeue(Config::default().error_requeue));
-            }
-            other => panic!("expected the pass to time out, got {other:?}"),
-        }
-    }
-
-    #[tokio::test]
-    async fn a_panicking_pass_is_a_failed_pass() {
-        let (ctx, cm) = offline(Config::default());
-        let result = instrumented("test", cm, ctx, |_, _| async {
-            panic!("boom");
-            #[allow(unreachable_code)]
-            Ok(Action::await_change())
-        })
-        .await;
-        match result {
-            Err(Error::Unsafe(m)) => assert!(m.contains("boom"), "{m}"),
-            other => panic!("expected the panic as an error, got {other:?}"),
-        }
     }
 }

@@ -3,7 +3,7 @@
 
 use std::fmt::Debug;
 
-use kube::api::{Patch, PatchParams, PostParams};
+use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use kube::{Api, Resource, ResourceExt};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -126,6 +126,25 @@ where
         )));
     }
     Ok(live)
+}
+
+/// Deletes `name` with `params`, counting the write. An object already gone is what the
+/// caller wanted: it is success, reported as `false`; `true` when this call deleted it.
+pub async fn delete_if_present<K>(
+    api: &Api<K>,
+    metrics: &Metrics,
+    name: &str,
+    params: &DeleteParams,
+) -> Result<bool, Error>
+where
+    K: Resource + Clone + DeserializeOwned + Debug,
+{
+    metrics.wrote();
+    match api.delete(name, params).await {
+        Ok(_) => Ok(true),
+        Err(kube::Error::Api(e)) if e.code == 404 => Ok(false),
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// Merge-patches the status subresource.

@@ -32,70 +32,77 @@ pub const ADMIN_TOKEN_KEY: &str = "admin-token";
 
 /// The rendered garage.toml of the cluster's shared config.
 pub fn render(c: &GarageCluster, s: &Settings) -> Result<String, DesiredError> {
+    let mut t = String::new();
+    storage_section(&mut t, c, s)?;
+    blocks_and_security(&mut t, c)?;
+    rpc_section(&mut t, c, s);
+    api_sections(&mut t, c, s);
+    Ok(t)
+}
+
+/// Where and how Garage keeps its metadata and data.
+fn storage_section(t: &mut String, c: &GarageCluster, s: &Settings) -> Result<(), DesiredError> {
     let spec = &c.spec;
     let storage = spec.storage.as_ref();
-    let mut t = String::new();
-    line(&mut t, "metadata_dir", &quote(METADATA_DIR));
-    line(&mut t, "data_dir", &data_dir(s.data_dirs.as_deref()));
+    line(t, "metadata_dir", &quote(METADATA_DIR));
+    line(t, "data_dir", &data_dir(s.data_dirs.as_deref()));
     let db = spec.database.as_ref();
     let engine = match db.and_then(|d| d.engine) {
         None | Some(DatabaseEngine::Lmdb) => "lmdb",
         Some(DatabaseEngine::Sqlite) => "sqlite",
         Some(DatabaseEngine::Fjall) => "fjall",
     };
-    line(&mut t, "db_engine", &quote(engine));
+    line(t, "db_engine", &quote(engine));
     if let Some(q) = db.and_then(|d| d.lmdb_map_size.as_ref()) {
         line(
-            &mut t,
+            t,
             "lmdb_map_size",
             &bytes("spec.database.lmdbMapSize", &q.0)?,
         );
     }
     if let Some(q) = db.and_then(|d| d.fjall_block_cache_size.as_ref()) {
         line(
-            &mut t,
+            t,
             "fjall_block_cache_size",
             &bytes("spec.database.fjallBlockCacheSize", &q.0)?,
         );
     }
-    line(
-        &mut t,
-        "replication_factor",
-        &s.replication_factor.to_string(),
-    );
-    line(&mut t, "consistency_mode", &quote(s.consistency_mode));
+    line(t, "replication_factor", &s.replication_factor.to_string());
+    line(t, "consistency_mode", &quote(s.consistency_mode));
     if storage.and_then(|st| st.metadata_fsync) == Some(true) {
-        line(&mut t, "metadata_fsync", "true");
+        line(t, "metadata_fsync", "true");
     }
     if storage.and_then(|st| st.data_fsync) == Some(true) {
-        line(&mut t, "data_fsync", "true");
+        line(t, "data_fsync", "true");
     }
     if let Some(dir) = storage.and_then(|st| st.metadata_snapshots_dir.as_deref()) {
-        line(&mut t, "metadata_snapshots_dir", &quote(dir));
+        line(t, "metadata_snapshots_dir", &quote(dir));
     }
     if let Some(i) = storage.and_then(|st| st.metadata_auto_snapshot_interval.as_deref()) {
-        line(&mut t, "metadata_auto_snapshot_interval", &quote(i));
+        line(t, "metadata_auto_snapshot_interval", &quote(i));
     }
+    Ok(())
+}
+
+/// Block handling and the security switches.
+fn blocks_and_security(t: &mut String, c: &GarageCluster) -> Result<(), DesiredError> {
+    let spec = &c.spec;
     if let Some(b) = spec.blocks.as_ref() {
         if let Some(q) = &b.size {
-            line(&mut t, "block_size", &bytes("spec.blocks.size", &q.0)?);
+            line(t, "block_size", &bytes("spec.blocks.size", &q.0)?);
         }
         if let Some(q) = &b.ram_buffer_max {
             line(
-                &mut t,
+                t,
                 "block_ram_buffer_max",
                 &bytes("spec.blocks.ramBufferMax", &q.0)?,
             );
         }
         if let Some(n) = b.max_concurrent_reads {
-            line(&mut t, "block_max_concurrent_reads", &n.to_string());
+            line(t, "block_max_concurrent_reads", &n.to_string());
         }
         if let Some(n) = b.max_concurrent_writes_per_request {
-            line(
-                &mut t,
-                "block_max_concurrent_writes_per_request",
-                &n.to_string(),
-            );
+            line(t, "block_max_concurrent_writes_per_request", &n.to_string());
         }
         if let Some(level) = b.compression_level.as_deref() {
             let v = if level.parse::<i64>().is_ok() {
@@ -103,48 +110,54 @@ pub fn render(c: &GarageCluster, s: &Settings) -> Result<String, DesiredError> {
             } else {
                 quote(level)
             };
-            line(&mut t, "compression_level", &v);
+            line(t, "compression_level", &v);
         }
         if b.disable_scrub == Some(true) {
-            line(&mut t, "disable_scrub", "true");
+            line(t, "disable_scrub", "true");
         }
         if b.use_local_tz == Some(true) {
-            line(&mut t, "use_local_tz", "true");
+            line(t, "use_local_tz", "true");
         }
     }
     if let Some(sec) = spec.security.as_ref() {
         if sec.allow_insecure_secret_permissions == Some(true) {
-            line(&mut t, "allow_world_readable_secrets", "true");
+            line(t, "allow_world_readable_secrets", "true");
         }
         if sec.allow_punycode == Some(true) {
-            line(&mut t, "allow_punycode", "true");
+            line(t, "allow_punycode", "true");
         }
     }
+    Ok(())
+}
+
+/// The RPC listener, its secret and the peers to join.
+fn rpc_section(t: &mut String, c: &GarageCluster, s: &Settings) {
+    let spec = &c.spec;
     let network = spec.network.as_ref();
     let rpc_bind = network
         .and_then(|n| n.rpc_bind_address.clone())
         .unwrap_or_else(|| format!("[::]:{}", s.rpc_port));
-    line(&mut t, "rpc_bind_addr", &quote(&rpc_bind));
+    line(t, "rpc_bind_addr", &quote(&rpc_bind));
     line(
-        &mut t,
+        t,
         "rpc_secret_file",
         &quote(&format!("{RPC_SECRET_DIR}/{RPC_SECRET_KEY}")),
     );
     if let Some(addr) = network.and_then(|n| n.rpc_public_addr.as_deref()) {
-        line(&mut t, "rpc_public_addr", &quote(addr));
+        line(t, "rpc_public_addr", &quote(addr));
     }
     if let Some(subnet) = network.and_then(|n| n.rpc_public_addr_subnet.as_deref()) {
-        line(&mut t, "rpc_public_addr_subnet", &quote(subnet));
+        line(t, "rpc_public_addr_subnet", &quote(subnet));
     }
     if network.and_then(|n| n.rpc_timeout.as_deref()).is_some() {
         line(
-            &mut t,
+            t,
             "rpc_timeout_msec",
             &s.rpc_timeout.as_millis().to_string(),
         );
     }
     if network.and_then(|n| n.rpc_bind_outgoing) == Some(true) {
-        line(&mut t, "rpc_bind_outgoing", "true");
+        line(t, "rpc_bind_outgoing", "true");
     }
     let peers: Vec<String> = network
         .and_then(|n| n.bootstrap_peers.clone())
@@ -152,25 +165,25 @@ pub fn render(c: &GarageCluster, s: &Settings) -> Result<String, DesiredError> {
         .iter()
         .map(|p| quote(p))
         .collect();
-    line(
-        &mut t,
-        "bootstrap_peers",
-        &format!("[{}]", peers.join(", ")),
-    );
+    line(t, "bootstrap_peers", &format!("[{}]", peers.join(", ")));
+}
 
+/// The S3, web and admin endpoints.
+fn api_sections(t: &mut String, c: &GarageCluster, s: &Settings) {
+    let spec = &c.spec;
     let s3 = spec.s3_api.as_ref();
     t.push_str("\n[s3_api]\n");
     let s3_bind = s3
         .and_then(|a| a.bind_address.clone())
         .unwrap_or_else(|| format!("[::]:{}", s.s3_port));
-    line(&mut t, "api_bind_addr", &quote(&s3_bind));
+    line(t, "api_bind_addr", &quote(&s3_bind));
     line(
-        &mut t,
+        t,
         "s3_region",
         &quote(s3.and_then(|a| a.region.as_deref()).unwrap_or("garage")),
     );
     if let Some(root) = s3.and_then(|a| a.root_domain.as_deref()) {
-        line(&mut t, "root_domain", &quote(root));
+        line(t, "root_domain", &quote(root));
     }
     if let Some(web_port) = s.web_port {
         let web = spec.web_api.as_ref();
@@ -178,13 +191,13 @@ pub fn render(c: &GarageCluster, s: &Settings) -> Result<String, DesiredError> {
         let bind = web
             .and_then(|w| w.bind_address.clone())
             .unwrap_or_else(|| format!("[::]:{web_port}"));
-        line(&mut t, "bind_addr", &quote(&bind));
+        line(t, "bind_addr", &quote(&bind));
         let root = web
             .and_then(|w| w.root_domain.clone())
             .unwrap_or_else(|| format!(".{}.{}.svc", s.name, s.namespace));
-        line(&mut t, "root_domain", &quote(&root));
+        line(t, "root_domain", &quote(&root));
         if web.and_then(|w| w.add_host_to_metrics) == Some(true) {
-            line(&mut t, "add_host_to_metrics", "true");
+            line(t, "add_host_to_metrics", "true");
         }
     }
     let admin = spec.admin.as_ref();
@@ -192,19 +205,18 @@ pub fn render(c: &GarageCluster, s: &Settings) -> Result<String, DesiredError> {
     let admin_bind = admin
         .and_then(|a| a.bind_address.clone())
         .unwrap_or_else(|| format!("[::]:{}", s.admin_port));
-    line(&mut t, "api_bind_addr", &quote(&admin_bind));
+    line(t, "api_bind_addr", &quote(&admin_bind));
     line(
-        &mut t,
+        t,
         "admin_token_file",
         &quote(&format!("{ADMIN_TOKEN_DIR}/{ADMIN_TOKEN_KEY}")),
     );
     if admin.and_then(|a| a.metrics_require_token) == Some(true) {
-        line(&mut t, "metrics_require_token", "true");
+        line(t, "metrics_require_token", "true");
     }
     if let Some(sink) = admin.and_then(|a| a.trace_sink.as_deref()) {
-        line(&mut t, "trace_sink", &quote(sink));
+        line(t, "trace_sink", &quote(sink));
     }
-    Ok(t)
 }
 
 /// A config revision: the ConfigMap named after the digest of its body.

@@ -28,7 +28,7 @@ use std::time::Duration;
 
 use kube::{Resource, ResourceExt};
 use shared_types::garage_cluster::common::{ConsistencyMode, LayoutPolicy};
-use shared_types::garage_cluster::v1beta2::{GarageCluster, NodeLocalPoolSpec};
+use shared_types::garage_cluster::v1beta2::{GarageCluster, GarageClusterSpec, NodeLocalPoolSpec};
 
 /// Garage image used when the cluster names none.
 pub const DEFAULT_GARAGE_IMAGE: &str = "dxflrs/garage:v2.5.0";
@@ -152,53 +152,13 @@ impl Settings {
             .clone()
             .ok_or(DesiredError::MissingMetadata("uid"))?;
         let spec = &c.spec;
-        if spec.connect_to.is_some() {
-            return Err(DesiredError::Unsupported("spec.connectTo"));
-        }
-        if spec.gateway.is_some() {
-            return Err(DesiredError::Unsupported("spec.gateway"));
-        }
-        if spec.remote_clusters.as_ref().is_some_and(|r| !r.is_empty()) {
-            return Err(DesiredError::Unsupported("spec.remoteClusters"));
-        }
-        if spec.discovery.is_some() {
-            return Err(DesiredError::Unsupported("spec.discovery"));
-        }
-        if spec.zone_from.is_some() {
-            return Err(DesiredError::Unsupported("spec.zoneFrom"));
-        }
-        if spec.public_endpoint.is_some() {
-            return Err(DesiredError::Unsupported("spec.publicEndpoint"));
-        }
+        refuse_unbuilt_shapes(spec)?;
         let storage = spec
             .storage
             .as_ref()
             .ok_or(DesiredError::Unsupported("a cluster without spec.storage"))?;
         let pools = storage.node_local_pools.clone().unwrap_or_default();
-        for pool in &pools {
-            if let Some(template) = pool
-                .network
-                .as_ref()
-                .and_then(|n| n.rpc_public_addr_template.as_deref())
-                && !template.contains(shared_types::garage_cluster::v1beta2::RPC_TEMPLATE_NODE_NAME)
-            {
-                return Err(DesiredError::Invalid {
-                    field: "spec.storage.nodeLocalPools[].network.rpcPublicAddrTemplate",
-                    message: format!(
-                        "pool {}: {template:?} must contain {} so that each Node gets its own address",
-                        pool.name,
-                        shared_types::garage_cluster::v1beta2::RPC_TEMPLATE_NODE_NAME
-                    ),
-                });
-            }
-            // Exactly one of the single data HostPath and the list of data paths.
-            if pool.data.is_some() == data_dirs::pool_data_dirs(pool)?.is_some() {
-                return Err(DesiredError::Invalid {
-                    field: "spec.storage.nodeLocalPools[].data",
-                    message: format!("pool {} needs exactly one of data and dataPaths", pool.name),
-                });
-            }
-        }
+        check_pools(&pools)?;
         let manual = storage.layout_policy.or(spec.layout_policy) == Some(LayoutPolicy::Manual);
         let data_dirs = data_dirs::cluster_data_dirs(storage)?;
         // Pool members with one data HostPath mount the cluster's garage.toml, at /data/data:
@@ -215,36 +175,168 @@ impl Settings {
             })?;
         // Under the Manual policy every storage identity is a GarageNode the user wrote.
         let replicas = if manual { 0 } else { replicas };
-        let replication = spec.replication.as_ref();
-        let replication_factor = replication
-            .and_then(|r| r.factor)
-            .map_or(Ok(3), u32::try_from)
-            .ok()
-            .filter(|f| *f >= 1)
-            .ok_or_else(|| DesiredError::Invalid {
-                field: "spec.replication.factor",
-                message: "must be at least 1".into(),
-            })?;
-        let consistency_mode = match replication.and_then(|r| r.consistency_mode) {
-            None | Some(ConsistencyMode::Consistent) => "consistent",
-            Some(ConsistencyMode::Degraded) => "degraded",
-            Some(ConsistencyMode::Dangerous) => "dangerous",
+        let (replication_factor, consistency_mode) = replication(spec)?;
+        let rpc_public_addr_subnet = rpc_public_addr_subnet(spec)?;
+        let Ports {
+            rpc_port,
+            s3_port,
+            admin_port,
+            web_port,
+        } = Ports::from_spec(spec)?;
+        let zone = spec
+            .zone
+            .clone()
+            .filter(|z| !z.is_empty())
+            .unwrap_or_else(|| "default".into());
+        let image = match (&spec.image, &spec.image_repository) {
+            (Some(image), _) => image.clone(),
+            (None, Some(repo)) => format!("{repo}:{DEFAULT_GARAGE_TAG}"),
+            (None, None) => DEFAULT_GARAGE_IMAGE.to_owned(),
         };
-        let network = spec.network.as_ref();
-        let rpc_public_addr_subnet = match network
-            .and_then(|n| n.rpc_public_addr_subnet.as_deref())
-            .filter(|t| !t.trim().is_empty())
+        let capacity = auto_capacity(storage, data_dirs.as_deref())?;
+        let rpc_timeout = rpc_timeout(spec)?;
+        Ok(Self {
+            name,
+            namespace,
+            uid,
+            replicas,
+            manual,
+            replication_factor,
+            consistency_mode,
+            rpc_port,
+            s3_port,
+            admin_port,
+            web_port,
+            zone,
+            image,
+            capacity,
+            data_dirs,
+            rpc_timeout,
+            pools,
+            rpc_public_addr_subnet,
+        })
+    }
+}
+
+/// Shapes this version does not build yet, refused by name rather than ignored.
+fn refuse_unbuilt_shapes(spec: &GarageClusterSpec) -> Result<(), DesiredError> {
+    if spec.connect_to.is_some() {
+        return Err(DesiredError::Unsupported("spec.connectTo"));
+    }
+    if spec.gateway.is_some() {
+        return Err(DesiredError::Unsupported("spec.gateway"));
+    }
+    if spec.remote_clusters.as_ref().is_some_and(|r| !r.is_empty()) {
+        return Err(DesiredError::Unsupported("spec.remoteClusters"));
+    }
+    if spec.discovery.is_some() {
+        return Err(DesiredError::Unsupported("spec.discovery"));
+    }
+    if spec.zone_from.is_some() {
+        return Err(DesiredError::Unsupported("spec.zoneFrom"));
+    }
+    if spec.public_endpoint.is_some() {
+        return Err(DesiredError::Unsupported("spec.publicEndpoint"));
+    }
+    Ok(())
+}
+
+/// What each node-local pool must hold before it can be rendered.
+fn check_pools(pools: &[NodeLocalPoolSpec]) -> Result<(), DesiredError> {
+    for pool in pools {
+        if let Some(template) = pool
+            .network
+            .as_ref()
+            .and_then(|n| n.rpc_public_addr_template.as_deref())
+            && !template.contains(shared_types::garage_cluster::v1beta2::RPC_TEMPLATE_NODE_NAME)
         {
-            None => None,
-            Some(text) => {
-                Some(
-                    rpc_address::Subnet::parse(text).ok_or_else(|| DesiredError::Invalid {
-                        field: "spec.network.rpcPublicAddrSubnet",
-                        message: format!("{text:?} is not a CIDR block such as 10.42.0.0/16"),
-                    })?,
-                )
-            }
-        };
+            return Err(DesiredError::Invalid {
+                field: "spec.storage.nodeLocalPools[].network.rpcPublicAddrTemplate",
+                message: format!(
+                    "pool {}: {template:?} must contain {} so that each Node gets its own address",
+                    pool.name,
+                    shared_types::garage_cluster::v1beta2::RPC_TEMPLATE_NODE_NAME
+                ),
+            });
+        }
+        // Exactly one of the single data HostPath and the list of data paths.
+        if pool.data.is_some() == data_dirs::pool_data_dirs(pool)?.is_some() {
+            return Err(DesiredError::Invalid {
+                field: "spec.storage.nodeLocalPools[].data",
+                message: format!("pool {} needs exactly one of data and dataPaths", pool.name),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The replication factor (default 3, at least 1) and consistency mode.
+fn replication(spec: &GarageClusterSpec) -> Result<(u32, &'static str), DesiredError> {
+    let replication = spec.replication.as_ref();
+    let replication_factor = replication
+        .and_then(|r| r.factor)
+        .map_or(Ok(3), u32::try_from)
+        .ok()
+        .filter(|f| *f >= 1)
+        .ok_or_else(|| DesiredError::Invalid {
+            field: "spec.replication.factor",
+            message: "must be at least 1".into(),
+        })?;
+    let consistency_mode = match replication.and_then(|r| r.consistency_mode) {
+        None | Some(ConsistencyMode::Consistent) => "consistent",
+        Some(ConsistencyMode::Degraded) => "degraded",
+        Some(ConsistencyMode::Dangerous) => "dangerous",
+    };
+    Ok((replication_factor, consistency_mode))
+}
+
+/// The subnet Garage picks its advertised RPC address from, when one is set.
+fn rpc_public_addr_subnet(
+    spec: &GarageClusterSpec,
+) -> Result<Option<rpc_address::Subnet>, DesiredError> {
+    let network = spec.network.as_ref();
+    let rpc_public_addr_subnet = match network
+        .and_then(|n| n.rpc_public_addr_subnet.as_deref())
+        .filter(|t| !t.trim().is_empty())
+    {
+        None => None,
+        Some(text) => {
+            Some(
+                rpc_address::Subnet::parse(text).ok_or_else(|| DesiredError::Invalid {
+                    field: "spec.network.rpcPublicAddrSubnet",
+                    message: format!("{text:?} is not a CIDR block such as 10.42.0.0/16"),
+                })?,
+            )
+        }
+    };
+    Ok(rpc_public_addr_subnet)
+}
+
+/// Garage's RPC timeout: the spec's, or Garage's default.
+fn rpc_timeout(spec: &GarageClusterSpec) -> Result<Duration, DesiredError> {
+    let rpc_timeout = match spec.network.as_ref().and_then(|n| n.rpc_timeout.as_deref()) {
+        None => GARAGE_DEFAULT_RPC_TIMEOUT,
+        Some(text) => shared_types::duration::go_duration(text)
+            .filter(|d| *d >= Duration::from_millis(1))
+            .ok_or_else(|| DesiredError::Invalid {
+                field: "spec.network.rpcTimeout",
+                message: format!("{text:?} is not a duration of at least 1ms such as '30s'"),
+            })?,
+    };
+    Ok(rpc_timeout)
+}
+
+/// The ports Garage listens on; no web port when the web endpoint is off.
+struct Ports {
+    rpc_port: u16,
+    s3_port: u16,
+    admin_port: u16,
+    web_port: Option<u16>,
+}
+
+impl Ports {
+    fn from_spec(spec: &GarageClusterSpec) -> Result<Self, DesiredError> {
+        let network = spec.network.as_ref();
         let rpc_port = port(
             "spec.network.rpcBindPort",
             network.and_then(|n| n.rpc_bind_address.as_deref()),
@@ -276,45 +368,11 @@ impl Settings {
                 3902,
             )?)
         };
-        let zone = spec
-            .zone
-            .clone()
-            .filter(|z| !z.is_empty())
-            .unwrap_or_else(|| "default".into());
-        let image = match (&spec.image, &spec.image_repository) {
-            (Some(image), _) => image.clone(),
-            (None, Some(repo)) => format!("{repo}:{DEFAULT_GARAGE_TAG}"),
-            (None, None) => DEFAULT_GARAGE_IMAGE.to_owned(),
-        };
-        let capacity = auto_capacity(storage, data_dirs.as_deref())?;
-        let rpc_timeout = match spec.network.as_ref().and_then(|n| n.rpc_timeout.as_deref()) {
-            None => GARAGE_DEFAULT_RPC_TIMEOUT,
-            Some(text) => shared_types::duration::go_duration(text)
-                .filter(|d| *d >= Duration::from_millis(1))
-                .ok_or_else(|| DesiredError::Invalid {
-                    field: "spec.network.rpcTimeout",
-                    message: format!("{text:?} is not a duration of at least 1ms such as '30s'"),
-                })?,
-        };
         Ok(Self {
-            name,
-            namespace,
-            uid,
-            replicas,
-            manual,
-            replication_factor,
-            consistency_mode,
             rpc_port,
             s3_port,
             admin_port,
             web_port,
-            zone,
-            image,
-            capacity,
-            data_dirs,
-            rpc_timeout,
-            pools,
-            rpc_public_addr_subnet,
         })
     }
 }

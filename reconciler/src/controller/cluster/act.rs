@@ -210,21 +210,11 @@ async fn delete_retired(
     let gn_api: Api<GarageNode> = Api::namespaced(ctx.client.clone(), ns);
     let cm_api: Api<ConfigMap> = Api::namespaced(ctx.client.clone(), ns);
     for name in configs {
-        m.wrote();
-        match cm_api.delete(name, &DeleteParams::background()).await {
-            Ok(_) => {}
-            Err(kube::Error::Api(e)) if e.code == 404 => {}
-            Err(e) => return Err(e.into()),
-        }
+        write::delete_if_present(&cm_api, m, name, &DeleteParams::background()).await?;
         m.step("rollout", "prune_config");
     }
     for name in nodes {
-        m.wrote();
-        match gn_api.delete(name, &DeleteParams::background()).await {
-            Ok(_) => {}
-            Err(kube::Error::Api(e)) if e.code == 404 => {}
-            Err(e) => return Err(e.into()),
-        }
+        write::delete_if_present(&gn_api, m, name, &DeleteParams::background()).await?;
         m.step("drain", "delete_node");
         notes.push(Note::normal(
             reason::REASON_NODE_DRAIN_PREPARED,

@@ -21,7 +21,7 @@ use shared_types::garage_cluster::v1beta2::GarageCluster;
 use shared_types::keys::{annotation, label};
 
 use crate::controller::garage_access::random_hex32;
-use crate::controller::write::ensure_immutable;
+use crate::controller::write::{self, ensure_immutable};
 use crate::controller::{Context, Error};
 use crate::desired::{Settings, is_controlled_by, secrets};
 use crate::names;
@@ -217,11 +217,9 @@ async fn prune(
             })
         });
         if !mounted {
-            ctx.metrics.wrote();
-            match secrets_api.delete(&name, &DeleteParams::default()).await {
-                Ok(_) => tracing::info!(secret = %name, "admin token copy no pod mounts deleted"),
-                Err(kube::Error::Api(e)) if e.code == 404 => {}
-                Err(e) => return Err(e.into()),
+            let params = DeleteParams::default();
+            if write::delete_if_present(&secrets_api, &ctx.metrics, &name, &params).await? {
+                tracing::info!(secret = %name, "admin token copy no pod mounts deleted");
             }
         }
     }

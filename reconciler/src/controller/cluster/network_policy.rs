@@ -79,15 +79,13 @@ pub async fn converge(plan: &Plan, ns: &str, uid: &str, ctx: &Context) -> Result
             if !is_controlled_by(&live, uid) || live.metadata.deletion_timestamp.is_some() {
                 return Ok(());
             }
-            ctx.metrics.wrote();
-            match api.delete(name, &DeleteParams::background()).await {
-                Ok(_) => tracing::info!(
+            let params = DeleteParams::background();
+            if write::delete_if_present(&api, &ctx.metrics, name, &params).await? {
+                tracing::info!(
                     namespace = ns,
                     name,
                     "NetworkPolicy deleted: the install turned it off"
-                ),
-                Err(kube::Error::Api(e)) if e.code == 404 => {}
-                Err(e) => return Err(e.into()),
+                );
             }
         }
     }

@@ -38,7 +38,8 @@ pub async fn act(
     // Nothing that lets a pool pod run somewhere, or takes that away, happens without a
     // fresh proof that the gate fences pods; the proof holds for the rest of this pass.
     if plan.needs_probe {
-        let verdict = probe::probe(&ctx.client, &o.cluster, &s.image, &ctx.gate_evidence).await?;
+        let verdict =
+            probe::probe(&ctx.client, &o.cluster, &s.image, &ctx.gate_evidence, m).await?;
         let refused = match verdict {
             Verdict::Proven(_) => None,
             Verdict::Pending(message) => {
@@ -168,12 +169,7 @@ pub async fn act(
         m.step("pool", "deactivate");
     }
     for name in &plan.delete_daemonsets {
-        m.wrote();
-        match ds_api.delete(name, &DeleteParams::background()).await {
-            Ok(_) => {}
-            Err(kube::Error::Api(e)) if e.code == 404 => {}
-            Err(e) => return Err(e.into()),
-        }
+        write::delete_if_present(&ds_api, m, name, &DeleteParams::background()).await?;
         notes.push(Note::normal(
             reason::REASON_RECONCILE_SUCCESS,
             "DeletePool",

@@ -23,7 +23,7 @@ use super::act::publish;
 use super::observe::references;
 use crate::controller::conditions::Desired;
 use crate::controller::events::Note;
-use crate::controller::{Context, Error, finalizer};
+use crate::controller::{Context, Error, finalizer, write};
 use crate::desired::is_controlled_by;
 use crate::machine::teardown::{self, Child, Phase};
 
@@ -82,12 +82,7 @@ pub async fn run(cluster: &GarageCluster, ctx: &Context) -> Result<Action, Error
                 ..DeleteParams::default()
             };
             for name in names {
-                ctx.metrics.wrote();
-                match api.delete(name, &dp).await {
-                    Ok(_) => {}
-                    Err(kube::Error::Api(e)) if e.code == 404 => {}
-                    Err(e) => return Err(e.into()),
-                }
+                write::delete_if_present(&api, &ctx.metrics, name, &dp).await?;
             }
             ctx.metrics.step("teardown", "delete_nodes");
             let m = format!("deleting GarageNodes {}", names.join(", "));
@@ -249,61 +244,67 @@ async fn delete_owned(
     c: &Child,
 ) -> Result<(), Error> {
     let client = ctx.client.clone();
+    let m = &ctx.metrics;
     let dp = DeleteParams::background();
-    ctx.metrics.wrote();
-    let result = match c.kind {
-        "Service" => Api::<Service>::namespaced(client, ns)
-            .delete(&c.name, &dp)
-            .await
-            .map(|_| ()),
-        "ConfigMap" => Api::<ConfigMap>::namespaced(client, ns)
-            .delete(&c.name, &dp)
-            .await
-            .map(|_| ()),
-        "Secret" => Api::<Secret>::namespaced(client, ns)
-            .delete(&c.name, &dp)
-            .await
-            .map(|_| ()),
-        "DaemonSet" => Api::<DaemonSet>::namespaced(client, ns)
-            .delete(&c.name, &dp)
-            .await
-            .map(|_| ()),
-        "Pod" => Api::<Pod>::namespaced(client, ns)
-            .delete(&c.name, &dp)
-            .await
-            .map(|_| ()),
-        "NetworkPolicy" => Api::<NetworkPolicy>::namespaced(client, ns)
-            .delete(&c.name, &dp)
-            .await
-            .map(|_| ()),
-        "NodeBinding" => {
-            let nodes = Api::<Node>::all(client);
-            match nodes.get_opt(&c.name).await? {
-                Some(node) => {
-                    let cleared: serde_json::Map<String, serde_json::Value> =
-                        binding_keys(cluster, &node)
-                            .into_iter()
-                            .map(|k| (k, serde_json::Value::Null))
-                            .collect();
-                    nodes
-                        .patch(
-                            &c.name,
-                            &PatchParams::default(),
-                            &Patch::Merge(serde_json::json!({"metadata": {"labels": cleared, "annotations": cleared}})),
-                        )
-                        .await
-                        .map(|_| ())
-                }
-                None => Ok(()),
-            }
+    let name = c.name.as_str();
+    match c.kind {
+        "Service" => {
+            write::delete_if_present(&Api::<Service>::namespaced(client, ns), m, name, &dp).await?
         }
-        _ => Api::<PodDisruptionBudget>::namespaced(client, ns)
-            .delete(&c.name, &dp)
-            .await
-            .map(|_| ()),
+        "ConfigMap" => {
+            write::delete_if_present(&Api::<ConfigMap>::namespaced(client, ns), m, name, &dp)
+                .await?
+        }
+        "Secret" => {
+            write::delete_if_present(&Api::<Secret>::namespaced(client, ns), m, name, &dp).await?
+        }
+        "DaemonSet" => {
+            write::delete_if_present(&Api::<DaemonSet>::namespaced(client, ns), m, name, &dp)
+                .await?
+        }
+        "Pod" => {
+            write::delete_if_present(&Api::<Pod>::namespaced(client, ns), m, name, &dp).await?
+        }
+        "NetworkPolicy" => {
+            write::delete_if_present(&Api::<NetworkPolicy>::namespaced(client, ns), m, name, &dp)
+                .await?
+        }
+        "NodeBinding" => return clear_node_binding(ctx, cluster, name).await,
+        _ => {
+            write::delete_if_present(
+                &Api::<PodDisruptionBudget>::namespaced(client, ns),
+                m,
+                name,
+                &dp,
+            )
+            .await?
+        }
     };
-    match result {
-        Ok(()) => Ok(()),
+    Ok(())
+}
+
+/// Removes the labels and annotations that bind Node `name` to `cluster`'s pools; a Node
+/// already gone holds none.
+async fn clear_node_binding(
+    ctx: &Context,
+    cluster: &GarageCluster,
+    name: &str,
+) -> Result<(), Error> {
+    let nodes = Api::<Node>::all(ctx.client.clone());
+    let Some(node) = nodes.get_opt(name).await? else {
+        return Ok(());
+    };
+    let cleared: serde_json::Map<String, serde_json::Value> = binding_keys(cluster, &node)
+        .into_iter()
+        .map(|k| (k, serde_json::Value::Null))
+        .collect();
+    ctx.metrics.wrote();
+    let patch = serde_json::json!({"metadata": {"labels": cleared, "annotations": cleared}});
+    match nodes
+        .patch(name, &PatchParams::default(), &Patch::Merge(patch))
+        .await
+    {
+        Ok(_) => Ok(()),
         Err(kube::Error::Api(e)) if e.code == 404 => Ok(()),
         Err(e) => Err(e.into()),
     }

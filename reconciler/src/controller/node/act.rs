@@ -48,20 +48,10 @@ pub async fn act(node: &GarageNode, d: Decision, ctx: &Context) -> Result<(), Er
     }
     if d.delete_workload {
         let dp = DeleteParams::background();
-        m.wrote();
-        ignore_absent(
-            Api::<StatefulSet>::namespaced(ctx.client.clone(), &ns)
-                .delete(&name, &dp)
-                .await
-                .map(|_| ()),
-        )?;
-        m.wrote();
-        ignore_absent(
-            Api::<Service>::namespaced(ctx.client.clone(), &ns)
-                .delete(&names::node_rpc_service(&name), &dp)
-                .await
-                .map(|_| ()),
-        )?;
+        let statefulsets = Api::<StatefulSet>::namespaced(ctx.client.clone(), &ns);
+        write::delete_if_present(&statefulsets, m, &name, &dp).await?;
+        let services = Api::<Service>::namespaced(ctx.client.clone(), &ns);
+        write::delete_if_present(&services, m, &names::node_rpc_service(&name), &dp).await?;
         m.step("teardown", "stop_node_workload");
     }
     if !d.claim_classes.is_empty() {
@@ -131,14 +121,6 @@ pub async fn act(node: &GarageNode, d: Decision, ctx: &Context) -> Result<(), Er
         finalizer::set(&api, m, node, FINALIZER_NODE, false).await?;
     }
     Ok(())
-}
-
-fn ignore_absent(r: Result<(), kube::Error>) -> Result<(), Error> {
-    match r {
-        Ok(()) => Ok(()),
-        Err(kube::Error::Api(e)) if e.code == 404 => Ok(()),
-        Err(e) => Err(e.into()),
-    }
 }
 
 /// A merge patch that sets exactly the fields this controller owns (null clears one).

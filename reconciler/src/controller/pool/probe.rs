@@ -27,7 +27,7 @@ use shared_types::garage_cluster::v1beta2::GarageCluster;
 use shared_types::keys::label;
 use shared_types::keys::scheduling_gate::SCHEDULING_GATE_NODE_LOCAL_POOL_CAPABILITY;
 
-use crate::controller::Error;
+use crate::controller::{Error, Metrics, write};
 use crate::desired::controller_ref;
 
 /// The gate on the probe pod (pool pods carry the activation gate instead).
@@ -164,6 +164,7 @@ pub async fn probe(
     cluster: &GarageCluster,
     image: &str,
     cache: &EvidenceCache,
+    metrics: &Metrics,
 ) -> Result<Verdict, Error> {
     let ns = cluster.namespace().unwrap_or_default();
     let now = Timestamp::now();
@@ -217,6 +218,7 @@ pub async fn probe(
         pod_value["metadata"]["ownerReferences"] = json!([controller_ref(cluster)?]);
         let pod: Pod = serde_json::from_value(pod_value)
             .map_err(|e| Error::Unsafe(format!("building the probe pod: {e}")))?;
+        metrics.wrote();
         live = Some(pods.create(&PostParams::default(), &pod).await?);
     }
     let mut v = verdict(&version.major, &version.minor, kept, live.as_ref());
@@ -226,7 +228,7 @@ pub async fn probe(
         && now.duration_since(at).unsigned_abs() >= EVIDENCE_TTL
     {
         v = Verdict::Pending("the last proof is older than 30 s; proving again".into());
-        delete_probe(&pods, &name).await?;
+        delete_probe(&pods, &name, metrics).await?;
         return Ok(v);
     }
     if let Verdict::Proven(at) = v {
@@ -234,17 +236,14 @@ pub async fn probe(
     }
     // The probe pod has done its work either way once the verdict is final.
     if live.is_some() && !matches!(v, Verdict::Pending(_)) {
-        delete_probe(&pods, &name).await?;
+        delete_probe(&pods, &name, metrics).await?;
     }
     Ok(v)
 }
 
-async fn delete_probe(pods: &Api<Pod>, name: &str) -> Result<(), Error> {
-    match pods.delete(name, &DeleteParams::background()).await {
-        Ok(_) => Ok(()),
-        Err(kube::Error::Api(e)) if e.code == 404 => Ok(()),
-        Err(e) => Err(e.into()),
-    }
+async fn delete_probe(pods: &Api<Pod>, name: &str, metrics: &Metrics) -> Result<(), Error> {
+    write::delete_if_present(pods, metrics, name, &DeleteParams::background()).await?;
+    Ok(())
 }
 
 #[cfg(test)]

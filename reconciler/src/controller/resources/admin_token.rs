@@ -20,7 +20,7 @@ use shared_types::keys::{annotation, finalizer as finalizers, label};
 use super::WAITING;
 use crate::controller::garage_access::random_hex32;
 use crate::controller::ownership::{self, Resolved};
-use crate::controller::{Context, Error, finalizer};
+use crate::controller::{Context, Error, finalizer, write};
 use crate::desired::{Settings, controller_ref, is_controlled_by};
 
 /// Controller name (metrics, logs).
@@ -216,15 +216,7 @@ async fn finalize(
     if let Some(live) = secrets.get_opt(&secret_name).await?
         && is_controlled_by(&live, &t.uid().unwrap_or_default())
     {
-        ctx.metrics.wrote();
-        secrets
-            .delete(&secret_name, &Default::default())
-            .await
-            .map(|_| ())
-            .or_else(|e| match e {
-                kube::Error::Api(ae) if ae.code == 404 => Ok(()),
-                e => Err(e),
-            })?;
+        write::delete_if_present(&secrets, &ctx.metrics, &secret_name, &Default::default()).await?;
     }
     finalizer::set(
         api,

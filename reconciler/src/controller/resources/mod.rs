@@ -13,7 +13,6 @@ pub mod reference_grant;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
 use k8s_openapi::api::core::v1::{Namespace, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::api::ListParams;
@@ -30,7 +29,7 @@ use shared_types::garage_reference_grant::GarageReferenceGrant;
 use shared_types::keys::label;
 
 use super::triggers::{self, OwnsIn as _};
-use super::{Context, Error, error_policy, instrumented, scoped};
+use super::{Context, Error, runner, scoped};
 
 /// Requeue while a prerequisite (the cluster, a referenced object) is missing.
 pub const WAITING: Duration = Duration::from_secs(10);
@@ -361,12 +360,6 @@ pub async fn run(
     scopes: Vec<Option<String>>,
     stop_rx: tokio::sync::watch::Receiver<bool>,
 ) {
-    let stopped = || {
-        let mut rx = stop_rx.clone();
-        async move {
-            let _ = rx.wait_for(|s| *s).await;
-        }
-    };
     let client: Client = ctx.client.clone();
     let bounded = || kube::runtime::controller::Config::default().concurrency(CONCURRENCY);
     let controllers: Vec<_> = scopes
@@ -428,84 +421,71 @@ pub async fn run(
                 move |k: GarageKey| buckets_of_key(&k, &view),
             );
         }
-        let keys = keys
-            .graceful_shutdown_on(stopped())
-            .run(
-                {
-                    let stores = stores.clone();
-                    move |k, x| {
-                        let stores = stores.clone();
-                        Box::pin(instrumented(key::CONTROLLER, k, x, move |k, x| {
-                            key::reconcile(k, x, stores)
-                        }))
-                    }
-                },
-                |k, e, x| error_policy(key::CONTROLLER, k, e, x),
-                ctx.clone(),
-            )
-            .for_each(super::drain_controller(key::CONTROLLER));
-        let buckets = buckets
-            .graceful_shutdown_on(stopped())
-            .run(
-                {
-                    let stores = stores.clone();
-                    move |b, x| {
-                        let stores = stores.clone();
-                        Box::pin(instrumented(bucket::CONTROLLER, b, x, move |b, x| {
-                            bucket::reconcile(b, x, stores)
-                        }))
-                    }
-                },
-                |b, e, x| error_policy(bucket::CONTROLLER, b, e, x),
-                ctx.clone(),
-            )
-            .for_each(super::drain_controller(bucket::CONTROLLER));
-        let tokens = triggers::controller(
-            scoped::<GarageAdminToken>(&client, ns),
-            watcher::Config::default(),
-        )
-        .owns_in::<Secret>(
-            &client,
-            ns,
-            &watcher::Config::default().labels(label::LABEL_ADMIN_TOKEN),
-        )
-        .graceful_shutdown_on(stopped())
-        .run(
-            |t, x| {
-                Box::pin(instrumented(
-                    admin_token::CONTROLLER,
-                    t,
-                    x,
-                    admin_token::reconcile,
-                ))
-            },
-            |t, e, x| error_policy(admin_token::CONTROLLER, t, e, x),
+        let reconcile_key = {
+            let stores = stores.clone();
+            move |k, x| key::reconcile(k, x, stores.clone())
+        };
+        let keys = runner::start(
+            key::CONTROLLER,
+            keys,
+            reconcile_key,
             ctx.clone(),
-        )
-        .for_each(super::drain_controller(admin_token::CONTROLLER));
-        let grants = triggers::controller(
-            scoped::<GarageReferenceGrant>(&client, ns),
-            watcher::Config::default(),
-        )
-        .graceful_shutdown_on(stopped())
-        .run(
-            |g, x| {
-                Box::pin(instrumented(
-                    reference_grant::CONTROLLER,
-                    g,
-                    x,
-                    reference_grant::reconcile,
-                ))
-            },
-            |g, e, x| error_policy(reference_grant::CONTROLLER, g, e, x),
+            stop_rx.clone(),
+        );
+        let reconcile_bucket = {
+            let stores = stores.clone();
+            move |b, x| bucket::reconcile(b, x, stores.clone())
+        };
+        let buckets = runner::start(
+            bucket::CONTROLLER,
+            buckets,
+            reconcile_bucket,
             ctx.clone(),
-        )
-        .for_each(super::drain_controller(reference_grant::CONTROLLER));
+            stop_rx.clone(),
+        );
+        let others = token_and_grant_passes(&ctx, ns, &stop_rx);
         passes.push(async move {
-            tokio::join!(keys, buckets, tokens, grants);
+            tokio::join!(keys, buckets, others);
         });
     }
     tokio::join!(futures::future::join_all(passes), complete);
+}
+
+/// The GarageAdminToken and GarageReferenceGrant controllers of one scope, run together.
+async fn token_and_grant_passes(
+    ctx: &Arc<Context>,
+    ns: Option<&str>,
+    stop_rx: &tokio::sync::watch::Receiver<bool>,
+) {
+    let client = &ctx.client;
+    let tokens = triggers::controller(
+        scoped::<GarageAdminToken>(client, ns),
+        watcher::Config::default(),
+    )
+    .owns_in::<Secret>(
+        client,
+        ns,
+        &watcher::Config::default().labels(label::LABEL_ADMIN_TOKEN),
+    );
+    let tokens = runner::start(
+        admin_token::CONTROLLER,
+        tokens,
+        admin_token::reconcile,
+        ctx.clone(),
+        stop_rx.clone(),
+    );
+    let grants = triggers::controller(
+        scoped::<GarageReferenceGrant>(client, ns),
+        watcher::Config::default(),
+    );
+    let grants = runner::start(
+        reference_grant::CONTROLLER,
+        grants,
+        reference_grant::reconcile,
+        ctx.clone(),
+        stop_rx.clone(),
+    );
+    tokio::join!(tokens, grants);
 }
 
 /// The keys a bucket event concerns: those it declares, and those declaring it by reference.

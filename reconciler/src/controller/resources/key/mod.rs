@@ -28,7 +28,7 @@ use super::access::{self, Pair};
 use super::reach::{Reach, Target, reach};
 use super::{Stores, WAITING, patch_status_if_changed, timestamp};
 use crate::controller::conditions::{self, Desired};
-use crate::controller::{Context, Error, finalizer};
+use crate::controller::{Context, Error, finalizer, write};
 use crate::desired::is_controlled_by;
 use crate::garage::{BucketPermissions, GarageError, KeyInfo, KeyPermissions, KeySpec, Lookup};
 
@@ -582,12 +582,7 @@ async fn delete_if_ours(
     if let Some(live) = api.get_opt(name).await?
         && is_controlled_by(&live, uid)
     {
-        ctx.metrics.wrote();
-        match api.delete(name, &DeleteParams::default()).await {
-            Ok(_) => {}
-            Err(kube::Error::Api(e)) if e.code == 404 => {}
-            Err(e) => return Err(e.into()),
-        }
+        write::delete_if_present(api, &ctx.metrics, name, &DeleteParams::default()).await?;
     }
     Ok(())
 }
