@@ -13,15 +13,15 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::apps::v1::{DaemonSet, DaemonSetSpec, DaemonSetUpdateStrategy};
 use k8s_openapi::api::core::v1::{
-    ConfigMapVolumeSource, HostPathVolumeSource, KeyToPath, PodSchedulingGate, PodTemplateSpec,
-    Volume,
+    ConfigMapVolumeSource, HostPathVolumeSource, KeyToPath, PodSchedulingGate, PodSpec,
+    PodTemplateSpec, Volume, VolumeMount,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kube::api::ObjectMeta;
 use shared_types::common::ClusterReference;
 use shared_types::garage_cluster::v1beta2::{
-    GarageCluster, HostPathType, HostPathVolume, NodeLocalPoolSpec,
+    GarageCluster, HostPathType, HostPathVolume, NodeLocalPoolSpec, PodTemplate,
 };
 use shared_types::garage_node::{GarageNode, GarageNodeSpec, NodeBacking};
 use shared_types::keys::generated::{SUFFIX_NODE_ID, activation_label, node_id_annotation};
@@ -141,6 +141,86 @@ pub fn daemonset(i: PoolInputs<'_>) -> Result<DaemonSet, DesiredError> {
     let s = i.settings;
     let pool = &i.pool.name;
     let name = daemonset_name(&s.name, pool);
+    let layout = disk_layout::of_pool(i.pool);
+    let (volumes, mounts) = volumes_and_mounts(&i, &layout);
+    // The shared pod builder reads its per-member settings from a GarageNode; a pool's come
+    // from its pod template, so they are handed over as one.
+    let template = i.pool.pod_template.clone().unwrap_or_default();
+    let stand_in = stand_in_node(s, &name, &template);
+    let mut pod = statefulset::pod_spec(
+        statefulset::NodeInputs {
+            cluster: i.cluster,
+            settings: s,
+            node: &stand_in,
+            config: i.config,
+            rpc_secret: i.rpc_secret,
+            admin_token: i.admin_token,
+            fenced: false,
+        },
+        DiskOwnership::HostPaths,
+        mounts,
+        volumes,
+    );
+    let key = activation_key(s, pool);
+    pod.node_selector = Some(BTreeMap::from([(key.clone(), ACTIVE.to_owned())]));
+    pod.scheduling_gates = Some(vec![PodSchedulingGate {
+        name: SCHEDULING_GATE_NODE_LOCAL_POOL_ACTIVATION.into(),
+    }]);
+    let selector = pool_labels(&s.name, pool);
+    let template_meta = template_metadata(&template, &selector, &pod, i.config);
+    let spec = DaemonSetSpec {
+        selector: LabelSelector {
+            match_labels: Some(selector.clone()),
+            match_expressions: None,
+        },
+        update_strategy: Some(DaemonSetUpdateStrategy {
+            type_: Some("OnDelete".into()),
+            rolling_update: None,
+        }),
+        template: PodTemplateSpec {
+            metadata: Some(template_meta),
+            spec: Some(pod),
+        },
+        ..Default::default()
+    };
+    // The disk-layout record is part of what is rendered: a DaemonSet that lacks it (or holds
+    // another) is patched even when its template is the same.
+    let record = layout.to_json();
+    let hash = rendered_hash(&(&spec.template, &spec.update_strategy, &record));
+    Ok(DaemonSet {
+        metadata: ObjectMeta {
+            name: Some(name),
+            namespace: Some(s.namespace.clone()),
+            labels: Some(selector),
+            annotations: Some(BTreeMap::from([
+                (annotation::ANNOTATION_RENDERED_HASH.to_owned(), hash),
+                (
+                    annotation::ANNOTATION_NODE_LOCAL_POOL_ACTIVATION_LABEL.to_owned(),
+                    key,
+                ),
+                (
+                    annotation::ANNOTATION_NODE_LOCAL_POOL_ACTIVATION_VALUE.to_owned(),
+                    ACTIVE.to_owned(),
+                ),
+                (
+                    annotation::ANNOTATION_STORAGE_DISK_LAYOUT.to_owned(),
+                    record,
+                ),
+            ])),
+            owner_references: Some(vec![controller_ref(i.cluster)?]),
+            ..Default::default()
+        },
+        spec: Some(spec),
+        status: None,
+    })
+}
+
+/// The pod's volumes and mounts: config, secrets, then the metadata HostPath and every data
+/// HostPath, each with its marker.
+fn volumes_and_mounts(
+    i: &PoolInputs<'_>,
+    layout: &disk_layout::DiskLayout,
+) -> (Vec<Volume>, Vec<VolumeMount>) {
     let mut volumes = vec![
         Volume {
             name: "config".into(),
@@ -166,7 +246,6 @@ pub fn daemonset(i: PoolInputs<'_>) -> Result<DaemonSet, DesiredError> {
     // The metadata HostPath, then every data HostPath, each with its marker. A read-only data
     // path is still mounted read-write: Garage maintains its marker file there and moves its
     // blocks away (Garage's own `read_only` is in garage.toml).
-    let layout = disk_layout::of_pool(i.pool);
     let single = i.pool.data.is_some();
     let data = layout.data_paths.iter().enumerate().map(|(n, d)| {
         let volume = if single {
@@ -202,11 +281,14 @@ pub fn daemonset(i: PoolInputs<'_>) -> Result<DaemonSet, DesiredError> {
             volumes.push(marker);
         }
     }
-    // The shared pod builder reads its per-member settings from a GarageNode; a pool's come
-    // from its pod template, so they are handed over as one.
-    let template = i.pool.pod_template.clone().unwrap_or_default();
-    let stand_in = GarageNode::new(
-        &name,
+    (volumes, mounts)
+}
+
+/// The shared pod builder reads its per-member settings from a GarageNode; a pool's come
+/// from its pod template, so they are handed over as one.
+fn stand_in_node(s: &Settings, name: &str, template: &PodTemplate) -> GarageNode {
+    GarageNode::new(
+        name,
         GarageNodeSpec {
             cluster_ref: ClusterReference {
                 name: s.name.clone(),
@@ -224,27 +306,17 @@ pub fn daemonset(i: PoolInputs<'_>) -> Result<DaemonSet, DesiredError> {
             topology_spread_constraints: template.topology_spread_constraints.clone(),
             ..Default::default()
         },
-    );
-    let mut pod = statefulset::pod_spec(
-        statefulset::NodeInputs {
-            cluster: i.cluster,
-            settings: s,
-            node: &stand_in,
-            config: i.config,
-            rpc_secret: i.rpc_secret,
-            admin_token: i.admin_token,
-            fenced: false,
-        },
-        DiskOwnership::HostPaths,
-        mounts,
-        volumes,
-    );
-    let key = activation_key(s, pool);
-    pod.node_selector = Some(BTreeMap::from([(key.clone(), ACTIVE.to_owned())]));
-    pod.scheduling_gates = Some(vec![PodSchedulingGate {
-        name: SCHEDULING_GATE_NODE_LOCAL_POOL_ACTIVATION.into(),
-    }]);
-    let selector = pool_labels(&s.name, pool);
+    )
+}
+
+/// The pod template's labels (the user's, reserved keys removed, then the pool selector)
+/// and annotations (the user's, then the hashes that tell a rollout the pod must change).
+fn template_metadata(
+    template: &PodTemplate,
+    selector: &BTreeMap<String, String>,
+    pod: &PodSpec,
+    config: &ConfigRevision,
+) -> ObjectMeta {
     let mut pod_labels: BTreeMap<String, String> = template
         .pod_labels
         .clone()
@@ -265,61 +337,17 @@ pub fn daemonset(i: PoolInputs<'_>) -> Result<DaemonSet, DesiredError> {
         .collect();
     pod_annotations.insert(
         annotation::ANNOTATION_CONFIG_HASH.into(),
-        i.config.revision[..16].to_owned(),
+        config.revision[..16].to_owned(),
     );
     pod_annotations.insert(
         annotation::ANNOTATION_POD_SPEC_HASH.into(),
         rendered_hash(&(&pod, &pod_labels)),
     );
-    let spec = DaemonSetSpec {
-        selector: LabelSelector {
-            match_labels: Some(selector.clone()),
-            match_expressions: None,
-        },
-        update_strategy: Some(DaemonSetUpdateStrategy {
-            type_: Some("OnDelete".into()),
-            rolling_update: None,
-        }),
-        template: PodTemplateSpec {
-            metadata: Some(ObjectMeta {
-                labels: Some(pod_labels),
-                annotations: Some(pod_annotations),
-                ..Default::default()
-            }),
-            spec: Some(pod),
-        },
+    ObjectMeta {
+        labels: Some(pod_labels),
+        annotations: Some(pod_annotations),
         ..Default::default()
-    };
-    // The disk-layout record is part of what is rendered: a DaemonSet that lacks it (or holds
-    // another) is patched even when its template is the same.
-    let record = layout.to_json();
-    let hash = rendered_hash(&(&spec.template, &spec.update_strategy, &record));
-    Ok(DaemonSet {
-        metadata: ObjectMeta {
-            name: Some(name),
-            namespace: Some(s.namespace.clone()),
-            labels: Some(selector),
-            annotations: Some(BTreeMap::from([
-                (annotation::ANNOTATION_RENDERED_HASH.to_owned(), hash),
-                (
-                    annotation::ANNOTATION_NODE_LOCAL_POOL_ACTIVATION_LABEL.to_owned(),
-                    key,
-                ),
-                (
-                    annotation::ANNOTATION_NODE_LOCAL_POOL_ACTIVATION_VALUE.to_owned(),
-                    ACTIVE.to_owned(),
-                ),
-                (
-                    annotation::ANNOTATION_STORAGE_DISK_LAYOUT.to_owned(),
-                    record,
-                ),
-            ])),
-            owner_references: Some(vec![controller_ref(i.cluster)?]),
-            ..Default::default()
-        },
-        spec: Some(spec),
-        status: None,
-    })
+    }
 }
 
 /// The config revision of `pool` when it has several data directories: the cluster's

@@ -177,49 +177,7 @@ pub fn statefulset(i: NodeInputs<'_>) -> Result<StatefulSet, DesiredError> {
     }
     let disks = storage_volumes(i.node);
     let pod_labels = labels::storage_pod_labels(&s.name, &node_name);
-    let mut claims = Vec::new();
-    let mut volumes = vec![
-        Volume {
-            name: "config".into(),
-            config_map: Some(ConfigMapVolumeSource {
-                name: i.config.name.clone(),
-                items: Some(vec![KeyToPath {
-                    key: CONFIG_KEY.into(),
-                    path: CONFIG_KEY.into(),
-                    mode: None,
-                }]),
-                ..Default::default()
-            }),
-            ..Default::default()
-        },
-        secret_volume("rpc-secret", i.rpc_secret, RPC_SECRET_KEY),
-        secret_volume("admin-token", i.admin_token, ADMIN_TOKEN_KEY),
-    ];
-    for Disk { name, volume, .. } in &disks {
-        let name = name.as_str();
-        if volume.type_ == Some(VolumeType::EmptyDir) {
-            volumes.push(Volume {
-                name: name.into(),
-                empty_dir: Some(EmptyDirVolumeSource {
-                    size_limit: volume.size.clone(),
-                    ..Default::default()
-                }),
-                ..Default::default()
-            });
-        } else if let Some(claim) = volume.existing_claim.as_ref().filter(|c| !c.is_empty()) {
-            // A claim the user made: mounted as it is, never templated, resized or deleted.
-            volumes.push(Volume {
-                name: name.into(),
-                persistent_volume_claim: Some(PersistentVolumeClaimVolumeSource {
-                    claim_name: claim.clone(),
-                    read_only: None,
-                }),
-                ..Default::default()
-            });
-        } else {
-            claims.push(claim_template(name, volume, &pod_labels, &node_uid));
-        }
-    }
+    let (volumes, claims) = volumes_and_claims(i, &disks, &pod_labels, &node_uid);
     let mut mounts = vec![
         mount("config", CONFIG_DIR, true),
         mount("rpc-secret", RPC_SECRET_DIR, true),
@@ -229,37 +187,7 @@ pub fn statefulset(i: NodeInputs<'_>) -> Result<StatefulSet, DesiredError> {
     mounts.extend(disks.iter().map(|d| mount(&d.name, &d.mount_path, false)));
     let pod_spec = pod_spec(i, DiskOwnership::Volumes, mounts, volumes);
     let storage_spec = i.cluster.spec.storage.as_ref();
-    let user_labels = user_pod_labels(
-        i.node
-            .spec
-            .pod_labels
-            .as_ref()
-            .or(storage_spec.and_then(|st| st.pod_labels.as_ref())),
-    );
-    let user_annotations = i
-        .node
-        .spec
-        .pod_annotations
-        .clone()
-        .or_else(|| storage_spec.and_then(|st| st.pod_annotations.clone()))
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|(k, _)| !k.starts_with("garage.rajsingh.info/"))
-        .collect::<BTreeMap<_, _>>();
-    let pod_spec_hash = rendered_hash(&(&pod_spec, &user_annotations, &user_labels));
-    let mut template_labels = user_labels;
-    template_labels.extend(pod_labels.clone());
-    let mut template_annotations = user_annotations;
-    template_annotations.insert(annotation::ANNOTATION_POD_SPEC_HASH.into(), pod_spec_hash);
-    template_annotations.insert(
-        annotation::ANNOTATION_CONFIG_HASH.into(),
-        i.config.revision[..16].to_owned(),
-    );
-    let retention = storage_spec.and_then(|st| st.pvc_retention_policy.as_ref());
-    let retention_str = |r: Option<PvcRetention>| match r {
-        Some(PvcRetention::Delete) => "Delete".to_owned(),
-        _ => "Retain".to_owned(),
-    };
+    let template_meta = template_metadata(i, &pod_spec, &pod_labels);
     let spec = StatefulSetSpec {
         replicas: Some(if i.fenced { 0 } else { 1 }),
         service_name: Some(names::headless_service(&s.name)),
@@ -268,29 +196,13 @@ pub fn statefulset(i: NodeInputs<'_>) -> Result<StatefulSet, DesiredError> {
             type_: Some("OnDelete".into()),
             rolling_update: None,
         }),
-        persistent_volume_claim_retention_policy: Some(
-            StatefulSetPersistentVolumeClaimRetentionPolicy {
-                when_deleted: Some(retention_str(retention.and_then(|r| r.when_deleted))),
-                // A fence scales the StatefulSet to zero; with `Delete` the StatefulSet
-                // controller would delete the member's claims then, before the proof that
-                // nothing lives only on them, and even if the machine comes back.
-                when_scaled: Some(if i.fenced {
-                    retention_str(None)
-                } else {
-                    retention_str(retention.and_then(|r| r.when_scaled))
-                }),
-            },
-        ),
+        persistent_volume_claim_retention_policy: Some(claim_retention(storage_spec, i.fenced)),
         selector: LabelSelector {
             match_labels: Some(labels::node_selector(&node_name)),
             match_expressions: None,
         },
         template: PodTemplateSpec {
-            metadata: Some(ObjectMeta {
-                labels: Some(template_labels),
-                annotations: Some(template_annotations),
-                ..Default::default()
-            }),
+            metadata: Some(template_meta),
             spec: Some(pod_spec),
         },
         volume_claim_templates: (!claims.is_empty()).then_some(claims),
@@ -318,6 +230,124 @@ pub fn statefulset(i: NodeInputs<'_>) -> Result<StatefulSet, DesiredError> {
         spec: Some(spec),
         status: None,
     })
+}
+
+/// The pod's volumes (config, secrets, and the disks that are not claim templates) and the
+/// claim templates of the disks that are.
+fn volumes_and_claims(
+    i: NodeInputs<'_>,
+    disks: &[Disk],
+    pod_labels: &BTreeMap<String, String>,
+    node_uid: &str,
+) -> (Vec<Volume>, Vec<PersistentVolumeClaim>) {
+    let mut claims = Vec::new();
+    let mut volumes = vec![
+        Volume {
+            name: "config".into(),
+            config_map: Some(ConfigMapVolumeSource {
+                name: i.config.name.clone(),
+                items: Some(vec![KeyToPath {
+                    key: CONFIG_KEY.into(),
+                    path: CONFIG_KEY.into(),
+                    mode: None,
+                }]),
+                ..Default::default()
+            }),
+            ..Default::default()
+        },
+        secret_volume("rpc-secret", i.rpc_secret, RPC_SECRET_KEY),
+        secret_volume("admin-token", i.admin_token, ADMIN_TOKEN_KEY),
+    ];
+    for Disk { name, volume, .. } in disks {
+        let name = name.as_str();
+        if volume.type_ == Some(VolumeType::EmptyDir) {
+            volumes.push(Volume {
+                name: name.into(),
+                empty_dir: Some(EmptyDirVolumeSource {
+                    size_limit: volume.size.clone(),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            });
+        } else if let Some(claim) = volume.existing_claim.as_ref().filter(|c| !c.is_empty()) {
+            // A claim the user made: mounted as it is, never templated, resized or deleted.
+            volumes.push(Volume {
+                name: name.into(),
+                persistent_volume_claim: Some(PersistentVolumeClaimVolumeSource {
+                    claim_name: claim.clone(),
+                    read_only: None,
+                }),
+                ..Default::default()
+            });
+        } else {
+            claims.push(claim_template(name, volume, pod_labels, node_uid));
+        }
+    }
+    (volumes, claims)
+}
+
+/// The pod template's labels and annotations: the user's (operator keys removed), then the
+/// operator's own, with the hashes that tell a rollout the pod must change.
+fn template_metadata(
+    i: NodeInputs<'_>,
+    pod_spec: &PodSpec,
+    pod_labels: &BTreeMap<String, String>,
+) -> ObjectMeta {
+    let storage_spec = i.cluster.spec.storage.as_ref();
+    let user_labels = user_pod_labels(
+        i.node
+            .spec
+            .pod_labels
+            .as_ref()
+            .or(storage_spec.and_then(|st| st.pod_labels.as_ref())),
+    );
+    let user_annotations = i
+        .node
+        .spec
+        .pod_annotations
+        .clone()
+        .or_else(|| storage_spec.and_then(|st| st.pod_annotations.clone()))
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|(k, _)| !k.starts_with("garage.rajsingh.info/"))
+        .collect::<BTreeMap<_, _>>();
+    let pod_spec_hash = rendered_hash(&(pod_spec, &user_annotations, &user_labels));
+    let mut template_labels = user_labels;
+    template_labels.extend(pod_labels.clone());
+    let mut template_annotations = user_annotations;
+    template_annotations.insert(annotation::ANNOTATION_POD_SPEC_HASH.into(), pod_spec_hash);
+    template_annotations.insert(
+        annotation::ANNOTATION_CONFIG_HASH.into(),
+        i.config.revision[..16].to_owned(),
+    );
+    ObjectMeta {
+        labels: Some(template_labels),
+        annotations: Some(template_annotations),
+        ..Default::default()
+    }
+}
+
+/// What happens to the member's claims when its StatefulSet is deleted or scaled down.
+fn claim_retention(
+    storage_spec: Option<&shared_types::garage_cluster::v1beta2::StorageSpec>,
+    fenced: bool,
+) -> StatefulSetPersistentVolumeClaimRetentionPolicy {
+    let retention = storage_spec.and_then(|st| st.pvc_retention_policy.as_ref());
+    let retention_str = |r: Option<PvcRetention>| match r {
+        Some(PvcRetention::Delete) => "Delete".to_owned(),
+        _ => "Retain".to_owned(),
+    };
+    StatefulSetPersistentVolumeClaimRetentionPolicy {
+        when_deleted: Some(retention_str(retention.and_then(|r| r.when_deleted))),
+        // A fence scales the StatefulSet to zero; with `Delete` the StatefulSet
+        // controller would delete the member's claims then, before the proof that
+        // nothing lives only on them, and even if the machine comes back.
+        when_scaled: Some(if fenced {
+            retention_str(None)
+        } else {
+            retention_str(retention.and_then(|r| r.when_scaled))
+        }),
+    }
 }
 
 pub(super) fn pod_spec(
