@@ -105,66 +105,19 @@ pub enum Plan {
 
 /// The next step for the layout; see the module documentation for the rules.
 pub fn plan_layout(o: &Observed<'_>) -> Plan {
-    let mut seen: BTreeMap<&NodeId, &str> = BTreeMap::new();
-    for m in o.members {
-        if let Some(id) = &m.node_id
-            && let Some(other) = seen.insert(id, &m.name)
-        {
-            return hold(
-                HoldReason::IdentityCollision,
-                format!(
-                    "members {other} and {} report the same Garage node {}; nothing is changed until one of them is fixed",
-                    m.name,
-                    id.short()
-                ),
-            );
-        }
+    if let Some(plan) = identity_collision(o) {
+        return plan;
     }
     let known: Vec<(&Member, &NodeId)> = o
         .members
         .iter()
         .filter_map(|m| m.node_id.as_ref().map(|id| (m, id)))
         .collect();
-    let wanted = |id: &NodeId| known.iter().find(|(_, k)| *k == id).map(|(m, _)| *m);
-
     // Staged leftovers are adopted only when they are exactly what we would stage.
-    let mut intended: Vec<RoleChange> = Vec::new();
-    for staged in &o.layout.staged_role_changes {
-        match staged {
-            StagedRoleChange::Assign {
-                id,
-                zone,
-                tags,
-                capacity,
-            } if wanted(id).is_some_and(|m| {
-                m.role.zone == *zone
-                    && *capacity == Some(m.role.capacity)
-                    && tags::same_multiset(&m.role.tags, tags)
-            }) =>
-            {
-                intended.push(assign(wanted(id).map(|m| &m.role), id));
-            }
-            other => {
-                return hold(
-                    HoldReason::ForeignStagedChanges,
-                    format!(
-                        "Garage's staging area holds a change for node {} that this operator did not make; apply or revert it explicitly (garage layout revert)",
-                        other.id().short()
-                    ),
-                );
-            }
-        }
-    }
-    if o.layout
-        .staged_parameters
-        .as_ref()
-        .is_some_and(|p| *p != o.layout.parameters)
-    {
-        return hold(
-            HoldReason::ForeignStagedChanges,
-            "Garage's staging area holds layout parameters this operator did not stage; apply or revert them explicitly".into(),
-        );
-    }
+    let intended = match adopt_staged(o, &known) {
+        Ok(intended) => intended,
+        Err(plan) => return plan,
+    };
 
     let missing: Vec<(&Member, &NodeId)> = known
         .iter()
@@ -209,6 +162,98 @@ pub fn plan_layout(o: &Observed<'_>) -> Plan {
     } else {
         missing.into_iter().take(1).collect()
     };
+    if let Some(plan) = role_limit(o, &intended, &batch) {
+        return plan;
+    }
+    let mut intended = intended;
+    let mut stage = Vec::new();
+    for (m, id) in batch {
+        let change = assign(Some(&m.role), id);
+        if !intended.contains(&change) {
+            intended.push(change.clone());
+            stage.push(change);
+        }
+    }
+    Plan::Apply {
+        stage,
+        intended,
+        apply_version: o.layout.version + 1,
+        bootstrap,
+    }
+}
+
+/// A hold when two members report the same Garage node: acting on either could give one
+/// identity's role to the other.
+fn identity_collision(o: &Observed<'_>) -> Option<Plan> {
+    let mut seen: BTreeMap<&NodeId, &str> = BTreeMap::new();
+    for m in o.members {
+        if let Some(id) = &m.node_id
+            && let Some(other) = seen.insert(id, &m.name)
+        {
+            return Some(hold(
+                HoldReason::IdentityCollision,
+                format!(
+                    "members {other} and {} report the same Garage node {}; nothing is changed until one of them is fixed",
+                    m.name,
+                    id.short()
+                ),
+            ));
+        }
+    }
+    None
+}
+
+/// The changes already staged in Garage, adopted only when each is exactly what this
+/// operator would stage for a member it knows; anything else is someone else's and holds.
+fn adopt_staged(o: &Observed<'_>, known: &[(&Member, &NodeId)]) -> Result<Vec<RoleChange>, Plan> {
+    let wanted = |id: &NodeId| known.iter().find(|(_, k)| *k == id).map(|(m, _)| *m);
+    let mut intended: Vec<RoleChange> = Vec::new();
+    for staged in &o.layout.staged_role_changes {
+        match staged {
+            StagedRoleChange::Assign {
+                id,
+                zone,
+                tags,
+                capacity,
+            } if wanted(id).is_some_and(|m| {
+                m.role.zone == *zone
+                    && *capacity == Some(m.role.capacity)
+                    && tags::same_multiset(&m.role.tags, tags)
+            }) =>
+            {
+                intended.push(assign(wanted(id).map(|m| &m.role), id));
+            }
+            other => {
+                return Err(hold(
+                    HoldReason::ForeignStagedChanges,
+                    format!(
+                        "Garage's staging area holds a change for node {} that this operator did not make; apply or revert it explicitly (garage layout revert)",
+                        other.id().short()
+                    ),
+                ));
+            }
+        }
+    }
+    if o.layout
+        .staged_parameters
+        .as_ref()
+        .is_some_and(|p| *p != o.layout.parameters)
+    {
+        return Err(hold(
+            HoldReason::ForeignStagedChanges,
+            "Garage's staging area holds layout parameters this operator did not stage; apply or revert them explicitly".into(),
+        ));
+    }
+
+    Ok(intended)
+}
+
+/// A hold when staging `batch` would take Garage past its role limit.
+fn role_limit(
+    o: &Observed<'_>,
+    intended: &[RoleChange],
+    batch: &[(&Member, &NodeId)],
+) -> Option<Plan> {
     // Roles Garage counts against its limit: committed with capacity, plus staged additions
     // of nodes that hold none yet (a staged removal frees nothing until committed).
     let committed = |id: &NodeId| {
@@ -233,27 +278,14 @@ pub fn plan_layout(o: &Observed<'_>) -> Plan {
         .filter(|(_, id)| !committed(id) && !intended.iter().any(|c| change_id(c) == *id))
         .count();
     if held + new_roles > MAX_ROLES {
-        return hold(
+        return Some(hold(
             HoldReason::RoleLimit,
             format!(
                 "Garage holds at most {MAX_ROLES} storage roles and the layout has {held}; {new_roles} more cannot be added. Drain a member first (its removal must be committed before another joins)"
             ),
-        );
+        ));
     }
-    let mut stage = Vec::new();
-    for (m, id) in batch {
-        let change = assign(Some(&m.role), id);
-        if !intended.contains(&change) {
-            intended.push(change.clone());
-            stage.push(change);
-        }
-    }
-    Plan::Apply {
-        stage,
-        intended,
-        apply_version: o.layout.version + 1,
-        bootstrap,
-    }
+    None
 }
 
 /// Checks a layout re-read after staging: every intended change is staged and nothing else
