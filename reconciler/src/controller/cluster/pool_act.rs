@@ -31,34 +31,57 @@ pub async fn act(
     notes: &mut Vec<Note>,
     ctx: &Context,
 ) -> Result<(), Error> {
+    // Nothing that lets a pool pod run somewhere, or takes that away, happens without a
+    // fresh proof that the gate fences pods; the proof holds for the rest of this pass.
+    if plan.needs_probe && !gate_proven(o, s, conditions, ctx).await? {
+        return Ok(());
+    }
+    prepare(s, &plan, notes, ctx).await?;
+    start_members(o, s, &plan, notes, ctx).await?;
+    finish(s, &plan, notes, ctx).await
+}
+
+/// Proves that the scheduling gate fences pods in this namespace; without the proof, the
+/// pools' condition says why and the pass changes nothing for them.
+async fn gate_proven(
+    o: &Observed,
+    s: &Settings,
+    conditions: &mut [Desired],
+    ctx: &Context,
+) -> Result<bool, Error> {
+    let m = &ctx.metrics;
+    let verdict = probe::probe(&ctx.client, &o.cluster, &s.image, &ctx.gate_evidence, m).await?;
+    let refused = match verdict {
+        Verdict::Proven(_) => None,
+        Verdict::Pending(message) => Some((reason::REASON_SCHEDULING_GATE_PROBE_PENDING, message)),
+        Verdict::Unavailable { reason, message } => Some((reason, message)),
+    };
+    if let Some((why, message)) = refused {
+        for c in conditions
+            .iter_mut()
+            .filter(|c| c.type_ == cc::CONDITION_NODE_LOCAL_POOLS_READY)
+        {
+            c.status = false;
+            c.reason = why;
+            c.message = message.clone();
+        }
+        return Ok(false);
+    }
+    Ok(true)
+}
+
+/// What must exist before a pool pod may run: the Nodes' disk claims, the pools' config
+/// revisions and their DaemonSets.
+async fn prepare(
+    s: &Settings,
+    plan: &PoolPlan,
+    notes: &mut Vec<Note>,
+    ctx: &Context,
+) -> Result<(), Error> {
     let m = &ctx.metrics;
     let ns = s.namespace.as_str();
     let uid = s.uid.as_str();
     let nodes: Api<Node> = Api::all(ctx.client.clone());
-    // Nothing that lets a pool pod run somewhere, or takes that away, happens without a
-    // fresh proof that the gate fences pods; the proof holds for the rest of this pass.
-    if plan.needs_probe {
-        let verdict =
-            probe::probe(&ctx.client, &o.cluster, &s.image, &ctx.gate_evidence, m).await?;
-        let refused = match verdict {
-            Verdict::Proven(_) => None,
-            Verdict::Pending(message) => {
-                Some((reason::REASON_SCHEDULING_GATE_PROBE_PENDING, message))
-            }
-            Verdict::Unavailable { reason, message } => Some((reason, message)),
-        };
-        if let Some((why, message)) = refused {
-            for c in conditions
-                .iter_mut()
-                .filter(|c| c.type_ == cc::CONDITION_NODE_LOCAL_POOLS_READY)
-            {
-                c.status = false;
-                c.reason = why;
-                c.message = message.clone();
-            }
-            return Ok(());
-        }
-    }
     // Claims first: a Node's disks are spoken for before a pod may mount them.
     for (node, key, claim) in &plan.claims {
         patch_node(
@@ -105,6 +128,22 @@ pub async fn act(
             ensure(&ds_api, m, ds, uid, write::metadata_and_spec).await?;
         }
     }
+    Ok(())
+}
+
+/// Activates Nodes, lifts the gates of checked pods and creates the GarageNodes standing
+/// for scheduled pool pods.
+async fn start_members(
+    o: &Observed,
+    s: &Settings,
+    plan: &PoolPlan,
+    notes: &mut Vec<Note>,
+    ctx: &Context,
+) -> Result<(), Error> {
+    let m = &ctx.metrics;
+    let ns = s.namespace.as_str();
+    let uid = s.uid.as_str();
+    let nodes: Api<Node> = Api::all(ctx.client.clone());
     for (node, key) in &plan.activate {
         patch_node(
             &nodes,
@@ -148,6 +187,20 @@ pub async fn act(
             ));
         }
     }
+    Ok(())
+}
+
+/// Records identities on Nodes, deactivates Nodes that leave, and deletes removed pools'
+/// DaemonSets.
+async fn finish(
+    s: &Settings,
+    plan: &PoolPlan,
+    notes: &mut Vec<Note>,
+    ctx: &Context,
+) -> Result<(), Error> {
+    let m = &ctx.metrics;
+    let ns = s.namespace.as_str();
+    let nodes: Api<Node> = Api::all(ctx.client.clone());
     for (node, key, id) in &plan.record_ids {
         patch_node(
             &nodes,
@@ -168,6 +221,7 @@ pub async fn act(
         .await?;
         m.step("pool", "deactivate");
     }
+    let ds_api: Api<DaemonSet> = Api::namespaced(ctx.client.clone(), ns);
     for name in &plan.delete_daemonsets {
         write::delete_if_present(&ds_api, m, name, &DeleteParams::background()).await?;
         notes.push(Note::normal(
