@@ -237,15 +237,40 @@ async fn aliases(
     stores: &Stores,
     bucket: &GarageBucket,
     target: &Target,
+    info: BucketInfo,
+    status: &mut GarageBucketStatus,
+) -> Result<Result<BucketInfo, Blocked>, Error> {
+    let alias = wanted_alias(bucket);
+    let info = match global_alias(api, ctx, bucket, target, info, &alias, status).await? {
+        Ok(info) => info,
+        Err(blocked) => return Ok(Err(blocked)),
+    };
+    let (info, wanted) = match local_aliases(api, ctx, stores, bucket, target, info, status).await?
+    {
+        Ok(done) => done,
+        Err(blocked) => return Ok(Err(blocked)),
+    };
+    status.managed_local_aliases = Some(wanted.clone());
+    status.local_aliases = Some(wanted);
+    status.global_alias = Some(alias);
+    Ok(Ok(info))
+}
+
+/// Gives the bucket its global alias `alias` (recorded as pending first) and removes the
+/// global aliases the operator put there and no longer wants.
+async fn global_alias(
+    api: &Api<GarageBucket>,
+    ctx: &Context,
+    bucket: &GarageBucket,
+    target: &Target,
     mut info: BucketInfo,
+    alias: &str,
     status: &mut GarageBucketStatus,
 ) -> Result<Result<BucketInfo, Blocked>, Error> {
     let admin = &target.admin;
     let id = info.id.clone();
-    let alias = wanted_alias(bucket);
-    let adopted = bucket.spec.bucket_id.is_some();
-    if !info.global_aliases.contains(&alias) {
-        match admin.bucket_info(BucketLookup::GlobalAlias(&alias)).await {
+    if !info.global_aliases.iter().any(|a| a == alias) {
+        match admin.bucket_info(BucketLookup::GlobalAlias(alias)).await {
             Ok(other) if other.id != id => {
                 return Ok(Err(blocked(
                     reason::REASON_VALIDATION_FAILED,
@@ -258,13 +283,13 @@ async fn aliases(
             Ok(_) => {}
             Err(e) if e.is_not_found() => {
                 // Recorded first, so that a crash after the add still knows the alias is ours.
-                status.pending_global_alias = Some(alias.clone());
+                status.pending_global_alias = Some(alias.to_owned());
                 patch_status_if_changed(api, ctx, bucket, bucket.status.as_ref(), status).await?;
                 ctx.metrics.wrote();
                 info = admin
                     .add_bucket_alias(&BucketAlias::Global {
                         bucket_id: id.clone(),
-                        global_alias: alias.clone(),
+                        global_alias: alias.to_owned(),
                     })
                     .await?;
             }
@@ -272,16 +297,15 @@ async fn aliases(
         }
     }
     let managed_before = status.managed_global_alias.clone();
-    status.managed_global_alias = Some(alias.clone());
+    status.managed_global_alias = Some(alias.to_owned());
     status.pending_global_alias = None;
     // Aliases the operator put there and no longer wants: the reservation, and a previous
     // spec.globalAlias. An adopted bucket's other aliases are not the operator's.
     let reservation = reservation_alias(&bucket.uid().unwrap_or_default());
     let mut stale: Vec<String> = vec![reservation];
-    if let Some(old) = managed_before.filter(|o| *o != alias) {
+    if let Some(old) = managed_before.filter(|o| o != alias) {
         stale.push(old);
     }
-    let _ = adopted;
     for old in stale {
         if info.global_aliases.contains(&old) {
             ctx.metrics.wrote();
@@ -293,7 +317,24 @@ async fn aliases(
                 .await?;
         }
     }
-    // Local aliases: spec.localAliases name keys of this namespace.
+    Ok(Ok(info))
+}
+
+/// Gives the bucket the local aliases of `spec.localAliases` (recorded before they are
+/// added) and removes those the operator added and no longer wants. Returns the bucket and
+/// the aliases it now has.
+async fn local_aliases(
+    api: &Api<GarageBucket>,
+    ctx: &Context,
+    stores: &Stores,
+    bucket: &GarageBucket,
+    target: &Target,
+    mut info: BucketInfo,
+    status: &mut GarageBucketStatus,
+) -> Result<Result<(BucketInfo, Vec<LocalAliasStatus>), Blocked>, Error> {
+    let admin = &target.admin;
+    let id = info.id.clone();
+    // spec.localAliases name keys of this namespace.
     let ns = bucket.namespace().unwrap_or_default();
     let keys = stores.all_keys();
     let mut wanted: Vec<LocalAliasStatus> = Vec::new();
@@ -362,10 +403,7 @@ async fn aliases(
                 .await?;
         }
     }
-    status.managed_local_aliases = Some(wanted.clone());
-    status.local_aliases = Some(wanted);
-    status.global_alias = Some(alias);
-    Ok(Ok(info))
+    Ok(Ok((info, wanted)))
 }
 
 /// Brings every pair this bucket acts on to its declared permission.
