@@ -59,27 +59,7 @@ pub fn to_v1beta1(hub: v1beta2::GarageCluster) -> Result<v1beta1::GarageCluster,
         zone_from,
     } = spec;
 
-    let mut payloads = Payloads::default();
-    let view = match (storage, gateway) {
-        (Some(storage), gateway) => {
-            let (view, pools) = storage_view(storage);
-            if let Some(gateway) = gateway {
-                payloads.gateway = Some(encode_payload("gateway tier", &gateway)?);
-            }
-            if let Some(pools) = pools.filter(|p| !p.is_empty()) {
-                payloads.pools = Some(encode_payload("node-local pools", &pools)?);
-            }
-            view
-        }
-        (None, Some(gateway)) => {
-            let view = edge_view(&gateway);
-            if edge_needs_payload(&gateway, &view) {
-                payloads.gateway = Some(encode_payload("gateway tier", &gateway)?);
-            }
-            view
-        }
-        (None, None) => TierView::handle(),
-    };
+    let (view, payloads) = view_and_payloads(storage, gateway)?;
 
     // Stale payloads or markers on a v1beta2 object describe nothing it holds; dropping them
     // keeps them from being restored as data on the way back.
@@ -151,6 +131,37 @@ pub fn to_v1beta1(hub: v1beta2::GarageCluster) -> Result<v1beta1::GarageCluster,
         },
         status: status.map(status::to_v1beta1),
     })
+}
+
+/// The v1beta1 view of the tiers, and what it cannot show (node-local pools, a gateway tier
+/// beside storage, an edge gateway the view does not reproduce) as payloads to keep in
+/// reserved annotations.
+fn view_and_payloads(
+    storage: Option<v1beta2::StorageSpec>,
+    gateway: Option<v1beta2::GatewaySpec>,
+) -> Result<(TierView, Payloads), ConvertError> {
+    let mut payloads = Payloads::default();
+    let view = match (storage, gateway) {
+        (Some(storage), gateway) => {
+            let (view, pools) = storage_view(storage);
+            if let Some(gateway) = gateway {
+                payloads.gateway = Some(encode_payload("gateway tier", &gateway)?);
+            }
+            if let Some(pools) = pools.filter(|p| !p.is_empty()) {
+                payloads.pools = Some(encode_payload("node-local pools", &pools)?);
+            }
+            view
+        }
+        (None, Some(gateway)) => {
+            let view = edge_view(&gateway);
+            if edge_needs_payload(&gateway, &view) {
+                payloads.gateway = Some(encode_payload("gateway tier", &gateway)?);
+            }
+            view
+        }
+        (None, None) => TierView::handle(),
+    };
+    Ok((view, payloads))
 }
 
 /// The tier-dependent part of a v1beta1 spec.

@@ -5,7 +5,7 @@ use shared_types::garage_cluster::{v1beta1, v1beta2};
 
 use super::ConvertError;
 use super::annotations::{
-    ANNOTATION_V1BETA2_GATEWAY_TIER, ANNOTATION_V1BETA2_NODE_LOCAL_POOLS, take_transport,
+    ANNOTATION_V1BETA2_GATEWAY_TIER, ANNOTATION_V1BETA2_NODE_LOCAL_POOLS, Payloads, take_transport,
 };
 use super::pod::PodFields;
 use super::status;
@@ -81,36 +81,16 @@ pub fn to_v1beta2(object: v1beta1::GarageCluster) -> Result<v1beta2::GarageClust
     };
     let storage = storage.unwrap_or_default();
     let edge = gateway == Some(true);
-    // An absent replicas is what Go reads as 0; only undefaulted input lacks it.
-    let handle = !edge
-        && connect_to.is_some()
-        && replicas.unwrap_or(0) == 0
-        && storage.metadata.is_none()
-        && storage.data.is_none();
 
-    let (hub_storage, hub_gateway) = if handle {
-        // CONV-10: a handle runs no pods, so pod fields, PDB and storage settings are dropped.
-        (None, None)
-    } else if edge {
-        // CONV-12: storage-only settings have no place on a gateway and are dropped.
-        let gateway = gateway_from_edge_view(
-            replicas,
-            pod_disruption_budget,
-            pod,
-            storage.metadata,
-            storage.pvc_retention_policy,
-        );
-        (None, Some(gateway))
-    } else {
-        let tier = storage_tier(
-            replicas,
-            pod_disruption_budget,
-            capacity_reserve_percent,
-            pod,
-            storage,
-        )?;
-        (Some(tier), None)
-    };
+    let (hub_storage, hub_gateway) = tiers(
+        edge,
+        connect_to.is_some(),
+        replicas,
+        pod_disruption_budget,
+        capacity_reserve_percent,
+        pod,
+        storage,
+    )?;
 
     let payloads = take_transport(&mut metadata.annotations);
     let mut hub = v1beta2::GarageCluster {
@@ -151,6 +131,60 @@ pub fn to_v1beta2(object: v1beta1::GarageCluster) -> Result<v1beta2::GarageClust
         status: status.map(status::to_v1beta2),
     };
 
+    restore_payloads(&mut hub, payloads, edge)?;
+    Ok(hub)
+}
+
+/// The v1beta2 tiers a v1beta1 spec describes: none for a management handle, a gateway tier
+/// for an edge gateway, otherwise a storage tier. `connects`: the spec names a cluster to
+/// connect to.
+fn tiers(
+    edge: bool,
+    connects: bool,
+    replicas: Option<i32>,
+    pod_disruption_budget: Option<PodDisruptionBudgetConfig>,
+    capacity_reserve_percent: Option<i64>,
+    pod: PodFields,
+    storage: v1beta1::StorageConfig,
+) -> Result<(Option<v1beta2::StorageSpec>, Option<v1beta2::GatewaySpec>), ConvertError> {
+    // An absent replicas is what Go reads as 0; only undefaulted input lacks it.
+    let handle = !edge
+        && connects
+        && replicas.unwrap_or(0) == 0
+        && storage.metadata.is_none()
+        && storage.data.is_none();
+    Ok(if handle {
+        // CONV-10: a handle runs no pods, so pod fields, PDB and storage settings are dropped.
+        (None, None)
+    } else if edge {
+        // CONV-12: storage-only settings have no place on a gateway and are dropped.
+        let gateway = gateway_from_edge_view(
+            replicas,
+            pod_disruption_budget,
+            pod,
+            storage.metadata,
+            storage.pvc_retention_policy,
+        );
+        (None, Some(gateway))
+    } else {
+        let tier = storage_tier(
+            replicas,
+            pod_disruption_budget,
+            capacity_reserve_percent,
+            pod,
+            storage,
+        )?;
+        (Some(tier), None)
+    })
+}
+
+/// Puts back the node-local pools and the gateway tier that an earlier conversion to
+/// v1beta1 kept in reserved annotations.
+fn restore_payloads(
+    hub: &mut v1beta2::GarageCluster,
+    payloads: Payloads,
+    edge: bool,
+) -> Result<(), ConvertError> {
     if let Some(pools) = payloads.pools {
         let pools: Vec<v1beta2::NodeLocalPoolSpec> =
             serde_json::from_str(&pools).map_err(|source| ConvertError::PoolPayload {
@@ -181,7 +215,7 @@ pub fn to_v1beta2(object: v1beta1::GarageCluster) -> Result<v1beta2::GarageClust
             });
         });
     }
-    Ok(hub)
+    Ok(())
 }
 
 /// The gateway tier an edge view describes. Conversion to v1beta1 uses it too, to tell whether
