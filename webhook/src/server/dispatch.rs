@@ -282,41 +282,20 @@ pub async fn review<S: ContextSource>(
                     Needs::default()
                 }
             });
-            validate(
-                endpoint,
-                request,
-                op,
-                source,
-                (V1BETA1, "GarageCluster"),
-                rules,
-            )
-            .await
+            let kind = (V1BETA1, "GarageCluster");
+            validate(endpoint, request, op, source, kind, rules).await
         }
         Endpoint::ValidateNode => {
             let rules: Rules<GarageNode> = (node::validate_node, |_, all| all);
-            validate(
-                endpoint,
-                request,
-                op,
-                source,
-                (V1BETA1, "GarageNode"),
-                rules,
-            )
-            .await
+            let kind = (V1BETA1, "GarageNode");
+            validate(endpoint, request, op, source, kind, rules).await
         }
         Endpoint::ValidateBucket => {
             let rules: Rules<GarageBucket> = (bucket::validate_bucket, |review, _| {
                 grant_needs(bucket::grant_reads(review))
             });
-            validate(
-                endpoint,
-                request,
-                op,
-                source,
-                (V1BETA1, "GarageBucket"),
-                rules,
-            )
-            .await
+            let kind = (V1BETA1, "GarageBucket");
+            validate(endpoint, request, op, source, kind, rules).await
         }
         Endpoint::ValidateKey => {
             let rules: Rules<GarageKey> = (key::validate_key, |review, _| {

@@ -262,26 +262,7 @@ pub(super) fn shape_rules(c: &Spoke<'_>, legacy: bool, strict_labels: bool, verd
             "spec.security.tls is unsupported: Garage removed the rpc_tls configuration; remove it",
         );
     }
-    if let Some(v) = c.annotation(ANNOTATION_DRAIN) {
-        if v != "true" {
-            verdict.deny(
-                "G1-C4",
-                format!("metadata.annotations[{ANNOTATION_DRAIN}]"),
-                format!("{ANNOTATION_DRAIN} must be \"true\" when present"),
-            );
-        } else if !c.storage() || spec.deletion_policy != Some(DeletionPolicy::Drain) {
-            verdict.deny("G1-C4", format!("metadata.annotations[{ANNOTATION_DRAIN}]"), format!("{ANNOTATION_DRAIN} requires a storage GarageCluster with explicit spec.deletionPolicy: Drain"));
-        }
-    }
-    if c.annotation(ANNOTATION_FORCE_DELETE_UNREVOKED_OPERATOR_TOKENS)
-        .is_some_and(|v| v != "true")
-    {
-        verdict.deny(
-            "G1-C4",
-            format!("metadata.annotations[{ANNOTATION_FORCE_DELETE_UNREVOKED_OPERATOR_TOKENS}]"),
-            "must be \"true\" when present",
-        );
-    }
+    annotation_rules(c, verdict);
     if c.gateway()
         && let Some(f) = ignored_gateway_fields(spec).first()
     {
@@ -317,27 +298,7 @@ pub(super) fn shape_rules(c: &Spoke<'_>, legacy: bool, strict_labels: bool, verd
         "G1-C11",
         check_zone_redundancy(spec.replication.as_ref()),
     );
-    let remotes: Vec<RemoteView<'_>> = spec
-        .remote_clusters
-        .iter()
-        .flatten()
-        .map(|r| RemoteView {
-            name: &r.name,
-            zone: &r.zone,
-            has_default_capacity: r.default_capacity.is_some(),
-            endpoint: &r.connection.admin_api_endpoint,
-        })
-        .collect();
-    deny_all(verdict, "G1-C12", check_remote_clusters(&remotes, legacy));
-    if c.storage() && spec.deletion_policy == Some(DeletionPolicy::Drain) {
-        check_drain_prerequisites(
-            "G1-C13",
-            !remotes.is_empty(),
-            spec.replication.as_ref(),
-            spec.layout_management.as_ref(),
-            verdict,
-        );
-    }
+    remote_and_drain_rules(c, legacy, verdict);
     check_gateway(c, legacy, verdict);
     check_default_storage(c, verdict);
     if !legacy {
@@ -360,6 +321,64 @@ pub(super) fn shape_rules(c: &Spoke<'_>, legacy: bool, strict_labels: bool, verd
         );
         check_blocks("G1-C16", spec.blocks.as_ref(), verdict);
     }
+    min_nodes_healthy_rule(c, verdict);
+}
+
+/// G1-C4: the drain and token annotations hold `"true"` when present, and the drain
+/// annotation only on a storage cluster that drains on deletion.
+fn annotation_rules(c: &Spoke<'_>, verdict: &mut Verdict) {
+    let spec = c.spec();
+    if let Some(v) = c.annotation(ANNOTATION_DRAIN) {
+        if v != "true" {
+            verdict.deny(
+                "G1-C4",
+                format!("metadata.annotations[{ANNOTATION_DRAIN}]"),
+                format!("{ANNOTATION_DRAIN} must be \"true\" when present"),
+            );
+        } else if !c.storage() || spec.deletion_policy != Some(DeletionPolicy::Drain) {
+            verdict.deny("G1-C4", format!("metadata.annotations[{ANNOTATION_DRAIN}]"), format!("{ANNOTATION_DRAIN} requires a storage GarageCluster with explicit spec.deletionPolicy: Drain"));
+        }
+    }
+    if c.annotation(ANNOTATION_FORCE_DELETE_UNREVOKED_OPERATOR_TOKENS)
+        .is_some_and(|v| v != "true")
+    {
+        verdict.deny(
+            "G1-C4",
+            format!("metadata.annotations[{ANNOTATION_FORCE_DELETE_UNREVOKED_OPERATOR_TOKENS}]"),
+            "must be \"true\" when present",
+        );
+    }
+}
+
+/// G1-C12 and G1-C13: the remote clusters, and what draining on deletion needs.
+fn remote_and_drain_rules(c: &Spoke<'_>, legacy: bool, verdict: &mut Verdict) {
+    let spec = c.spec();
+    let remotes: Vec<RemoteView<'_>> = spec
+        .remote_clusters
+        .iter()
+        .flatten()
+        .map(|r| RemoteView {
+            name: &r.name,
+            zone: &r.zone,
+            has_default_capacity: r.default_capacity.is_some(),
+            endpoint: &r.connection.admin_api_endpoint,
+        })
+        .collect();
+    deny_all(verdict, "G1-C12", check_remote_clusters(&remotes, legacy));
+    if c.storage() && spec.deletion_policy == Some(DeletionPolicy::Drain) {
+        check_drain_prerequisites(
+            "G1-C13",
+            !remotes.is_empty(),
+            spec.replication.as_ref(),
+            spec.layout_management.as_ref(),
+            verdict,
+        );
+    }
+}
+
+/// G1-C17: `minNodesHealthy` is non-negative and no more than the replicas.
+fn min_nodes_healthy_rule(c: &Spoke<'_>, verdict: &mut Verdict) {
+    let spec = c.spec();
     if let Some(m) = spec
         .layout_management
         .as_ref()
