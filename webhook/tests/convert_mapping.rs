@@ -1,4 +1,4 @@
-//! Table tests of the field and shape mapping (webhooks spec §4.2-§4.4, §4.7).
+//! Table tests of the field and shape mapping between v1beta1 and v1beta2.
 
 // A failed expectation in a test is the test failing; panics are the point.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

@@ -1,5 +1,5 @@
 //! GC-S5: default-group and gateway volumes while replicas are live, with
-//! the seed-002 VolumeAttributesClass carve-out (GC-VAC-1).
+//! the VolumeAttributesClass carve-out (GC-VAC-1).
 //!
 //! A live StatefulSet's claim templates are immutable and its bound claims
 //! carry a Garage identity, so only size growth and a class change (which
@@ -135,7 +135,7 @@ pub fn compare_volume(
 
 /// Whether an edge gateway's metadata volume changed in a way its live
 /// replicas would see: the claim template (never rendered), the class
-/// (seed 002) and the fields GC-U5 neutralises do not count.
+/// (changed in place on live claims) and the fields GC-U5 neutralises do not count.
 pub fn edge_metadata_changed(old: Option<&VolumeConfig>, new: Option<&VolumeConfig>) -> bool {
     let strip = |v: &VolumeConfig| VolumeConfig {
         volume_claim_template_spec: None,
