@@ -177,7 +177,7 @@ pub fn check_update(old: &GarageClusterSpec, new: &GarageClusterSpec, verdict: &
         let om = og.metadata.as_ref();
         let nm = ng.metadata.as_ref();
         let edge = old.storage.is_none() && new.storage.is_none();
-        // Seed 002: the edge rule ignores the class; its own unset rule
+        // The edge rule ignores the class; its own unset rule
         // still applies through compare_volume.
         if edge && edge_metadata_changed(om, nm) {
             verdict.deny("GC-S5", "spec.gateway.metadata", "spec.gateway.metadata cannot change while an edge gateway has live replicas: scale spec.gateway.replicas to 0, wait for its capacity-less roles to retire, then change the metadata PVC/EmptyDir configuration");

@@ -473,7 +473,7 @@ fn lost_source_change(old: &GarageNode, new: &GarageNode) -> Step {
     Ok(())
 }
 
-/// Seed 000: the generated labels of a pool member are diagnostic outputs
+/// GN-W11: the generated labels of a pool member are diagnostic outputs
 /// of the operator; editing them changes nothing but what selectors find.
 fn pool_label_warnings(old: &GarageNode, new: &GarageNode, warnings: &mut Vec<String>) {
     if !is_pool(new) {

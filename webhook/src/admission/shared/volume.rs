@@ -131,7 +131,7 @@ pub fn check_volume_shape(field: &str, v: VolumeShape<'_>) -> Vec<Problem> {
     out
 }
 
-/// Seed 002 warning: a statically bound PV must carry the same class, or
+/// The class-with-selector warning: a statically bound PV must carry the same class, or
 /// the claim will not bind.
 pub fn vac_selector_warning(field: &str, v: VolumeShape<'_>) -> Option<String> {
     (v.vac.is_some() && v.selector.is_some()).then(|| {
