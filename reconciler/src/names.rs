@@ -1,4 +1,4 @@
-//! Names of the objects generated for a GarageCluster (reconciler spec §0.3) and the digests
+//! Names of the objects generated for a GarageCluster and the digests
 //! that content-address them.
 
 use std::fmt::Write as _;
@@ -144,7 +144,7 @@ pub fn node_rpc_service(node: &str) -> String {
 }
 
 /// `x` itself when it is a DNS-1123 label of at most `limit` characters; otherwise a
-/// sanitised prefix and 16 hex of sha256(x), cut to `limit` (spec §0.3 "bounded").
+/// sanitised prefix and 16 hex of sha256(x), cut to `limit`.
 pub fn bounded(x: &str, limit: usize) -> String {
     if x.len() <= limit && is_dns_label(x) {
         return x.to_owned();

@@ -1,4 +1,4 @@
-//! The reserved transport annotations (webhooks spec §4.5) and the 256 KiB budget (§4.6).
+//! The reserved transport annotations and the 256 KiB budget (CONV-9).
 
 // A failed expectation in a test is the test failing; panics are the point.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -15,7 +15,7 @@ use webhook::convert::annotations::{
 };
 use webhook::convert::{ConvertError, to_v1beta1, to_v1beta2};
 
-/// Names of a prototype that was never released (spec §4.5); they must stay inert.
+/// Names of a prototype that was never released; they must stay inert.
 const OBSOLETE_POOLS: &str = "garage.rajsingh.info/v1beta2-storage-pools";
 const OBSOLETE_MARKER: &str = "storage-pools-present";
 

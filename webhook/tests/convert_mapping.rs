@@ -1,4 +1,4 @@
-//! Table tests of the field and shape mapping (webhooks spec §4.2-§4.4, §4.7).
+//! Table tests of the field and shape mapping between v1beta1 and v1beta2.
 
 // A failed expectation in a test is the test failing; panics are the point.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -215,7 +215,7 @@ fn hub_shapes_map_to_the_v1beta1_view() {
 
 #[test]
 fn volume_attributes_class_converts_on_every_carrier() {
-    // Seed 002 "Conversion": metadata, data, data.paths[].volume and gateway metadata.
+    // The class converts on metadata, data, data.paths[].volume and gateway metadata.
     let data = json!({"paths": [{"path": "/data/a", "capacity": "1Ti",
         "volume": {"size": "1Ti", "volumeAttributesClassName": "path-gold"}}]});
     let v1 = spoke(

@@ -1,5 +1,5 @@
-//! Round trips (webhooks spec §4.8, seed 002 "Conversion") and the deliberate decisions recorded
-//! under "Conversion" in docs/compatibility.md.
+//! Round trips in both directions (VolumeAttributesClass differences included) and the
+//! deliberate decisions recorded under "Conversion" in docs/compatibility.md.
 
 // A failed expectation in a test is the test failing; panics are the point.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -349,7 +349,7 @@ fn decision_conv11_storage_rpc_endpoint_template_is_lost_on_a_v1beta1_write() {
 
 #[test]
 fn decision_leaked_v1beta1_bytes_under_v1beta2_are_honoured() {
-    // api spec §3.23: `gateway: true` (shared-types) and a stray top-level replicas (webhook).
+    // CONV-15: `gateway: true` (shared-types) and a stray top-level replicas (webhook).
     let leaked = object(
         "garage.rajsingh.info/v1beta2",
         json!({"replicas": 5, "storage": {"replicas": 0, "data": {"size": "1Ti"}}}),

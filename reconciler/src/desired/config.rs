@@ -1,5 +1,5 @@
-//! garage.toml (reconciler spec §3.4) and its content-addressed, immutable ConfigMap
-//! revisions (§3.5).
+//! garage.toml and its content-addressed, immutable ConfigMap
+//! revisions.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;

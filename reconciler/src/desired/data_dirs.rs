@@ -1,7 +1,7 @@
-//! The default storage group's data directories (`spec.storage.data.paths`, reconciler spec
-//! §3.4 item 2, §5.5, §5.7): the `data_dir` list of the shared garage.toml, the layout
-//! capacity it adds up to, and the `dataPaths` a generated GarageNode carries so that its
-//! StatefulSet mounts one volume at each listed directory.
+//! The default storage group's data directories (`spec.storage.data.paths`): the `data_dir`
+//! list of the shared garage.toml, the layout capacity it adds up to, and the `dataPaths` a
+//! generated GarageNode carries so that its StatefulSet mounts one volume at each listed
+//! directory.
 //!
 //! Every StatefulSet-backed GarageNode of a cluster mounts the cluster's one garage.toml, so a
 //! node may run only when it mounts exactly the directories that file lists
@@ -186,7 +186,7 @@ pub fn writable_bytes(dirs: &[DataDir]) -> u64 {
 /// one claim volume per path, mounted at the path. As in the Go operator, a path volume that
 /// does not set them takes the top-level volume's storage class, access modes, selector,
 /// labels and annotations, and its size from the path's capacity, then the top-level size.
-/// The VolumeAttributesClass is never taken from the top level (seed 002: a class applies to
+/// The VolumeAttributesClass is never taken from the top level (a class applies to
 /// the volumes that name it), nor is the volume type; an EmptyDir path takes no claim field.
 pub fn node_data_paths(data: &VolumeConfig) -> Vec<NodeVolumeConfig> {
     let non_empty = |v: Option<Vec<String>>| v.filter(|v| !v.is_empty());

@@ -1,6 +1,5 @@
-//! The disk layout of a node-local pool (seed 000, "Multiple local disks"; reconciler spec
-//! §3.8, §8.10): which HostPath backs the metadata directory and each data directory Garage
-//! lists, of which type, and which data directories Garage only reads.
+//! The disk layout of a node-local pool: which HostPath backs the metadata directory and each
+//! data directory Garage lists, of which type, and which data directories Garage only reads.
 //!
 //! The layout a pool rolled out is recorded on its DaemonSet and on each of its config
 //! revisions (annotation `storage-disk-layout`). Garage keys its drives by `data_dir` path and

@@ -1,4 +1,4 @@
-//! The operator's label sets (reconciler spec §0.4) and the selectors built from them.
+//! The operator's label sets and the selectors built from them.
 
 use std::collections::BTreeMap;
 

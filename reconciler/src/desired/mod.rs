@@ -34,7 +34,7 @@ use shared_types::garage_cluster::v1beta2::{GarageCluster, GarageClusterSpec, No
 pub const DEFAULT_GARAGE_IMAGE: &str = "dxflrs/garage:v2.5.0";
 /// Tag appended to `spec.imageRepository`.
 pub const DEFAULT_GARAGE_TAG: &str = "v2.5.0";
-/// Default size of a storage volume when `size` is unset (spec §3.6, §5.5).
+/// Default size of a storage volume when `size` is unset.
 pub const DEFAULT_VOLUME_SIZE: &str = "10Gi";
 
 /// The tag of `repo[:port]/name:tag` (none for a digest or an untagged reference).
@@ -379,7 +379,7 @@ impl Ports {
 
 /// Layout capacity of an Auto member: the data volume size (default 10Gi), or with
 /// `data.paths` the capacity of its writable directories together, less
-/// `capacityReservePercent` (spec §5.5). With paths the top-level size is not what Garage
+/// `capacityReservePercent`. With paths the top-level size is not what Garage
 /// gets to fill, so it is not used even when set.
 fn auto_capacity(
     storage: &shared_types::garage_cluster::v1beta2::StorageSpec,

@@ -1,4 +1,4 @@
-//! One generated GarageNode per slot of the Auto default storage group (reconciler spec §5.7),
+//! One generated GarageNode per slot of the Auto default storage group,
 //! and the shape of any GarageNode (managed or external).
 
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;

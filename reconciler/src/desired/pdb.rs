@@ -1,4 +1,4 @@
-//! The storage PodDisruptionBudget `C` (reconciler spec §3.10).
+//! The storage PodDisruptionBudget `C`.
 //!
 //! One budget covers every storage pod of the cluster: Auto members, Manual GarageNodes and
 //! node-local pool members alike, since its selector matches them all. By default it allows

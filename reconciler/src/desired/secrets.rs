@@ -1,4 +1,4 @@
-//! The RPC secret and the static admin token (reconciler spec §3.3), and where pods find them.
+//! The RPC secret and the static admin token, and where pods find them.
 //!
 //! Both are generated once, stored in immutable Secrets controlled by the cluster, and mounted
 //! as files of mode 0400: Garage refuses secret files with group or other permission bits, and

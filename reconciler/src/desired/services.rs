@@ -1,4 +1,4 @@
-//! Services (reconciler spec §3.9): the headless RPC Service, the primary API Service (S3,
+//! Services: the headless RPC Service, the primary API Service (S3,
 //! web), the admin Service and one RPC Service per GarageNode.
 //!
 //! The Admin API is plain HTTP guarded by one bearer token that can change the whole store, so

@@ -1,8 +1,8 @@
-//! The single-replica StatefulSet of a storage GarageNode (reconciler spec §3.2, §3.6) with its
-//! claim templates (§3.12): `metadata`, then `data` or one `data-<i>` per data path.
+//! The single-replica StatefulSet of a storage GarageNode with its
+//! claim templates: `metadata`, then `data` or one `data-<i>` per data path.
 //!
 //! Default-group storage runs on PVCs, so no `.garage-volume-id` marker volume is added: the
-//! marker guards HostPath mounts of node-local pools only (§3.8).
+//! marker guards HostPath mounts of node-local pools only.
 
 use std::collections::BTreeMap;
 

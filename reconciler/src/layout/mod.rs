@@ -1,4 +1,4 @@
-//! Layout planning as a pure function (reconciler spec §5.2, §5.6).
+//! Layout planning as a pure function.
 //!
 //! [`plan_layout`] looks at the members the cluster wants in its layout and at what Garage
 //! reports, and says what the single writer should do next: nothing, wait, refuse, or stage a

@@ -1,4 +1,4 @@
-//! The tags of an operator-written role (reconciler spec §5.5): operator tags first, then user
+//! The tags of an operator-written role: operator tags first, then user
 //! tags without reserved prefixes.
 
 use shared_types::keys::tag;

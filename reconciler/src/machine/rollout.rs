@@ -94,7 +94,7 @@ pub struct ClaimState {
 }
 
 /// At most this many replaced workload incarnations are remembered in one transaction; one
-/// more fails closed (reconciler spec §7.7): an entry is never evicted, because a late pod of
+/// more fails closed: an entry is never evicted, because a late pod of
 /// an evicted incarnation could then pass as the replacement.
 pub const MAX_RETIRED_WORKLOADS: usize = 32;
 

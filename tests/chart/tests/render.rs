@@ -179,9 +179,9 @@ fn self_managed_install_has_two_processes_and_fail_closed_webhooks() {
     assert_eq!(service["path"], CONVERT_PATH);
 }
 
-/// Which configuration registers an endpoint, for which resource and operations (webhooks
-/// spec §1.2 and §1.3). GarageAdminToken DELETE is registered (INV-1): the deletion guard is
-/// the documented behaviour. GarageAdminToken and GarageReferenceGrant have no defaulter.
+/// Which configuration registers an endpoint, for which resource and operations.
+/// GarageAdminToken DELETE is registered (INV-1): the deletion guard is the documented
+/// behaviour. GarageAdminToken and GarageReferenceGrant have no defaulter.
 fn inventory(
     endpoint: Endpoint,
 ) -> (
@@ -220,7 +220,7 @@ fn inventory(
 }
 
 #[test]
-fn every_endpoint_is_registered_as_the_rulebook_inventory_says() {
+fn every_endpoint_is_registered_as_the_inventory_says() {
     let objects = render("self-managed");
     for endpoint in Endpoint::ALL {
         let (configuration, versions, resource, operations) = inventory(endpoint);

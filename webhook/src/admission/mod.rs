@@ -4,7 +4,8 @@
 //! Nothing here performs I/O. The HTTPS adapter decodes the AdmissionReview,
 //! reads the [`Context`] a rule set needs from the API server, calls the rule
 //! set and encodes the verdict; the CLI does the same from files. Every rule
-//! has a stable identifier (the rulebook's `GC-*`, `GN-*`, ... ids) that
+//! has a stable identifier (`GC-*`, `GN-*`, ..., listed in
+//! `docs/admission-rules.md`) that
 //! appears in the denial message, so a user can look the rule up and a test
 //! can assert which rule fired.
 

@@ -1,4 +1,4 @@
-//! The PersistentVolumeClaim finalizer guard (rulebook §2.I, `PVC-*`).
+//! The PersistentVolumeClaim finalizer guard (`PVC-*`).
 //!
 //! The reservation finalizer is on every claim a live Garage member mounts:
 //! the reconciler sets it and releases it only after a proven drain or when

@@ -5,7 +5,7 @@ use std::fmt;
 /// One broken rule: which rule, on which field, and what to do instead.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Violation {
-    /// Stable rule identifier, e.g. `GC-NLP-3`.
+    /// Stable rule identifier, e.g. `GC-C21` (listed in docs/admission-rules.md).
     pub rule: &'static str,
     /// Field path in the submitted object, e.g. `spec.storage.nodeLocalPools[0].selector`.
     pub field: String,
@@ -92,13 +92,13 @@ mod tests {
     #[test]
     fn the_message_names_field_message_and_rule() {
         let mut verdict = Verdict::new();
-        verdict.deny("GC-1", "spec.storage", "set storage or gateway");
-        verdict.deny("GC-2", "spec.zone", "zone must not be empty");
+        verdict.deny("GC-C14", "spec", "set storage, gateway or connectTo");
+        verdict.deny("GC-C15", "spec.storage.replicas", "must be non-negative");
         assert!(!verdict.allowed());
-        assert!(verdict.broke("GC-2"));
+        assert!(verdict.broke("GC-C15"));
         assert_eq!(
             verdict.message(),
-            "spec.storage: set storage or gateway [GC-1]; spec.zone: zone must not be empty [GC-2]"
+            "spec: set storage, gateway or connectTo [GC-C14]; spec.storage.replicas: must be non-negative [GC-C15]"
         );
     }
 }

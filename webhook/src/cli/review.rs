@@ -3,7 +3,7 @@
 //!
 //! The chain the API server runs is reproduced: the mutating webhook of the request's version
 //! (its patch applied), then the validating webhook, and for a GarageCluster also the other
-//! version's validator on the converted object (matchPolicy Equivalent, webhooks spec INV-7).
+//! version's validator on the converted object (matchPolicy Equivalent, INV-7).
 //! CRD schema defaults and CEL rules, which the API server applies itself, are not.
 
 use std::path::{Path, PathBuf};

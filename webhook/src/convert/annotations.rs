@@ -1,5 +1,5 @@
-//! The reserved annotations that carry v1beta2-only data through a v1beta1 view (webhooks spec
-//! §4.5), and the 256 KiB budget those annotations must fit in (§4.6).
+//! The reserved annotations that carry v1beta2-only data through a v1beta1 view, and the
+//! 256 KiB budget those annotations must fit in (CONV-9).
 //!
 //! v1beta1 cannot express a unified gateway tier, edge-gateway settings such as `env`, or
 //! node-local pools. Conversion to v1beta1 serialises them into payload annotations and lists

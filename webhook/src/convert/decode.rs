@@ -14,8 +14,8 @@ pub fn decode_v1beta1(object: Value) -> Result<v1beta1::GarageCluster, ConvertEr
     })
 }
 
-/// Decodes a v1beta2 GarageCluster, tolerating v1beta1 bytes that leaked into it (api spec
-/// §3.23, CONV-15): `spec.gateway: true` is read by the shared type itself, and a top-level
+/// Decodes a v1beta2 GarageCluster, tolerating v1beta1 bytes that leaked into it
+/// (CONV-15): `spec.gateway: true` is read by the shared type itself, and a top-level
 /// `spec.replicas` is honoured by [`repair_leaked_replicas`].
 pub fn decode_v1beta2(mut object: Value) -> Result<v1beta2::GarageCluster, ConvertError> {
     repair_leaked_replicas(&mut object);

@@ -1,4 +1,5 @@
-//! v1beta2 -> v1beta1 (the API server's "ConvertFrom"; webhooks spec §4.4, §4.5).
+//! v1beta2 -> v1beta1 (the API server's "ConvertFrom"), with v1beta2-only data carried in the
+//! reserved annotations.
 
 use shared_types::garage_cluster::common::{LayoutPolicy, PodDisruptionBudgetConfig};
 use shared_types::garage_cluster::{v1beta1, v1beta2};

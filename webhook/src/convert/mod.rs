@@ -1,5 +1,5 @@
 //! GarageCluster conversion between v1beta1 (served, deprecated) and v1beta2 (the hub and storage
-//! version), as the API server asks for it through a ConversionReview (webhooks spec §4).
+//! version), as the API server asks for it through a ConversionReview (`CONV-*`).
 //!
 //! Everything here is a pure function: [`to_v1beta2`] and [`to_v1beta1`] convert typed objects,
 //! [`convert_review`] answers a whole ConversionReview, and [`annotations`] holds the reserved

@@ -1,5 +1,5 @@
 //! The ten pod-scheduling fields that v1beta1 keeps at the top of `spec` and v1beta2 keeps in the
-//! pod template of each tier (webhooks spec §4.3).
+//! pod template of each tier.
 
 use std::collections::BTreeMap;
 

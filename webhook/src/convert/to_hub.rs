@@ -1,4 +1,4 @@
-//! v1beta1 -> v1beta2 (the API server's "ConvertTo"; webhooks spec §4.3, §4.5 CONV-5/6).
+//! v1beta1 -> v1beta2 (the API server's "ConvertTo"; CONV-5, CONV-6).
 
 use shared_types::garage_cluster::common::{LayoutPolicy, PodDisruptionBudgetConfig};
 use shared_types::garage_cluster::{v1beta1, v1beta2};

@@ -1,4 +1,4 @@
-//! The admission endpoints: their paths (webhooks spec §1.1), the resource each reviews and
+//! The admission endpoints: their paths, the resource each reviews and
 //! the lists its rules read.
 
 use super::context_reader::Needs;
@@ -8,7 +8,7 @@ use crate::convert::GROUP;
 /// Path of the CRD conversion endpoint.
 pub const CONVERT_PATH: &str = "/convert";
 
-/// An admission endpoint (webhooks spec §1.1).
+/// An admission endpoint, one per webhook path the chart registers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Endpoint {
     /// DEF-GC2, the v1beta2 GarageCluster defaulter.
@@ -163,7 +163,7 @@ impl Endpoint {
             Endpoint::MutateKey | Endpoint::ValidateKey => v1beta1("garagekeys"),
             Endpoint::ValidateAdminToken => v1beta1("garageadmintokens"),
             Endpoint::ValidateReferenceGrant => v1beta1("garagereferencegrants"),
-            // The guard checks its target itself (PVC-1) so that its message is the rulebook's.
+            // The guard checks its target itself (PVC-1) so that the denial names PVC-1.
             Endpoint::PvcFinalizerGuard => Target {
                 group: "",
                 version: None,

@@ -1,5 +1,5 @@
 //! Secrets the user names are copied into immutable Secrets the cluster controls, and only the
-//! copies are mounted (reconciler spec §3.3): kubelet can then never change bytes under a
+//! copies are mounted: kubelet can then never change bytes under a
 //! running Garage, and a change of the user's Secret reaches pods only through the storage
 //! rollout.
 //!

@@ -1,4 +1,4 @@
-//! The GarageAdminToken controller (reconciler spec §10.16): a static Admin API bearer in an
+//! The GarageAdminToken controller: a static Admin API bearer in an
 //! immutable Secret that the GarageCluster mounts through `spec.admin.adminTokenSecretRef`.
 //! The token is generated once; an existing Secret is never regenerated or adopted, because
 //! the bytes in it are what the running Garage processes trust.

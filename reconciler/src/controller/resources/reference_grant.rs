@@ -1,4 +1,4 @@
-//! The GarageReferenceGrant controller (reconciler spec §10.17): reports which objects in
+//! The GarageReferenceGrant controller: reports which objects in
 //! other namespaces rely on the grant. Enforcement is not here: the key and bucket controllers
 //! and the webhook evaluate grants themselves at every pass and every write.
 

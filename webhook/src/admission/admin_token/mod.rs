@@ -1,4 +1,4 @@
-//! GarageAdminToken admission (rulebook §2.G, `AT-*`; api.md §10). There is no defaulter.
+//! GarageAdminToken admission (`AT-*`). There is no defaulter.
 //!
 //! A GarageAdminToken provisions static Admin API bootstrap material into a Secret of its own
 //! namespace, which the GarageCluster consumes through `spec.admin.adminTokenSecretRef`.

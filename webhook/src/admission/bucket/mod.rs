@@ -1,4 +1,4 @@
-//! GarageBucket admission (rulebook §2.E, `GB-*`; api.md §8).
+//! GarageBucket admission (`GB-*`).
 //!
 //! - CREATE: the shape rules GB-C1…GB-C7, then the cross-namespace references GB-X1 (the
 //!   cluster) and GB-X2 (every key permission), authorised by GarageReferenceGrants (RG-CHK).
@@ -8,7 +8,7 @@
 //!   finalizer write), the rules that became stricter after objects were released are skipped
 //!   (GB-C2, GB-C3, GB-C4, GB-C6, the reference syntax of GB-C5, GB-X1, GB-X2), so an old
 //!   object can always be cleaned up. GB-C1, the rest of GB-C5 and GB-C7 always apply.
-//! - DELETE: always allowed (GB-D; the rulebook wires no DELETE for this kind).
+//! - DELETE: always allowed (GB-D; the webhook is not registered for DELETE of this kind).
 //!
 //! Every broken rule is reported, not only the first, so a manifest is fixed in one round trip.
 

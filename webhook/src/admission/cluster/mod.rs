@@ -1,6 +1,7 @@
-//! GarageCluster admission rules (rulebook §2.A hub, §2.B spoke, §2.C
-//! scale), extended by the node-local-pool (seed 000) and
-//! VolumeAttributesClass (seed 002) designs, which win over the rulebook.
+//! GarageCluster admission rules: the v1beta2 hub, the v1beta1 spoke and
+//! the `/scale` subresource, including the node-local pool and
+//! VolumeAttributesClass rules. Every rule ID is listed in
+//! `docs/admission-rules.md`.
 //!
 //! Entry points:
 //!
@@ -8,13 +9,13 @@
 //!   DELETE.
 //! - [`validate_cluster_v1beta1`]: the v1beta1 (spoke) projection of the
 //!   same write. With matchPolicy Equivalent the API server calls both
-//!   validators for every write (§1.5); the stricter side wins.
+//!   validators for every write (INV-7); the stricter side wins.
 //! - [`validate_scale`]: an UPDATE of the `/scale` subresource.
 //!
 //! Every rule is a pure function of the review and the [`Context`]
 //! snapshot. Unlike the Go operator, which stops at the first error, every
 //! broken rule is reported, so a user fixes a manifest in one round trip.
-//! Decisions on the rulebook's quirks are recorded in
+//! Decisions on how rules treat objects written before them are recorded in
 //! `docs/compatibility/admission-cluster.md`.
 
 pub mod deletion;
@@ -77,8 +78,8 @@ pub use spoke::validate_cluster_v1beta1;
 
 /// Validates a v1beta2 GarageCluster write.
 ///
-/// CREATE runs the shape rules (GC-C*, warnings GC-W*) and the seed-000
-/// cross-cluster checks against `ctx`; UPDATE builds a validation copy that
+/// CREATE runs the shape rules (GC-C*, warnings GC-W*) and the node-local
+/// pool cross-cluster checks against `ctx`; UPDATE builds a validation copy that
 /// tolerates unchanged released values (GC-U1..U9), runs the shape rules on
 /// it and then the immutability and safe-sequencing rules (GC-U10..U14,
 /// GC-S1..S11, GC-VAC-1); DELETE runs GC-D1..D11.
@@ -150,7 +151,7 @@ pub fn reads_context_lists_v1beta1(
     false
 }
 
-/// The create-time rules (§2.A.a, §2.A.b) on `c`.
+/// The create-time shape rules and warnings on `c`.
 fn shape_rules(
     c: &GarageCluster,
     legacy: bool,

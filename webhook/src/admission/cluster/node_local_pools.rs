@@ -1,4 +1,4 @@
-//! Node-local pool shape (GC-C20, GC-C21) and the seed-000 additions:
+//! Node-local pool shape (GC-C20, GC-C21) and the pool checks that read other objects:
 //! HostPaths exclusive across pools and GarageClusters (GC-NLP-OVERLAP) and
 //! the release limits (GC-NLP-LIMIT: 32 pools and 32 data paths,
 //! GC-NLP-NODES: 255 selected Nodes, GC-NLP-ROLES: 256 positive-capacity
@@ -298,7 +298,7 @@ fn old_paths(old: Option<&GarageClusterSpec>) -> BTreeSet<(String, String)> {
 }
 
 /// GC-NLP-OVERLAP: a HostPath may back one pool only, across every pool of
-/// this and every other GarageCluster in any namespace (seed 000). On
+/// this and every other GarageCluster in any namespace. On
 /// UPDATE a path the same pool already had is not re-judged, so a legacy
 /// overlap does not strand unrelated edits.
 pub fn check_exclusive_paths(

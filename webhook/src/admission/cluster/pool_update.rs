@@ -1,6 +1,6 @@
 //! Retained-pool updates (GC-S6..GC-S9): the metadata HostPath is the
 //! Garage identity, HostPath types only tighten, and data disks are never
-//! detached, remapped or moved in place (seed 000).
+//! detached, remapped or moved in place.
 
 use std::collections::BTreeMap;
 

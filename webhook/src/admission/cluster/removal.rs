@@ -1,7 +1,7 @@
 //! GC-S10: a positive-capacity membership removal (default-group scale-down,
 //! pool removal, retained-pool selector change) must be a topology-only
-//! update on a fully prepared old generation (seed 000, "Safe update
-//! sequencing").
+//! update on a fully prepared old generation, so that no step of it can lose
+//! the last copy of a block.
 
 use shared_types::conditions::cluster::CONDITION_STORAGE_ROLLOUT_READY;
 use shared_types::garage_cluster::common::{ConsistencyMode, LayoutPolicy, UnverifiedPeersPolicy};
@@ -62,7 +62,8 @@ fn topology_only(old: &GarageClusterSpec, new: &GarageClusterSpec) -> bool {
     retained_ok && membership_neutral(old) == membership_neutral(new)
 }
 
-/// GC-S10 gates, in the rulebook's order; the first failure is reported.
+/// GC-S10 gates, cheapest first; the first failure is reported, as each
+/// later gate assumes the earlier ones hold.
 pub fn check(old: &GarageCluster, new: &GarageClusterSpec, verdict: &mut Verdict) {
     let os = &old.spec;
     if !is_removal(os, new) {

@@ -1,4 +1,4 @@
-//! The `/scale` subresource (rulebook §2.C, SC-1..SC-7).
+//! The `/scale` subresource (SC-1..SC-7).
 //!
 //! The adapter decodes the `autoscaling/v1` Scale (SC-2, HTTP 400 on
 //! failure) and reads the live GarageCluster with an uncached GET (SC-3,

@@ -1,4 +1,4 @@
-//! The v1beta1 (spoke) GarageCluster validator (rulebook §2.B): the rules
+//! The v1beta1 (spoke) GarageCluster validator (`G1-*`): the rules
 //! whose v1beta1 shape differs from the hub's. Rules that mean the same on
 //! both versions (admin port, RPC identity, freezes, ownership) run on the
 //! hub conversion of the two objects and keep their hub ids.
@@ -27,7 +27,7 @@ use crate::admission::{Context, Operation, Review, Verdict};
 use crate::convert::annotations::{MARKER_GATEWAY_TIER_PRESENT, MARKER_NODE_LOCAL_POOLS_PRESENT};
 use crate::convert::to_v1beta2;
 
-/// Spoke predicates (§2.B preamble).
+/// The tier predicates of a v1beta1 object (handle, gateway, storage, managed groups).
 pub(super) struct Spoke<'a>(pub(super) &'a v1beta1::GarageCluster);
 
 impl Spoke<'_> {
@@ -222,7 +222,7 @@ fn shape_volume(field: &str, v: &VolumeConfig) -> Vec<crate::admission::shared::
     )
 }
 
-/// §2.B.b shape rules on `c` (CREATE, or the UPDATE copy).
+/// The v1beta1 shape rules on `c` (CREATE, or the UPDATE copy).
 pub(super) fn shape_rules(c: &Spoke<'_>, legacy: bool, strict_labels: bool, verdict: &mut Verdict) {
     let spec = c.spec();
     if !legacy {
@@ -475,8 +475,8 @@ fn check_gateway(c: &Spoke<'_>, legacy: bool, verdict: &mut Verdict) {
     }
 }
 
-/// G1-C15, with QUIRK L-4 fixed: at replicas 0 the default group's volumes
-/// may be omitted (seed 000), exactly as on the hub.
+/// G1-C15, with L-4 decided: at replicas 0 the default group's volumes
+/// may be omitted, exactly as on the hub (a group at zero creates no claims).
 fn check_default_storage(c: &Spoke<'_>, verdict: &mut Verdict) {
     if !c.storage() || c.storage_manual() || c.replicas() == 0 {
         return;
@@ -525,7 +525,7 @@ pub(super) fn hub(
     }
 }
 
-/// Validates the v1beta1 projection of a GarageCluster write (§2.B).
+/// Validates the v1beta1 projection of a GarageCluster write (`G1-*`).
 ///
 /// Transport rules G1-T1/T2 apply only when the client addressed v1beta1
 /// ([`Context::requested_version`]); every other rule runs for both.

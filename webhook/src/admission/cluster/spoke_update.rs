@@ -1,6 +1,6 @@
-//! The v1beta1 UPDATE pipeline (rulebook §2.B.c): transport, released
-//! values, then the rules shared with the hub on the converted objects, and
-//! the spoke volume rules G1-S1 with the seed-002 carve-outs.
+//! The v1beta1 UPDATE pipeline: transport, released values, then the rules
+//! shared with the hub on the converted objects, and the spoke volume rules
+//! G1-S1 with the VolumeAttributesClass carve-outs.
 
 use shared_types::garage_cluster::common::{LayoutPolicy, VolumeConfig};
 use shared_types::garage_cluster::v1beta1::{self, GarageClusterSpec};
@@ -123,7 +123,7 @@ pub(super) fn update(
     super::removal::check(&ho, &hn.spec, verdict);
 }
 
-/// G1-S1 with the seed-002 carve-outs: the class may change while live,
+/// G1-S1 with the VolumeAttributesClass carve-outs: the class may change while live,
 /// is never unset while live, and the edge-gateway rule ignores it.
 fn check_volumes(o: &Spoke<'_>, n: &Spoke<'_>, verdict: &mut Verdict) {
     let meta = |s: &Spoke<'_>| s.spec().storage.as_ref().and_then(|st| st.metadata.clone());

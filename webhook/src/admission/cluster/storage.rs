@@ -1,6 +1,6 @@
 //! Storage and gateway volume shapes: GC-C8..C10 pod templates and tags,
 //! GC-C11 claim templates (with GC-U2 grandfathering), GC-C22 default-group
-//! volumes, GC-C23 gateway metadata (with GC-U3), GC-W8 and the seed-002
+//! volumes, GC-C23 gateway metadata (with GC-U3), GC-W8 and the
 //! VolumeAttributesClass warnings.
 
 use shared_types::common::VolumeType;
@@ -286,7 +286,7 @@ pub fn grandfather_manual_gateway_metadata(
     }
 }
 
-/// GC-W8 and the seed-002 warnings (class with selector; top-level data
+/// GC-W8 and the VolumeAttributesClass warnings (class with selector; top-level data
 /// class beside `paths`, which the paths do not inherit).
 pub fn warnings(spec: &GarageClusterSpec, verdict: &mut Verdict) {
     let empty = |v: &Option<VolumeConfig>| {

@@ -40,7 +40,7 @@ pub(super) fn pool(name: &str, root: &str) -> Value {
     })
 }
 
-/// A pool-only cluster (seed 000 example): replicas 0, one pool.
+/// A pool-only cluster: replicas 0, one pool.
 pub(super) fn pool_base() -> Value {
     json!({
         "metadata": {"name": "garage", "namespace": "garage", "generation": 1, "uid": "uid-1"},

@@ -1,4 +1,4 @@
-//! Table tests of the node-local pool rules: GC-C20/C21 shape, the seed-000
+//! Table tests of the node-local pool rules: GC-C20/C21 shape, the cross-cluster
 //! exclusivity and limits, and retained-pool updates GC-S6..S9.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]

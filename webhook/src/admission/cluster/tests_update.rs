@@ -575,7 +575,7 @@ fn live_volumes_gc_s5_and_vac_gc_vac_1() {
             None,
         ),
         (
-            "edge class change live (seed 002)",
+            "edge class change live",
             update(
                 &edge(1, json!({"size": "1Gi", "volumeAttributesClassName": "a"})),
                 &edge(1, json!({"size": "1Gi", "volumeAttributesClassName": "b"})),

@@ -1,4 +1,4 @@
-//! Tier predicates of a v1beta2 GarageCluster (rulebook §2.A preamble):
+//! Tier predicates of a v1beta2 GarageCluster:
 //! which tiers exist, which policies are in effect and which groups the
 //! operator manages. Every rule reads shapes through these so the
 //! definitions live once.
@@ -8,14 +8,14 @@ use shared_types::garage_cluster::v1beta2::{GarageClusterSpec, NodeLocalPoolSpec
 
 /// CRD default of `spec.storage.replicas`: the API server writes it before
 /// admission, so an absent value only occurs for objects that were never
-/// defaulted; they mean "create the default group" (seed 000).
+/// defaulted; they mean "create the default group".
 pub const DEFAULT_STORAGE_REPLICAS: i32 = 3;
 /// CRD default of `spec.gateway.replicas`.
 pub const DEFAULT_GATEWAY_REPLICAS: i32 = 2;
 /// Most replicas of an operator-managed group (GC-C15).
 pub const MAX_REPLICAS: i32 = 50;
 
-/// Read-only view of a v1beta2 spec with the rulebook's predicates.
+/// Read-only view of a v1beta2 spec with the predicates the rules share.
 #[derive(Clone, Copy, Debug)]
 pub struct Shape<'a> {
     /// The spec under view.

@@ -1,5 +1,5 @@
 //! GC-S5: default-group and gateway volumes while replicas are live, with
-//! the seed-002 VolumeAttributesClass carve-out (GC-VAC-1).
+//! the VolumeAttributesClass carve-out (GC-VAC-1).
 //!
 //! A live StatefulSet's claim templates are immutable and its bound claims
 //! carry a Garage identity, so only size growth and a class change (which
@@ -135,7 +135,7 @@ pub fn compare_volume(
 
 /// Whether an edge gateway's metadata volume changed in a way its live
 /// replicas would see: the claim template (never rendered), the class
-/// (seed 002) and the fields GC-U5 neutralises do not count.
+/// (changed in place on live claims) and the fields GC-U5 neutralises do not count.
 pub fn edge_metadata_changed(old: Option<&VolumeConfig>, new: Option<&VolumeConfig>) -> bool {
     let strip = |v: &VolumeConfig| VolumeConfig {
         volume_claim_template_spec: None,
@@ -177,7 +177,7 @@ pub fn check_update(old: &GarageClusterSpec, new: &GarageClusterSpec, verdict: &
         let om = og.metadata.as_ref();
         let nm = ng.metadata.as_ref();
         let edge = old.storage.is_none() && new.storage.is_none();
-        // Seed 002: the edge rule ignores the class; its own unset rule
+        // The edge rule ignores the class; its own unset rule
         // still applies through compare_volume.
         if edge && edge_metadata_changed(om, nm) {
             verdict.deny("GC-S5", "spec.gateway.metadata", "spec.gateway.metadata cannot change while an edge gateway has live replicas: scale spec.gateway.replicas to 0, wait for its capacity-less roles to retire, then change the metadata PVC/EmptyDir configuration");

@@ -1,6 +1,6 @@
 //! DEF-GC2 (v1beta2) and DEF-GC1 (v1beta1) GarageCluster defaulters.
 //!
-//! Deliberately not defaulted (§3.1): `deletionPolicy` (omission is
+//! Deliberately not defaulted: `deletionPolicy` (omission is
 //! meaningful: federated clusters derive Drain and deletion needs an explicit
 //! value), `storage.replicas`/`gateway.replicas` (an explicit 0 must stay),
 //! ports and images.

@@ -1,9 +1,9 @@
-//! Webhook defaulting (rulebook §3.1, `DEF-*`) and the JSON patch the
+//! Webhook defaulting (`DEF-*`) and the JSON patch the
 //! mutating webhook returns. GarageAdminToken and GarageReferenceGrant have no
 //! defaulter.
 //!
-//! Only what §3.1 assigns to the webhook is set here; the CRD's structural
-//! defaults (§3.2) are applied by the API server and are not repeated, so an
+//! Only the defaults the CRD schema cannot express are set here; the CRD's structural
+//! defaults are applied by the API server and are not repeated, so an
 //! object written by a client keeps exactly the values the schema and these
 //! defaulters give it.
 

@@ -1,6 +1,6 @@
 //! The JSON patch from the submitted object to the defaulted one.
 //!
-//! Only `add` and `replace` operations are produced (§1.6): a field the
+//! Only `add` and `replace` operations are produced: a field the
 //! typed decode dropped (an unknown or pruned field) must never be removed
 //! by a defaulter, and controller-runtime discards removals anyway.
 

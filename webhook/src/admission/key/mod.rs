@@ -1,4 +1,4 @@
-//! GarageKey admission (rulebook §2.F, `GK-*`; api.md §9).
+//! GarageKey admission (`GK-*`).
 //!
 //! - CREATE: GK-C1…GK-C5, the credential material GK-M (import GK-IK, generated Secret GK-ST,
 //!   the import snapshot's name), then the cross-namespace references GK-X1 (the cluster) and

@@ -1,9 +1,9 @@
-//! GarageNode admission (rulebook §2.D, `GN-*`), with the seeds' additions:
-//! VolumeAttributesClass on node volumes (seed 002: GN-VAC1…GN-VAC3, the
-//! carve-out from volume immutability, GN-W9) and node-local-pool members
-//! (seed 000: GN-W10, GN-W11 on top of GN-C19/GN-K4/GN-U12).
+//! GarageNode admission (`GN-*`), including VolumeAttributesClass on node
+//! volumes (GN-VAC1…GN-VAC3, the carve-out from volume immutability, GN-W9)
+//! and node-local-pool members (GN-W10, GN-W11 on top of
+//! GN-C19/GN-K4/GN-U12).
 //!
-//! Each operation reports the first broken rule, as the rulebook's ordered
+//! Each operation reports the first broken rule, as ordered
 //! pipelines do: later rules assume earlier ones hold. Warnings collected up
 //! to that point are returned either way.
 

@@ -559,7 +559,7 @@ fn managed(node: &GarageNode) -> Step {
     Ok(())
 }
 
-/// Seed 000: a pool member's pod comes from the pool DaemonSet, so per-node
+/// GN-W10: a pool member's pod comes from the pool DaemonSet, so per-node
 /// workload overrides render nothing; say so instead of silently ignoring.
 fn ignored_pool_overrides(node: &GarageNode, warnings: &mut Vec<String>) {
     let s = &node.spec;

@@ -1,6 +1,6 @@
 //! GN-C21 storage rules of a managed StatefulSet GarageNode and the volume
 //! source rules (GN-VS), including the VolumeAttributesClass shape rules of
-//! seed 002 (GN-VAC1, GN-VAC2: defence in depth beside the CRD's CEL).
+//! node volumes (GN-VAC1, GN-VAC2: defence in depth beside the CRD's CEL).
 
 use super::facts::is_gateway;
 use super::{Step, deny};

@@ -1,4 +1,4 @@
-//! GarageNode UPDATE rules GN-U1…GN-U13, in the rulebook's order; the first
+//! GarageNode UPDATE rules GN-U1…GN-U13, in order; the first
 //! broken rule is reported.
 
 use super::facts::{
@@ -20,7 +20,7 @@ use shared_types::keys::annotation::{
 use shared_types::keys::label::{LABEL_CLUSTER, LABEL_KUBERNETES_NODE, LABEL_NODE_LOCAL_POOL};
 
 /// The spec as compared by GN-U1: node ID canonical, and every
-/// volumeAttributesClassName cleared, because seed 002 lets a class change
+/// volumeAttributesClassName cleared, because a class may change
 /// on a live volume without counting as a workload change (it never gates
 /// rollouts or drains; GN-VAC3 guards removal separately).
 fn comparable(spec: &GarageNodeSpec) -> GarageNodeSpec {
@@ -473,7 +473,7 @@ fn lost_source_change(old: &GarageNode, new: &GarageNode) -> Step {
     Ok(())
 }
 
-/// Seed 000: the generated labels of a pool member are diagnostic outputs
+/// GN-W11: the generated labels of a pool member are diagnostic outputs
 /// of the operator; editing them changes nothing but what selectors find.
 fn pool_label_warnings(old: &GarageNode, new: &GarageNode, warnings: &mut Vec<String>) {
     if !is_pool(new) {

@@ -1,7 +1,7 @@
 //! Volume updates of a managed GarageNode: neutralising released legacy
 //! volume fields on the validation copy (GN-U9), storage topology
 //! immutability (GN-U13) and per-volume immutability (GN-VU), with the
-//! VolumeAttributesClass carve-out of seed 002 (GN-VAC3).
+//! VolumeAttributesClass carve-out (GN-VAC3).
 
 use super::facts::{self, is_operator_child};
 use super::storage::{claim, has_source, is_empty_dir, is_read_only_only};

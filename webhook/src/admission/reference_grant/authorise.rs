@@ -1,7 +1,7 @@
 //! RG-CHK: whether a cross-namespace reference of a GarageBucket or GarageKey is authorised by
 //! a GarageReferenceGrant in the namespace it points into (GB-X1, GB-X2, GK-X1, GK-X2).
 //!
-//! The algorithm follows the rulebook step by step; which grant entry admits which reference is
+//! The algorithm runs the steps below in order; which grant entry admits which reference is
 //! [`GarageReferenceGrant::permits`], the one evaluation the reconciler applies too.
 //!
 //! 1. A reference into the object's own namespace is always permitted.

@@ -1,8 +1,8 @@
-//! GarageReferenceGrant admission (rulebook §2.H, `RG-*`) and the reference authorisation the
+//! GarageReferenceGrant admission (`RG-*`) and the reference authorisation the
 //! GarageBucket and GarageKey rules apply with it (RG-CHK, [`authorise`]).
 //!
 //! A grant has no defaulter and no immutable field: an UPDATE re-validates the new object only,
-//! and DELETE is always allowed (the rulebook wires no DELETE for this kind). Every broken
+//! and DELETE is always allowed (the webhook is not registered for it). Every broken
 //! entry is reported, so a grant is fixed in one round trip.
 
 pub mod authorise;

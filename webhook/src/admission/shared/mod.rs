@@ -1,4 +1,4 @@
-//! Shared helper validators (the rulebook's `SH-*` rules) used by several
+//! Shared helper validators (the `SH-*` rules) used by several
 //! resource rule sets.
 //!
 //! A helper never decides which rule id a finding is reported under: it
@@ -61,7 +61,7 @@ pub fn deny_all(verdict: &mut Verdict, rule: &'static str, problems: Vec<Problem
 }
 
 /// Records the first problem (if any) under `rule`; for rules whose
-/// rulebook semantics are "first violation wins".
+/// semantics are "first violation wins".
 pub fn deny_first(verdict: &mut Verdict, rule: &'static str, problem: Option<Problem>) {
     if let Some(p) = problem {
         verdict.deny(rule, p.field, p.message);

@@ -1,6 +1,6 @@
 //! SH-25: the shape of an operator-managed volume (cluster `VolumeConfig`
 //! and data-path volumes), plus the VolumeAttributesClass defence-in-depth
-//! checks of seed 002 that duplicate CRD CEL.
+//! checks that duplicate CRD CEL.
 
 use std::collections::BTreeMap;
 
@@ -80,7 +80,7 @@ impl VolumeShape<'_> {
 pub const CLAIM_TEMPLATE_MESSAGE: &str = "unsupported for operator-managed storage because arbitrary claim templates can violate Garage identity isolation; use size, storageClassName, accessModes, selector, labels, annotations, and volumeAttributesClassName, or an ordinary GarageNode existingClaim";
 
 /// SH-25 on the volume at `field`: EmptyDir takes no PVC fields (including
-/// a VolumeAttributesClass, seed 002), selectors must convert, and claim
+/// a VolumeAttributesClass), selectors must convert, and claim
 /// templates are refused.
 pub fn check_volume_shape(field: &str, v: VolumeShape<'_>) -> Vec<Problem> {
     let mut out = Vec::new();
@@ -131,7 +131,7 @@ pub fn check_volume_shape(field: &str, v: VolumeShape<'_>) -> Vec<Problem> {
     out
 }
 
-/// Seed 002 warning: a statically bound PV must carry the same class, or
+/// The class-with-selector warning: a statically bound PV must carry the same class, or
 /// the claim will not bind.
 pub fn vac_selector_warning(field: &str, v: VolumeShape<'_>) -> Option<String> {
     (v.vac.is_some() && v.selector.is_some()).then(|| {

@@ -1,4 +1,4 @@
-//! The GarageBucket controller (reconciler spec §10.14): the bucket in Garage, found or created
+//! The GarageBucket controller: the bucket in Garage, found or created
 //! crash-safely through a reservation alias bound to the object's UID, its global and local
 //! aliases, quotas, website and lifecycle rules, and the key grants it declares (see
 //! [`super::access`]). A bucket is deleted with its object only when it is empty.

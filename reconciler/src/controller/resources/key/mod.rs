@@ -1,4 +1,4 @@
-//! The GarageKey controller (reconciler spec §10.15): an S3 key in Garage with the material
+//! The GarageKey controller: an S3 key in Garage with the material
 //! derived from a cluster secret ([`derivation`]) or imported, its key-wide settings, its bucket
 //! grants (see [`super::access`]) and its credentials Secret; on deletion every grant is
 //! revoked and the key deleted from Garage before the finalizer goes.

@@ -1,5 +1,5 @@
-//! The credentials Secret of a GarageKey, rendered from `spec.secretTemplate` (reconciler spec
-//! §10.15): the S3 key pair, and unless switched off the endpoint, host, scheme and region, and
+//! The credentials Secret of a GarageKey, rendered from `spec.secretTemplate`: the S3 key
+//! pair, and unless switched off the endpoint, host, scheme and region, and
 //! when asked the bucket name and an AWS shared credentials file. Pure.
 
 use std::collections::BTreeMap;

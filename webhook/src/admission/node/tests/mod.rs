@@ -1,6 +1,6 @@
 //! Table tests for the GarageNode rules: fixtures and the harness. Each case
 //! names the rule it expects to fire (or none), and optionally a message or
-//! warning fragment from the rulebook.
+//! warning fragment.
 
 mod create;
 mod create_parent;

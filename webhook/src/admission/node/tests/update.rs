@@ -1,5 +1,5 @@
 //! UPDATE cases: GN-U1…GN-U12, cycle eligibility (GN-CY*, GN-DR) and the
-//! seed-000 pool-member behaviour.
+//! node-local pool member behaviour.
 
 use super::Want::{Allow, Deny, DenyWith, Warn};
 use super::*;

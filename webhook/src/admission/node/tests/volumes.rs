@@ -1,6 +1,6 @@
 //! Volume cases: source shape (GN-C21, GN-VS), legacy neutralisation
-//! (GN-U9), immutability (GN-U13) and VolumeAttributesClass (seed 002:
-//! GN-VAC1…GN-VAC3, GN-W9).
+//! (GN-U9), immutability (GN-U13) and VolumeAttributesClass
+//! (GN-VAC1…GN-VAC3, GN-W9).
 
 use super::Want::{Allow, Deny, DenyWith, Warn};
 use super::*;
