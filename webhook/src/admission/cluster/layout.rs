@@ -92,7 +92,7 @@ pub fn check_policy_update(
     if old.layout_policy == Some(LayoutPolicy::Manual)
         && new.layout_policy == Some(LayoutPolicy::Auto)
     {
-        verdict.deny("GC-U13", "spec.layoutPolicy", "layoutPolicy transition from Manual to Auto is not supported (one-way only) — see issue #190; keep Manual");
+        verdict.deny("GC-U13", "spec.layoutPolicy", "layoutPolicy transition from Manual to Auto is not supported (the change is one-way: Auto to Manual only); keep Manual");
         return;
     }
     let (o, n) = (Shape::of(old), Shape::of(new));

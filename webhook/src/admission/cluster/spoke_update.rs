@@ -109,7 +109,7 @@ pub(super) fn update(
     if old.spec.layout_policy == Some(LayoutPolicy::Manual)
         && new.spec.layout_policy == Some(LayoutPolicy::Auto)
     {
-        verdict.deny("GC-U13", "spec.layoutPolicy", "layoutPolicy transition from Manual to Auto is not supported (one-way only) — see issue #190; keep Manual");
+        verdict.deny("GC-U13", "spec.layoutPolicy", "layoutPolicy transition from Manual to Auto is not supported (the change is one-way: Auto to Manual only); keep Manual");
     }
     let factor = |s: &GarageClusterSpec| s.replication.as_ref().and_then(|r| r.factor).unwrap_or(3);
     let ann = n
