@@ -294,7 +294,7 @@ fn cluster_controller(
     // Pool membership follows Node labels: a label change looks at every cluster again.
     // Only metadata is watched, and only label changes pass. A namespace-scoped install
     // cannot watch Nodes; its pools follow label changes at the next resync.
-    let clusters = if ns.is_none() {
+    if ns.is_none() {
         let labels_changed = watcher(
             Api::<PartialObjectMeta<k8s_openapi::api::core::v1::Node>>::all(client.clone()),
             watcher::Config::default(),
@@ -306,8 +306,7 @@ fn cluster_controller(
         clusters.reconcile_all_on(labels_changed)
     } else {
         clusters
-    };
-    clusters
+    }
 }
 
 /// The GarageNode controller of one scope and what starts its passes: its own objects, its
@@ -322,7 +321,7 @@ fn node_controller(
     // render: its GarageNodes look again. (A status write passes too; a converged cluster
     // writes none.)
     let node_store = nodes.store();
-    let nodes = nodes
+    nodes
         .watches_stream(
             triggers::touched(
                 scoped::<GarageCluster>(client, ns),
@@ -365,8 +364,7 @@ fn node_controller(
                     ObjectRef::<GarageNode>::new(n).within(ns.as_deref().unwrap_or_default())
                 })
             },
-        );
-    nodes
+        )
 }
 
 impl std::fmt::Debug for Context {

@@ -218,7 +218,7 @@ async fn prune(
         });
         if !mounted {
             let params = DeleteParams::default();
-            if write::delete_if_present(&secrets_api, &ctx.metrics, &name, &params).await? {
+            if write::delete_if_present(secrets_api, &ctx.metrics, &name, &params).await? {
                 tracing::info!(secret = %name, "admin token copy no pod mounts deleted");
             }
         }

@@ -127,24 +127,15 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
     let config = config::revision(cluster, s)?;
     let services = services::cluster_services(cluster, s)?;
 
-    let update_nodes = o
-        .generated
-        .keys()
-        .filter(|o| **o < s.replicas)
-        .map(|ordinal| nodes::auto_storage_node(cluster, s, *ordinal))
-        .collect::<Result<Vec<_>, _>>()?;
-    let extra: Vec<String> = o
-        .generated
-        .iter()
-        .filter(|(o, _)| **o >= s.replicas && !s.manual)
-        .map(|(_, gn)| gn.name_any())
-        .collect();
-    let (mut views, unsupported) = member_views(o, s);
-    // Capacity never runs ahead of the disks: held before anything plans with it.
-    let held = expansion::hold_observed(o, &mut views);
-    // Counted before members on their way out are dropped: their pods still run.
-    let planned = views.iter().filter(|v| !v.external).count();
-    let pdb = pdb::storage_pdb(cluster, s, pdb::storage_members(planned, s, &o.pods))?;
+    let (update_nodes, extra) = generated_members(o, s)?;
+    let Membership {
+        views,
+        unsupported,
+        held,
+        pdb,
+        pools,
+        removal,
+    } = membership(o, s, t, &config, &rpc, &admin)?;
     let network_policy =
         network_policy::plan(cluster, s, t.garage_network_policy.as_ref(), &o.user_nodes)?;
     // Under the Manual policy generated members are handed to the user (ejected), never
@@ -154,22 +145,6 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
     } else {
         Vec::new()
     };
-    let (pools, extra_nodes) = pools_and_leavers(o, s, &views, &config, &rpc, &admin)?;
-    let read_now = match &o.garage {
-        GarageView::Read(read) => Some(read.as_ref()),
-        GarageView::Unavailable(_) => None,
-    };
-    let removal = removal::decide(
-        o,
-        s,
-        &views,
-        &extra_nodes,
-        read_now,
-        t.drain_quiet,
-        &o.transaction_id,
-    );
-    // Members on their way out are neither planned nor counted.
-    views.retain(|v| !removal.excluded.contains(&v.member.name));
     let drain_recorded = o
         .cluster
         .status
@@ -235,12 +210,6 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         && views
             .iter()
             .all(|v| in_layout.get(&v.member.name) == Some(&true));
-    // Healthy as every member sees it: Garage's connections are per node, and a member that
-    // has not reached the others yet fails the requests it serves.
-    let healthy = read
-        .and_then(|r| r.health.as_ref())
-        .is_some_and(|h| h.status == HealthStatus::Healthy)
-        && read.is_some_and(|r| r.every_view_healthy);
     let wanted_members = views.len() + missing.len() + pools.pending;
     let (ready, ready_reason, ready_message) = Readiness {
         unsupported: &unsupported,
@@ -251,29 +220,13 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         joining: !all_in_layout || !missing.is_empty(),
         extra: &extra,
         garage_error: garage_error.as_deref(),
-        healthy,
+        healthy: healthy_everywhere(read),
         health: read.and_then(|r| r.health.as_ref()),
     }
     .verdict();
     let topology_converged = all_in_layout && missing.is_empty();
-    let mut conditions = vec![
-        Desired {
-            type_: common::CONDITION_READY,
-            status: ready,
-            reason: ready_reason,
-            message: ready_message,
-        },
-        Desired {
-            type_: cc::CONDITION_STORAGE_TOPOLOGY_READY,
-            status: topology_converged,
-            reason: if topology_converged {
-                reason::REASON_CONVERGED
-            } else {
-                reason::REASON_ADDING_MEMBERS
-            },
-            message: String::new(),
-        },
-    ];
+    let mut conditions =
+        ready_and_topology((ready, ready_reason, ready_message), topology_converged);
     conditions.extend(removal.conditions.iter().cloned());
     conditions.extend(pools.condition.clone());
     conditions.extend(volume_attributes(o));
@@ -285,19 +238,7 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
     // pass's drain intent or layout change, which the next pass sees (a recorded drain, a
     // history that is migrating) and the rollout then waits for.
     let drain_starts = !drain_recorded && matches!(removal.step, Some(Step::Record(_)));
-    let rollout_step = match rollout_step {
-        machine_rollout::Step::Record(_) if drain_starts || layout_change.is_some() => {
-            machine_rollout::Step::Wait {
-                reason: reason::REASON_STORAGE_ROLLOUT_WAITING,
-                message: if drain_starts {
-                    "a drain starts in this pass and is finished first".into()
-                } else {
-                    "a layout change is applied in this pass; the next pod is replaced once it has settled".into()
-                },
-            }
-        }
-        other => other,
-    };
+    let rollout_step = one_transaction(rollout_step, drain_starts, layout_change.is_some());
     let rollout_step = capacity.hold_rollout(rollout_step, rollout_recorded);
     conditions.push(machine_rollout::condition(
         &rollout_step,
@@ -339,21 +280,18 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         && layout_change.is_none()
         && !pools_busy;
     let drain_step = removal.step.clone().filter(|_| drain_acts);
-    let requeue = if layout_change.is_some() || !create.is_empty() || drain_acts || rollout_acts {
-        Duration::from_millis(500)
-    } else if drain_recorded
-        || !removal.annotate.is_empty()
-        || !removal.delete.is_empty()
-        || pools_busy
-        || rollout_recorded
-        || !held.is_empty()
-    {
-        t.short_requeue
-    } else if converged || !extra.is_empty() && ready_members >= wanted_members && topology_ready {
-        t.resync
-    } else {
-        t.short_requeue
-    };
+    let requeue = Pace {
+        acting: layout_change.is_some() || !create.is_empty() || drain_acts || rollout_acts,
+        waiting: drain_recorded
+            || !removal.annotate.is_empty()
+            || !removal.delete.is_empty()
+            || pools_busy
+            || rollout_recorded
+            || !held.is_empty(),
+        settled: converged
+            || !extra.is_empty() && ready_members >= wanted_members && topology_ready,
+    }
+    .requeue(t);
     Ok(Decision {
         rpc_secret: rpc.generated,
         admin_token: admin.generated,
@@ -379,6 +317,167 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         notes,
         requeue,
     })
+}
+
+/// The members of this pass and what follows from them alone.
+struct Membership {
+    /// Members that are planned and counted (those on their way out removed).
+    views: Vec<MemberView>,
+    /// User GarageNodes of a shape this operator does not run.
+    unsupported: Vec<String>,
+    /// Members whose capacity waits for their claims to grow.
+    held: Vec<expansion::Held>,
+    /// The storage PodDisruptionBudget.
+    pdb: Option<PodDisruptionBudget>,
+    /// The node-local pools' plan.
+    pools: pools::PoolPlan,
+    /// The removal (drain) of members that leave.
+    removal: removal::Removal,
+}
+
+/// Who the members are: their views with capacity held until claims grow, the disruption
+/// budget counted over them, the pools' plan, and the removal of those that leave.
+fn membership(
+    o: &Observed,
+    s: &Settings,
+    t: &Config,
+    config: &ConfigRevision,
+    rpc: &secrets::SecretSource,
+    admin: &secrets::SecretSource,
+) -> Result<Membership, DesiredError> {
+    let cluster = o.cluster.as_ref();
+    let (mut views, unsupported) = member_views(o, s);
+    // Capacity never runs ahead of the disks: held before anything plans with it.
+    let held = expansion::hold_observed(o, &mut views);
+    // Counted before members on their way out are dropped: their pods still run.
+    let planned = views.iter().filter(|v| !v.external).count();
+    let pdb = pdb::storage_pdb(cluster, s, pdb::storage_members(planned, s, &o.pods))?;
+    let (pools, extra_nodes) = pools_and_leavers(o, s, &views, config, rpc, admin)?;
+    let read_now = match &o.garage {
+        GarageView::Read(read) => Some(read.as_ref()),
+        GarageView::Unavailable(_) => None,
+    };
+    let removal = removal::decide(
+        o,
+        s,
+        &views,
+        &extra_nodes,
+        read_now,
+        t.drain_quiet,
+        &o.transaction_id,
+    );
+    // Members on their way out are neither planned nor counted.
+    views.retain(|v| !removal.excluded.contains(&v.member.name));
+    Ok(Membership {
+        views,
+        unsupported,
+        held,
+        pdb,
+        pools,
+        removal,
+    })
+}
+
+/// The generated members to keep up to date (ordinals below `replicas`), and the names of
+/// those beyond it (never under the Manual policy, whose members are the user's).
+fn generated_members(
+    o: &Observed,
+    s: &Settings,
+) -> Result<(Vec<GarageNode>, Vec<String>), DesiredError> {
+    let cluster = o.cluster.as_ref();
+    let update = o
+        .generated
+        .keys()
+        .filter(|n| **n < s.replicas)
+        .map(|ordinal| nodes::auto_storage_node(cluster, s, *ordinal))
+        .collect::<Result<Vec<_>, _>>()?;
+    let extra = o
+        .generated
+        .iter()
+        .filter(|(n, _)| **n >= s.replicas && !s.manual)
+        .map(|(_, gn)| gn.name_any())
+        .collect();
+    Ok((update, extra))
+}
+
+/// Healthy as every member sees it: Garage's connections are per node, and a member that
+/// has not reached the others yet fails the requests it serves.
+fn healthy_everywhere(read: Option<&GarageRead>) -> bool {
+    read.and_then(|r| r.health.as_ref())
+        .is_some_and(|h| h.status == HealthStatus::Healthy)
+        && read.is_some_and(|r| r.every_view_healthy)
+}
+
+/// `Ready` from its verdict, and `StorageTopologyReady`.
+fn ready_and_topology(
+    (ready, reason, message): (bool, &'static str, String),
+    topology_converged: bool,
+) -> Vec<Desired> {
+    vec![
+        Desired {
+            type_: common::CONDITION_READY,
+            status: ready,
+            reason,
+            message,
+        },
+        Desired {
+            type_: cc::CONDITION_STORAGE_TOPOLOGY_READY,
+            status: topology_converged,
+            reason: if topology_converged {
+                reason::REASON_CONVERGED
+            } else {
+                reason::REASON_ADDING_MEMBERS
+            },
+            message: String::new(),
+        },
+    ]
+}
+
+/// One transaction at a time within a pass too: the rollout's gates were read before this
+/// pass's drain intent or layout change, which the next pass sees (a recorded drain, a
+/// history that is migrating) and the rollout then waits for.
+fn one_transaction(
+    step: machine_rollout::Step,
+    drain_starts: bool,
+    layout_changes: bool,
+) -> machine_rollout::Step {
+    match step {
+        machine_rollout::Step::Record(_) if drain_starts || layout_changes => {
+            machine_rollout::Step::Wait {
+                reason: reason::REASON_STORAGE_ROLLOUT_WAITING,
+                message: if drain_starts {
+                    "a drain starts in this pass and is finished first".into()
+                } else {
+                    "a layout change is applied in this pass; the next pod is replaced once it has settled".into()
+                },
+            }
+        }
+        other => other,
+    }
+}
+
+/// How soon a pass looks again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Pace {
+    /// This pass writes a step of a transaction or creates members: the next step is due
+    /// as soon as the write lands.
+    acting: bool,
+    /// A transaction, a pool or a claim's growth is in progress and waits on others.
+    waiting: bool,
+    /// Converged, or only members beyond the wanted count remain, all ready and placed.
+    settled: bool,
+}
+
+impl Pace {
+    fn requeue(self, t: &Config) -> Duration {
+        if self.acting {
+            Duration::from_millis(500)
+        } else if self.waiting || !self.settled {
+            t.short_requeue
+        } else {
+            t.resync
+        }
+    }
 }
 
 /// Every member's view: the generated default group, pool members and user GarageNodes (in

@@ -216,7 +216,7 @@ async fn finalize(
     if let Some(live) = secrets.get_opt(&secret_name).await?
         && is_controlled_by(&live, &t.uid().unwrap_or_default())
     {
-        write::delete_if_present(&secrets, &ctx.metrics, &secret_name, &Default::default()).await?;
+        write::delete_if_present(secrets, &ctx.metrics, &secret_name, &Default::default()).await?;
     }
     finalizer::set(
         api,
