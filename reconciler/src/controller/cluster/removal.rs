@@ -69,48 +69,12 @@ pub fn decide(
     {
         r.annotate.push(highest.name_any());
     }
-    // Candidates: drain-requested members, extra slots first (highest ordinal first).
-    let mut candidates: Vec<Candidate> = Vec::new();
-    let mut requested: Vec<&GarageNode> = extra
-        .iter()
-        .copied()
-        .filter(|n| drain_requested(n))
-        .collect();
-    let mut rest: Vec<&GarageNode> = all_nodes
-        .iter()
-        .copied()
-        .filter(|n| drain_requested(n) && !extra.iter().any(|e| e.name_any() == n.name_any()))
-        .collect();
-    rest.sort_by_key(|n| n.name_any());
-    requested.extend(rest);
-    // Two GarageNodes that report one node ID are one Garage identity: draining either would
-    // remove the role the other still serves, so neither is drained.
-    let shared_id = |n: &GarageNode| {
-        let id = n.status.as_ref().and_then(|s| s.node_id.as_deref());
-        id.is_some_and(|id| {
-            all_nodes.iter().any(|other| {
-                other.metadata.uid != n.metadata.uid
-                    && other.status.as_ref().and_then(|s| s.node_id.as_deref()) == Some(id)
-            })
-        })
-    };
-    let mut colliding: Vec<String> = Vec::new();
-    for n in &requested {
-        r.excluded.push(n.name_any());
-        if shared_id(n) {
-            colliding.push(n.name_any());
-            continue;
-        }
-        if nodes::shape(n).is_ok_and(|sh| {
-            matches!(
-                sh,
-                nodes::NodeShape::Managed | nodes::NodeShape::Pool { .. }
-            )
-        }) && n.metadata.deletion_timestamp.is_none()
-        {
-            candidates.push(candidate(n, &o.pods, read));
-        }
-    }
+    let Requested {
+        candidates,
+        excluded,
+        colliding,
+    } = requested(extra, &all_nodes, &o.pods, read);
+    r.excluded = excluded;
     if let Some(actor) = record
         .and_then(|rec| rec.actor.as_ref())
         .and_then(|a| a.name.clone())
@@ -174,6 +138,85 @@ pub fn decide(
         rpc_timeout: s.rpc_timeout,
         new_transaction_id: transaction_id,
     });
+    r.delete = proven_extra(record, extra);
+    let step = idle_refusals(step, o, &colliding);
+    r.conditions.push(drain_condition(record, Some(&step)));
+    r.conditions
+        .extend(scale_down_blocked(s, extra, &step, record));
+    r.step = Some(step);
+    r
+}
+
+/// The drain-requested members, in the order they drain.
+struct Requested {
+    /// Those that may drain: Managed and pool members not being deleted.
+    candidates: Vec<Candidate>,
+    /// Every drain-requested member: kept out of layout planning.
+    excluded: Vec<String>,
+    /// Drain-requested members that share their node ID with another GarageNode.
+    colliding: Vec<String>,
+}
+
+/// Drain-requested members, extra slots first (highest ordinal first), then the others by
+/// name.
+fn requested(
+    extra: &[&GarageNode],
+    all_nodes: &[&GarageNode],
+    pods: &[Pod],
+    read: Option<&GarageRead>,
+) -> Requested {
+    let mut candidates: Vec<Candidate> = Vec::new();
+    let mut excluded: Vec<String> = Vec::new();
+    let mut requested: Vec<&GarageNode> = extra
+        .iter()
+        .copied()
+        .filter(|n| drain_requested(n))
+        .collect();
+    let mut rest: Vec<&GarageNode> = all_nodes
+        .iter()
+        .copied()
+        .filter(|n| drain_requested(n) && !extra.iter().any(|e| e.name_any() == n.name_any()))
+        .collect();
+    rest.sort_by_key(|n| n.name_any());
+    requested.extend(rest);
+    // Two GarageNodes that report one node ID are one Garage identity: draining either would
+    // remove the role the other still serves, so neither is drained.
+    let shared_id = |n: &GarageNode| {
+        let id = n.status.as_ref().and_then(|s| s.node_id.as_deref());
+        id.is_some_and(|id| {
+            all_nodes.iter().any(|other| {
+                other.metadata.uid != n.metadata.uid
+                    && other.status.as_ref().and_then(|s| s.node_id.as_deref()) == Some(id)
+            })
+        })
+    };
+    let mut colliding: Vec<String> = Vec::new();
+    for n in &requested {
+        excluded.push(n.name_any());
+        if shared_id(n) {
+            colliding.push(n.name_any());
+            continue;
+        }
+        if nodes::shape(n).is_ok_and(|sh| {
+            matches!(
+                sh,
+                nodes::NodeShape::Managed | nodes::NodeShape::Pool { .. }
+            )
+        }) && n.metadata.deletion_timestamp.is_none()
+        {
+            candidates.push(candidate(n, pods, read));
+        }
+    }
+    Requested {
+        candidates,
+        excluded,
+        colliding,
+    }
+}
+
+/// Extra slots whose drain the record proves complete: they are deleted.
+fn proven_extra(record: Option<&StorageDrainStatus>, extra: &[&GarageNode]) -> Vec<String> {
+    let mut delete = Vec::new();
     if contract::phase(record) == Phase::Completed
         && let Some(rec) = record
     {
@@ -185,10 +228,15 @@ pub fn decide(
                 n.metadata.uid.as_deref().unwrap_or_default(),
             ) && n.metadata.deletion_timestamp.is_none()
             {
-                r.delete.push(n.name_any());
+                delete.push(n.name_any());
             }
         }
     }
+    delete
+}
+
+/// An idle drain that was asked for something it does not do says so.
+fn idle_refusals(step: Step, o: &Observed, colliding: &[String]) -> Step {
     // `drain=true` on the GarageCluster asks for whole-site retirement, which exists only
     // for a federated site; say so rather than let the request look accepted.
     let step = if step == Step::Idle
@@ -207,7 +255,7 @@ pub fn decide(
     } else {
         step
     };
-    let step = if step == Step::Idle && !colliding.is_empty() {
+    if step == Step::Idle && !colliding.is_empty() {
         Step::Wait {
             reason: reason::REASON_IDENTITY_COLLISION,
             message: format!(
@@ -217,28 +265,39 @@ pub fn decide(
         }
     } else {
         step
-    };
-    r.conditions.push(drain_condition(record, Some(&step)));
+    }
+}
+
+/// `StorageScaleDownBlocked` while the extra slots of a scale-down wait to drain.
+fn scale_down_blocked(
+    s: &Settings,
+    extra: &[&GarageNode],
+    step: &Step,
+    record: Option<&StorageDrainStatus>,
+) -> Option<Desired> {
     if !extra.is_empty()
         && let Step::Wait {
             reason: rs,
             message,
-        } = &step
+        } = step
         && record.is_none()
     {
-        r.conditions.push(Desired {
+        return Some(Desired {
             type_: cc::CONDITION_STORAGE_SCALE_DOWN_BLOCKED,
             status: true,
             reason: rs,
             message: format!(
                 "spec.storage.replicas is {} and {} waits to be drained: {message}. Nothing was removed",
                 s.replicas,
-                extra.iter().map(|n| n.name_any()).collect::<Vec<_>>().join(", ")
+                extra
+                    .iter()
+                    .map(|n| n.name_any())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         });
     }
-    r.step = Some(step);
-    r
+    None
 }
 
 fn candidate(n: &GarageNode, pods: &[Pod], read: Option<&GarageRead>) -> Candidate {
