@@ -352,7 +352,43 @@ fn prove(o: &Observed<'_>, record: &StorageDrainStatus, targets: &[NodeId]) -> S
     let Some(proof) = o.proof else {
         return wait(reason::REASON_DRAINING, "reading repair workers".into());
     };
-    // Destinations: every current positive-capacity role; plus the source while it runs.
+    let verify = match verification_set(o, proof, &lost, targets) {
+        Ok(verify) => verify,
+        Err(step) => return step,
+    };
+    if let Some(step) = fresh_snapshot(o, record, proof, &verify) {
+        return step;
+    }
+    let (mut next, launch, waiting) = match adopt_repairs(record, proof, &verify) {
+        Ok(found) => found,
+        Err(step) => return step,
+    };
+    if next.repair_worker_ids != record.repair_worker_ids {
+        return Step::Record(next);
+    }
+    if !launch.is_empty() {
+        return Step::LaunchRepairs {
+            record: next,
+            nodes: launch,
+        };
+    }
+    if !waiting.is_empty() {
+        return wait(
+            reason::REASON_DRAINING,
+            format!("Blocks repairs running on {}", waiting.join(", ")),
+        );
+    }
+    quiet_barrier(o, record, next, proof, &verify, &lost)
+}
+
+/// The nodes whose repairs prove the drain: every positive-capacity role, plus the source
+/// while it runs (a lost source cannot run a repair). Each must have answered.
+fn verification_set(
+    o: &Observed<'_>,
+    proof: &ProofObservation,
+    lost: &[NodeId],
+    targets: &[NodeId],
+) -> Result<Vec<NodeId>, Step> {
     let mut verify: Vec<NodeId> = o
         .layout
         .roles
@@ -365,13 +401,13 @@ fn prove(o: &Observed<'_>, record: &StorageDrainStatus, targets: &[NodeId]) -> S
         if o.up.contains(t) {
             verify.push(t.clone());
         } else {
-            return wait(
+            return Err(wait(
                 reason::REASON_DRAINING,
                 format!(
                     "the drained node {} is not up; its pod must keep running until the proof completes",
                     t.short()
                 ),
-            );
+            ));
         }
     }
     verify.sort();
@@ -380,51 +416,73 @@ fn prove(o: &Observed<'_>, record: &StorageDrainStatus, targets: &[NodeId]) -> S
     // is gone. A proof over no node would complete by default while no copy of the data was
     // checked anywhere.
     if verify.is_empty() {
-        return wait(
+        return Err(wait(
             reason::REASON_NODE_DRAIN_BLOCKED,
             "no storage role is left in the layout, so no copy of the lost node's data can be verified; add a storage member, the proof resumes once it holds a role".into(),
-        );
+        ));
     }
     for n in &verify {
         if !proof.workers.contains_key(n) || !proof.block_errors.contains_key(n) {
-            return wait(
+            return Err(wait(
                 reason::REASON_DRAINING,
                 format!(
                     "node {} did not answer for its workers and block errors",
                     n.short()
                 ),
-            );
+            ));
         }
     }
+    Ok(verify)
+}
+
+/// A new snapshot when the verified set or the layout changed: every node's newest worker
+/// before the repairs this proof launches.
+fn fresh_snapshot(
+    o: &Observed<'_>,
+    record: &StorageDrainStatus,
+    proof: &ProofObservation,
+    verify: &[NodeId],
+) -> Option<Step> {
     let verify_strings: Vec<String> = verify.iter().map(ToString::to_string).collect();
     let snapshot_current = record.verification_node_ids.as_ref() == Some(&verify_strings)
         && record.layout_version == i64::try_from(o.layout.version).ok()
         && record.repair_baselines.is_some();
-    if !snapshot_current {
-        // A new snapshot: every node's newest worker before the repairs this proof launches.
-        let mut next = record.clone();
-        next.verification_node_ids = Some(verify_strings);
-        next.layout_version = i64::try_from(o.layout.version).ok();
-        next.repair_baselines = Some(
-            verify
-                .iter()
-                .map(|n| (n.to_string(), max_worker_id(&proof.workers[n])))
-                .collect(),
-        );
-        next.repair_worker_ids = Some(BTreeMap::new());
-        next.quiet_since = None;
-        next.completed_at = None;
-        return Step::LaunchRepairs {
-            record: next,
-            nodes: verify,
-        };
+    if snapshot_current {
+        return None;
     }
+    let mut next = record.clone();
+    next.verification_node_ids = Some(verify_strings);
+    next.layout_version = i64::try_from(o.layout.version).ok();
+    next.repair_baselines = Some(
+        verify
+            .iter()
+            .map(|n| (n.to_string(), max_worker_id(&proof.workers[n])))
+            .collect(),
+    );
+    next.repair_worker_ids = Some(BTreeMap::new());
+    next.quiet_since = None;
+    next.completed_at = None;
+    Some(Step::LaunchRepairs {
+        record: next,
+        nodes: verify.to_vec(),
+    })
+}
+
+/// The repair each verified node runs for this proof: adopted into the record once seen,
+/// launched where none is, waited for while it runs. A node that restarted, lost its worker
+/// or had a repair fail starts a new snapshot.
+#[allow(clippy::type_complexity)]
+fn adopt_repairs(
+    record: &StorageDrainStatus,
+    proof: &ProofObservation,
+    verify: &[NodeId],
+) -> Result<(StorageDrainStatus, Vec<NodeId>, Vec<String>), Step> {
     let baselines = record.repair_baselines.clone().unwrap_or_default();
     let adopted = record.repair_worker_ids.clone().unwrap_or_default();
     let mut next = record.clone();
     let mut launch = Vec::new();
     let mut waiting = Vec::new();
-    for n in &verify {
+    for n in verify {
         let workers = &proof.workers[n];
         let baseline = baselines.get(n.as_str()).copied().unwrap_or(0);
         match adopted.get(n.as_str()) {
@@ -432,7 +490,7 @@ fn prove(o: &Observed<'_>, record: &StorageDrainStatus, targets: &[NodeId]) -> S
                 if max_worker_id(workers) < baseline {
                     // The node restarted: its worker IDs began again. Take a new snapshot.
                     next.repair_baselines = None;
-                    return Step::Record(next);
+                    return Err(Step::Record(next));
                 }
                 let newest = workers
                     .iter()
@@ -457,7 +515,7 @@ fn prove(o: &Observed<'_>, record: &StorageDrainStatus, targets: &[NodeId]) -> S
                 match worker {
                     None => {
                         next.repair_baselines = None;
-                        return Step::Record(next);
+                        return Err(Step::Record(next));
                     }
                     Some(w) if w.state != crate::garage::WorkerState::Done => {
                         waiting.push(format!("{} ({:?})", n.short(), w.state))
@@ -465,29 +523,26 @@ fn prove(o: &Observed<'_>, record: &StorageDrainStatus, targets: &[NodeId]) -> S
                     Some(w) if w.errors > 0 => {
                         // A repair that hit errors proves nothing; a clean one is relaunched.
                         next.repair_baselines = None;
-                        return Step::Record(next);
+                        return Err(Step::Record(next));
                     }
                     Some(_) => {}
                 }
             }
         }
     }
-    if next.repair_worker_ids != record.repair_worker_ids {
-        return Step::Record(next);
-    }
-    if !launch.is_empty() {
-        return Step::LaunchRepairs {
-            record: next,
-            nodes: launch,
-        };
-    }
-    if !waiting.is_empty() {
-        return wait(
-            reason::REASON_DRAINING,
-            format!("Blocks repairs running on {}", waiting.join(", ")),
-        );
-    }
-    // Every repair is done: the resync queues and block errors must be empty and stay so.
+    Ok((next, launch, waiting))
+}
+
+/// Every repair is done: the resync queues and block errors must be empty and stay so for
+/// the quiet window, and with a live source until Garage has handed over what only it holds.
+fn quiet_barrier(
+    o: &Observed<'_>,
+    record: &StorageDrainStatus,
+    mut next: StorageDrainStatus,
+    proof: &ProofObservation,
+    verify: &[NodeId],
+    lost: &[NodeId],
+) -> Step {
     let queue: u64 = verify
         .iter()
         .flat_map(|n| proof.workers[n].iter())
