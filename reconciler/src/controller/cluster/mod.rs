@@ -17,6 +17,7 @@ pub mod network_policy;
 pub mod observe;
 pub mod pool_act;
 pub mod pool_pins;
+pub mod pool_blockers;
 pub mod pools;
 mod readiness;
 pub mod recovery;

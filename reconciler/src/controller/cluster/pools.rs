@@ -14,11 +14,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::core::v1::{ConfigMap, Node, Pod};
 use kube::ResourceExt;
-use shared_types::conditions::{cluster as cc, reason};
 use shared_types::garage_cluster::v1beta2::{GarageCluster, NodeLocalPoolSpec};
 use shared_types::garage_node::GarageNode;
 use shared_types::keys::label;
 
+use crate::controller::cluster::pool_blockers::{Blocker, Blockers};
 use crate::controller::cluster::pool_pins::{self, Pin};
 use crate::controller::conditions::Desired;
 use crate::controller::pool::membership::{self, GateCheck};
@@ -30,10 +30,6 @@ use crate::desired::{DesiredError, Settings, disk_layout, nodes};
 
 /// Most Nodes the pools of one cluster may select (one Garage role each, below Garage's 256).
 pub const MAX_POOL_MEMBERS: usize = 255;
-/// Examples a condition message lists before it only counts.
-const EXAMPLES: usize = 5;
-/// Longest condition message.
-const MAX_MESSAGE: usize = 4096;
 
 /// A gated pool pod that may start now.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -145,239 +141,382 @@ pub fn decide(f: &PoolFacts<'_>) -> Result<PoolPlan, DesiredError> {
         .cloned()
         .collect();
     let wanted = membership::membership(&s.pools, f.nodes);
-    let selected_total: usize = wanted.members.values().map(Vec::len).sum();
-    // Facts that stop every membership change.
-    let collisions = collisions(f.members);
-    let too_many = selected_total > MAX_POOL_MEMBERS;
-    let frozen = !collisions.is_empty() || too_many;
-
-    let mut moves: Vec<String> = Vec::new();
-    let mut waiting_old_pods: Vec<String> = Vec::new();
-    let mut empty_pools: Vec<String> = Vec::new();
-    let mut joining: Vec<String> = Vec::new();
+    let mut blockers = Blockers::default();
+    let frozen = freezes(f, &wanted, &mut blockers);
+    let scope = Scope {
+        f,
+        known_pools: &known_pools,
+        pool_pods: &pool_pods,
+        frozen,
+    };
     let mut unrepresented = 0usize;
-    let mut retiring: Vec<String> = Vec::new();
-    let mut ambiguous: Vec<String> = Vec::new();
-    let mut claim_conflicts: Vec<String> = Vec::new();
-
-    let mut path_conflicts: Vec<String> = Vec::new();
-    let mut layout_refusals: Vec<String> = Vec::new();
     for pool in &s.pools {
-        let name = pool.name.as_str();
-        // A disk two Garage processes could mount: nothing is created or started for it.
-        let clash = host_paths(pool).into_iter().find_map(|mine| {
-            let other_pool = s
-                .pools
-                .iter()
-                .filter(|p| p.name != pool.name)
-                .find_map(|p| {
-                    host_paths(p)
-                        .into_iter()
-                        .find(|theirs| overlap(&mine, theirs))
-                        .map(|theirs| format!("pool {}'s {theirs}", p.name))
-                });
-            other_pool
-                .or_else(|| {
-                    f.foreign_paths
-                        .iter()
-                        .find(|(_, theirs)| overlap(&mine, theirs))
-                        .map(|(who, theirs)| format!("{theirs} of {who}"))
-                })
-                .map(|with| format!("pool {name}: {mine} overlaps {with}"))
-        });
-        if let Some(clash) = clash.or_else(|| own_overlap(pool)) {
-            path_conflicts.push(clash);
-            continue;
-        }
-        let key = desired_pool::activation_key(s, name);
-        let selected = wanted.members.get(name).cloned().unwrap_or_default();
-        let ds_name = desired_pool::daemonset_name(&s.name, name);
-        // A disk the pool rolled out is never detached or remapped: nothing of it is updated.
-        let same_name: Vec<&DaemonSet> = f
-            .daemonsets
+        let selected = wanted.members.get(&pool.name).cloned().unwrap_or_default();
+        unrepresented += plan_pool(&scope, pool, &selected, &mut plan, &mut blockers)?;
+    }
+    retire_undeclared(f, &known_pools, &declared, &mut plan, &mut blockers);
+    deactivate_unneeded(f, &known_pools, &wanted, &mut plan);
+    plan.pending = unrepresented;
+    plan.retire = blockers.retiring();
+    // Replacements first: retirement starts once every wanted member is in the layout.
+    plan.retire_now = !frozen && !blockers.joining() && f.topology_ready;
+    plan.condition = Some(blockers.condition());
+    Ok(plan)
+}
+
+/// What the pools' pass reads throughout.
+struct Scope<'a> {
+    f: &'a PoolFacts<'a>,
+    /// Pools declared, or still holding members or a DaemonSet.
+    known_pools: &'a BTreeSet<String>,
+    /// The cluster's pool pods.
+    pool_pods: &'a [Pod],
+    /// A fact that stops every membership change holds.
+    frozen: bool,
+}
+
+/// Facts that stop every membership change: two members with one identity, or more Nodes
+/// selected than one cluster holds. Selector conflicts are reported too. True when frozen.
+fn freezes(f: &PoolFacts<'_>, wanted: &membership::Membership, blockers: &mut Blockers) -> bool {
+    let collisions = collisions(f.members);
+    let selected_total: usize = wanted.members.values().map(Vec::len).sum();
+    let too_many = selected_total > MAX_POOL_MEMBERS;
+    if too_many {
+        blockers.push(Blocker::TooMany(selected_total));
+    }
+    for (n, pools) in &wanted.conflicts {
+        blockers.push(Blocker::SelectorConflict(format!(
+            "{n} ({})",
+            pools.join(", ")
+        )));
+    }
+    let frozen = !collisions.is_empty() || too_many;
+    blockers
+        .0
+        .extend(collisions.into_iter().map(Blocker::Collision));
+    frozen
+}
+
+/// A disk two Garage processes could mount: another pool's, another cluster's, or the
+/// pool's own twice.
+fn path_clash(f: &PoolFacts<'_>, pool: &NodeLocalPoolSpec) -> Option<String> {
+    let name = pool.name.as_str();
+    let clash = host_paths(pool).into_iter().find_map(|mine| {
+        let other_pool = f
+            .settings
+            .pools
             .iter()
-            .filter(|d| d.name_any() == ds_name)
-            .collect();
-        if let Err(why) = disk_layout_allowed(f, pool, &same_name) {
-            layout_refusals.push(why);
-            continue;
-        }
-        // A DaemonSet being deleted is not current: its pods are old ones.
-        let current = f
-            .daemonsets
-            .iter()
-            .find(|d| d.name_any() == ds_name && d.metadata.deletion_timestamp.is_none());
-        let ds_deleting = f
-            .daemonsets
-            .iter()
-            .any(|d| d.name_any() == ds_name && d.metadata.deletion_timestamp.is_some());
-        // Pods of a DaemonSet that no longer exists fence the pool until they are gone.
-        let orphans: Vec<&Pod> = pool_pods
-            .iter()
-            .filter(|p| {
-                p.labels()
-                    .get(label::LABEL_NODE_LOCAL_POOL)
-                    .map(String::as_str)
-                    == Some(name)
+            .filter(|p| p.name != pool.name)
+            .find_map(|p| {
+                host_paths(p)
+                    .into_iter()
+                    .find(|theirs| overlap(&mine, theirs))
+                    .map(|theirs| format!("pool {}'s {theirs}", p.name))
+            });
+        other_pool
+            .or_else(|| {
+                f.foreign_paths
+                    .iter()
+                    .find(|(_, theirs)| overlap(&mine, theirs))
+                    .map(|(who, theirs)| format!("{theirs} of {who}"))
             })
-            .filter(|p| {
-                !p.owner_references().iter().any(|o| {
-                    o.kind == "DaemonSet"
-                        && current
-                            .is_some_and(|d| d.metadata.uid.as_deref() == Some(o.uid.as_str()))
-                })
-            })
-            .collect();
-        let own_config = desired_pool::config_revision(f.cluster, s, pool)?;
-        let desired = desired_pool::daemonset(PoolInputs {
-            cluster: f.cluster,
-            settings: s,
-            pool,
-            config: own_config.as_ref().unwrap_or(f.config),
-            rpc_secret: f.rpc_secret,
-            admin_token: f.admin_token,
-        })?;
-        plan.configs.extend(own_config);
-        if current.is_some() {
-            plan.daemonsets.push(desired);
-        } else if orphans.is_empty() && !ds_deleting {
-            plan.create_daemonsets.push(desired);
-            plan.needs_probe = true;
-        }
-        if !orphans.is_empty() {
-            waiting_old_pods.extend(orphans.iter().map(|p| p.name_any()));
-        }
-        if selected.is_empty() {
-            empty_pools.push(name.to_owned());
-        }
-        let members: BTreeMap<String, &GarageNode> = f
-            .members
-            .iter()
-            .filter(|m| pool_of(m).as_deref() == Some(name))
-            .filter_map(|m| host_of(m).map(|h| (h, m)))
-            .collect();
-        for host in &selected {
-            let Some(node) = f.nodes.iter().find(|n| &n.name_any() == host) else {
-                continue;
-            };
-            if let Some(other) = held_by_other_pool(f, &known_pools, name, host, node, &pool_pods) {
-                moves.push(format!("{host} (still held by pool {other})"));
-                continue;
-            }
-            let member = members.get(host);
-            if member.is_some_and(|m| m.metadata.deletion_timestamp.is_some()) {
-                // Its finalizer is taking the label away; it comes back after.
-                joining.push(host.clone());
-                continue;
-            }
-            // Another pool's claim on this Node's disks: nothing of this pool runs here.
-            let claim_key = hostpath_claim::key(s, name);
-            if let Some(who) = claimed_by_another(node, pool, &claim_key) {
-                claim_conflicts.push(format!("pool {name} on {host} overlaps {who}"));
-                continue;
-            }
-            if frozen {
-                continue;
-            }
-            // The claim names the disk's identity once it is committed.
-            let committed_id = member
-                .filter(|m| f.in_layout.get(&m.name_any()) == Some(&true))
-                .and_then(|m| m.status.as_ref()?.node_id.clone());
-            let existing = node.annotations().get(&claim_key).map(String::as_str);
-            match hostpath_claim::next(s, pool, existing, committed_id.as_deref()) {
-                Ok(Some(value)) => plan.claims.push((host.clone(), claim_key.clone(), value)),
-                Ok(None) => {}
-                Err(why) => {
-                    claim_conflicts.push(format!("pool {name} on {host}: {why}"));
-                    continue;
-                }
-            }
-            // A draining member keeps what it has; one acknowledged lost must not come back.
-            let draining =
-                member.is_some_and(|m| crate::controller::cluster::removal::drain_requested(m));
-            if node.labels().get(&key).map(String::as_str) != Some(ACTIVE) && !draining {
-                plan.activate.push((host.clone(), key.clone()));
-                plan.needs_probe = true;
-            }
-            let Some(ds) = current else {
-                joining.push(host.clone());
-                unrepresented += usize::from(member.is_none());
-                continue;
-            };
-            let ds_uid = ds.metadata.uid.clone().unwrap_or_default();
-            let check = GateCheck {
-                daemonset_uid: &ds_uid,
-                activation: (&key, ACTIVE),
-                selected: &selected,
-                nodes: f.nodes,
-                pool_pods: &pool_pods,
-            };
-            let member_name = desired_pool::garage_node_name(&s.name, name, host);
-            // The claim covers every path by now: it already did, or it is written before
-            // any release of this pass.
-            for pod in pool_pods.iter().filter(|p| {
-                membership::gated(p) && membership::target_node(p).as_deref() == Some(host)
-            }) {
-                if membership::may_release(pod, &check).is_ok() {
-                    plan.release.push(Release {
-                        pod: pod.name_any(),
-                        node: host.clone(),
-                        member: member_name.clone(),
-                    });
-                    plan.needs_probe = true;
-                }
-            }
-            let scheduled = pool_pods
-                .iter()
-                .any(|p| membership::runs_on(p, name, host) && !membership::gated(p));
-            match member {
-                None if scheduled => {
-                    let record = node
-                        .annotations()
-                        .get(&desired_pool::node_id_key(s, name))
-                        .map(String::as_str);
-                    let create =
-                        |id: Option<&str>| desired_pool::member_node(f.cluster, s, pool, host, id);
-                    match pool_pins::pin(s, name, host, record, f.committed_roles) {
-                        Pin::Ambiguous(ids) => {
-                            ambiguous.push(format!("{host} ({})", ids.join(", ")));
-                        }
-                        Pin::Fresh => plan.create_members.push(create(None)?),
-                        Pin::To(id) => plan.create_members.push(create(Some(&id))?),
-                    }
-                    joining.push(host.clone());
-                    unrepresented += 1;
-                }
-                None => {
-                    joining.push(host.clone());
-                    unrepresented += 1;
-                }
-                Some(m) => {
-                    let placed = f.in_layout.get(&m.name_any()) == Some(&true);
-                    if !placed {
-                        joining.push(host.clone());
-                    }
-                    let id = m.status.as_ref().and_then(|st| st.node_id.clone());
-                    if let (true, Some(id)) = (placed, id) {
-                        let record_key = desired_pool::node_id_key(s, name);
-                        if node.annotations().get(&record_key) != Some(&id) {
-                            plan.record_ids.push((host.clone(), record_key, id));
-                        }
-                    }
-                }
-            }
-        }
-        // Members whose Node left the pool. A selector that matches nothing at all is
-        // treated as a mistake, never as a request to drain the whole pool.
-        if !selected.is_empty() {
-            for (host, m) in &members {
-                if !selected.contains(host) && m.metadata.deletion_timestamp.is_none() {
-                    retiring.push(m.name_any());
-                }
+            .map(|with| format!("pool {name}: {mine} overlaps {with}"))
+    });
+    clash.or_else(|| own_overlap(pool))
+}
+
+/// One declared pool: its disks checked, its DaemonSet and config planned, each selected
+/// Node planned, and the members whose Node left it retired. Returns the selected Nodes
+/// without a member yet.
+fn plan_pool(
+    sc: &Scope<'_>,
+    pool: &NodeLocalPoolSpec,
+    selected: &[String],
+    plan: &mut PoolPlan,
+    blockers: &mut Blockers,
+) -> Result<usize, DesiredError> {
+    let f = sc.f;
+    let s = f.settings;
+    let name = pool.name.as_str();
+    // A disk two Garage processes could mount: nothing is created or started for it.
+    if let Some(clash) = path_clash(f, pool) {
+        blockers.push(Blocker::PathConflict(clash));
+        return Ok(0);
+    }
+    let ds_name = desired_pool::daemonset_name(&s.name, name);
+    // A disk the pool rolled out is never detached or remapped: nothing of it is updated.
+    let same_name: Vec<&DaemonSet> = f
+        .daemonsets
+        .iter()
+        .filter(|d| d.name_any() == ds_name)
+        .collect();
+    if let Err(why) = disk_layout_allowed(f, pool, &same_name) {
+        blockers.push(Blocker::LayoutRefused(why));
+        return Ok(0);
+    }
+    let current = plan_daemonset(sc, pool, &ds_name, plan, blockers)?;
+    if selected.is_empty() {
+        blockers.push(Blocker::EmptyPool(name.to_owned()));
+    }
+    let members: BTreeMap<String, &GarageNode> = f
+        .members
+        .iter()
+        .filter(|m| pool_of(m).as_deref() == Some(name))
+        .filter_map(|m| host_of(m).map(|h| (h, m)))
+        .collect();
+    let here = PoolHere {
+        pool,
+        key: desired_pool::activation_key(s, name),
+        selected,
+        current,
+        members: &members,
+    };
+    let mut unrepresented = 0;
+    for host in selected {
+        unrepresented += plan_host(sc, &here, host, plan, blockers)?;
+    }
+    // Members whose Node left the pool. A selector that matches nothing at all is treated
+    // as a mistake, never as a request to drain the whole pool.
+    if !selected.is_empty() {
+        for (host, m) in &members {
+            if !selected.contains(host) && m.metadata.deletion_timestamp.is_none() {
+                blockers.push(Blocker::Retiring(m.name_any()));
             }
         }
     }
-    // Pools no longer declared: every member retires; the DaemonSet goes after the last.
+    Ok(unrepresented)
+}
+
+/// The pool's config revision and DaemonSet: updated while current, created when none
+/// exists and no pod of an earlier one remains. Returns the current DaemonSet.
+fn plan_daemonset<'a>(
+    sc: &Scope<'a>,
+    pool: &NodeLocalPoolSpec,
+    ds_name: &str,
+    plan: &mut PoolPlan,
+    blockers: &mut Blockers,
+) -> Result<Option<&'a DaemonSet>, DesiredError> {
+    let f = sc.f;
+    let s = f.settings;
+    // A DaemonSet being deleted is not current: its pods are old ones.
+    let current = f
+        .daemonsets
+        .iter()
+        .find(|d| d.name_any() == ds_name && d.metadata.deletion_timestamp.is_none());
+    let ds_deleting = f
+        .daemonsets
+        .iter()
+        .any(|d| d.name_any() == ds_name && d.metadata.deletion_timestamp.is_some());
+    // Pods of a DaemonSet that no longer exists fence the pool until they are gone.
+    let orphans: Vec<&Pod> = sc
+        .pool_pods
+        .iter()
+        .filter(|p| p.labels().get(label::LABEL_NODE_LOCAL_POOL) == Some(&pool.name))
+        .filter(|p| {
+            !p.owner_references().iter().any(|o| {
+                o.kind == "DaemonSet"
+                    && current.is_some_and(|d| d.metadata.uid.as_deref() == Some(o.uid.as_str()))
+            })
+        })
+        .collect();
+    let own_config = desired_pool::config_revision(f.cluster, s, pool)?;
+    let desired = desired_pool::daemonset(PoolInputs {
+        cluster: f.cluster,
+        settings: s,
+        pool,
+        config: own_config.as_ref().unwrap_or(f.config),
+        rpc_secret: f.rpc_secret,
+        admin_token: f.admin_token,
+    })?;
+    plan.configs.extend(own_config);
+    if current.is_some() {
+        plan.daemonsets.push(desired);
+    } else if orphans.is_empty() && !ds_deleting {
+        plan.create_daemonsets.push(desired);
+        plan.needs_probe = true;
+    }
+    for p in orphans {
+        blockers.push(Blocker::OldPod(p.name_any()));
+    }
+    Ok(current)
+}
+
+/// One declared pool as the Nodes it selects see it.
+struct PoolHere<'a> {
+    pool: &'a NodeLocalPoolSpec,
+    /// The pool's activation label key.
+    key: String,
+    /// The Nodes the pool selects.
+    selected: &'a [String],
+    /// Its DaemonSet, when current.
+    current: Option<&'a DaemonSet>,
+    /// Its members by Node.
+    members: &'a BTreeMap<String, &'a GarageNode>,
+}
+
+/// One selected Node of a pool: its disk claim, its activation, its gated pods' release and
+/// its member's creation or identity record. Returns 1 when the Node has no member yet.
+fn plan_host(
+    sc: &Scope<'_>,
+    here: &PoolHere<'_>,
+    host: &String,
+    plan: &mut PoolPlan,
+    blockers: &mut Blockers,
+) -> Result<usize, DesiredError> {
+    let f = sc.f;
+    let s = f.settings;
+    let name = here.pool.name.as_str();
+    let Some(node) = f.nodes.iter().find(|n| &n.name_any() == host) else {
+        return Ok(0);
+    };
+    if let Some(other) = held_by_other_pool(f, sc.known_pools, name, host, node, sc.pool_pods) {
+        blockers.push(Blocker::Move(format!(
+            "{host} (still held by pool {other})"
+        )));
+        return Ok(0);
+    }
+    let member = here.members.get(host).copied();
+    if member.is_some_and(|m| m.metadata.deletion_timestamp.is_some()) {
+        // Its finalizer is taking the label away; it comes back after.
+        blockers.push(Blocker::Joining(host.clone()));
+        return Ok(0);
+    }
+    // Another pool's claim on this Node's disks: nothing of this pool runs here.
+    let claim_key = hostpath_claim::key(s, name);
+    if let Some(who) = claimed_by_another(node, here.pool, &claim_key) {
+        blockers.push(Blocker::ClaimConflict(format!(
+            "pool {name} on {host} overlaps {who}"
+        )));
+        return Ok(0);
+    }
+    if sc.frozen {
+        return Ok(0);
+    }
+    // The claim names the disk's identity once it is committed.
+    let committed_id = member
+        .filter(|m| f.in_layout.get(&m.name_any()) == Some(&true))
+        .and_then(|m| m.status.as_ref()?.node_id.clone());
+    let existing = node.annotations().get(&claim_key).map(String::as_str);
+    match hostpath_claim::next(s, here.pool, existing, committed_id.as_deref()) {
+        Ok(Some(value)) => plan.claims.push((host.clone(), claim_key.clone(), value)),
+        Ok(None) => {}
+        Err(why) => {
+            blockers.push(Blocker::ClaimConflict(format!(
+                "pool {name} on {host}: {why}"
+            )));
+            return Ok(0);
+        }
+    }
+    // A draining member keeps what it has; one acknowledged lost must not come back.
+    let draining = member.is_some_and(crate::controller::cluster::removal::drain_requested);
+    if node.labels().get(&here.key).map(String::as_str) != Some(ACTIVE) && !draining {
+        plan.activate.push((host.clone(), here.key.clone()));
+        plan.needs_probe = true;
+    }
+    let Some(ds) = here.current else {
+        blockers.push(Blocker::Joining(host.clone()));
+        return Ok(usize::from(member.is_none()));
+    };
+    release_gated(sc, here, ds, host, plan);
+    plan_member(sc, here, node, host, member, plan, blockers)
+}
+
+/// Gated pods of the pool on `host` that pass every check may start; the claim covers every
+/// path by now (it already did, or it is written before any release of this pass).
+fn release_gated(
+    sc: &Scope<'_>,
+    here: &PoolHere<'_>,
+    ds: &DaemonSet,
+    host: &String,
+    plan: &mut PoolPlan,
+) {
+    let s = sc.f.settings;
+    let ds_uid = ds.metadata.uid.clone().unwrap_or_default();
+    let check = GateCheck {
+        daemonset_uid: &ds_uid,
+        activation: (&here.key, ACTIVE),
+        selected: here.selected,
+        nodes: sc.f.nodes,
+        pool_pods: sc.pool_pods,
+    };
+    let member_name = desired_pool::garage_node_name(&s.name, &here.pool.name, host);
+    for pod in sc
+        .pool_pods
+        .iter()
+        .filter(|p| membership::gated(p) && membership::target_node(p).as_deref() == Some(host))
+    {
+        if membership::may_release(pod, &check).is_ok() {
+            plan.release.push(Release {
+                pod: pod.name_any(),
+                node: host.clone(),
+                member: member_name.clone(),
+            });
+            plan.needs_probe = true;
+        }
+    }
+}
+
+/// The member on `host`: created once its pod is scheduled (pinned to the identity its
+/// Node or the layout records), its identity recorded on the Node once it is placed.
+/// Returns 1 when the Node has no member yet.
+fn plan_member(
+    sc: &Scope<'_>,
+    here: &PoolHere<'_>,
+    node: &Node,
+    host: &String,
+    member: Option<&GarageNode>,
+    plan: &mut PoolPlan,
+    blockers: &mut Blockers,
+) -> Result<usize, DesiredError> {
+    let f = sc.f;
+    let s = f.settings;
+    let name = here.pool.name.as_str();
+    let scheduled = sc
+        .pool_pods
+        .iter()
+        .any(|p| membership::runs_on(p, name, host) && !membership::gated(p));
+    let Some(m) = member else {
+        if scheduled {
+            let record = node
+                .annotations()
+                .get(&desired_pool::node_id_key(s, name))
+                .map(String::as_str);
+            let create =
+                |id: Option<&str>| desired_pool::member_node(f.cluster, s, here.pool, host, id);
+            match pool_pins::pin(s, name, host, record, f.committed_roles) {
+                Pin::Ambiguous(ids) => {
+                    blockers.push(Blocker::Ambiguous(format!("{host} ({})", ids.join(", "))));
+                }
+                Pin::Fresh => plan.create_members.push(create(None)?),
+                Pin::To(id) => plan.create_members.push(create(Some(&id))?),
+            }
+        }
+        blockers.push(Blocker::Joining(host.clone()));
+        return Ok(1);
+    };
+    let placed = f.in_layout.get(&m.name_any()) == Some(&true);
+    if !placed {
+        blockers.push(Blocker::Joining(host.clone()));
+    }
+    let id = m.status.as_ref().and_then(|st| st.node_id.clone());
+    if let (true, Some(id)) = (placed, id) {
+        let record_key = desired_pool::node_id_key(s, name);
+        if node.annotations().get(&record_key) != Some(&id) {
+            plan.record_ids.push((host.clone(), record_key, id));
+        }
+    }
+    Ok(0)
+}
+
+/// Pools no longer declared: every member retires; the DaemonSet goes after the last.
+fn retire_undeclared(
+    f: &PoolFacts<'_>,
+    known_pools: &BTreeSet<String>,
+    declared: &BTreeSet<&str>,
+    plan: &mut PoolPlan,
+    blockers: &mut Blockers,
+) {
+    let s = f.settings;
     for pool in known_pools
         .iter()
         .filter(|p| !declared.contains(p.as_str()))
@@ -387,12 +526,12 @@ pub fn decide(f: &PoolFacts<'_>) -> Result<PoolPlan, DesiredError> {
             .iter()
             .filter(|m| pool_of(m).as_deref() == Some(pool.as_str()))
             .collect();
-        retiring.extend(
-            members
-                .iter()
-                .filter(|m| m.metadata.deletion_timestamp.is_none())
-                .map(|m| m.name_any()),
-        );
+        for m in members
+            .iter()
+            .filter(|m| m.metadata.deletion_timestamp.is_none())
+        {
+            blockers.push(Blocker::Retiring(m.name_any()));
+        }
         if members.is_empty() {
             let ds_name = desired_pool::daemonset_name(&s.name, pool);
             if f.daemonsets.iter().any(|d| d.name_any() == ds_name) {
@@ -400,10 +539,18 @@ pub fn decide(f: &PoolFacts<'_>) -> Result<PoolPlan, DesiredError> {
             }
         }
     }
-    // Activation labels nothing needs any more: the Node is not wanted by that pool and no
-    // member of the pool stands on it (a member's own finalizer removes its label).
-    for pool in &known_pools {
-        let key = desired_pool::activation_key(s, pool);
+}
+
+/// Activation labels nothing needs any more: the Node is not wanted by that pool and no
+/// member of the pool stands on it (a member's own finalizer removes its label).
+fn deactivate_unneeded(
+    f: &PoolFacts<'_>,
+    known_pools: &BTreeSet<String>,
+    wanted: &membership::Membership,
+    plan: &mut PoolPlan,
+) {
+    for pool in known_pools {
+        let key = desired_pool::activation_key(f.settings, pool);
         let wanted_here = wanted.members.get(pool).cloned().unwrap_or_default();
         for node in f.nodes {
             let host = node.name_any();
@@ -417,138 +564,6 @@ pub fn decide(f: &PoolFacts<'_>) -> Result<PoolPlan, DesiredError> {
             }
         }
     }
-    retiring.sort();
-    plan.pending = unrepresented;
-    plan.retire = retiring.clone();
-    // Replacements first: retirement starts once every wanted member is in the layout.
-    plan.retire_now = !frozen && joining.is_empty() && f.topology_ready;
-
-    let (status, why, message) = if !path_conflicts.is_empty() {
-        (
-            false,
-            reason::REASON_HOST_PATH_CONFLICT,
-            format!(
-                "{}. Two Garage processes must never share a HostPath; nothing is created or started for such a pool until the paths are disjoint",
-                examples(&path_conflicts)
-            ),
-        )
-    } else if !claim_conflicts.is_empty() {
-        (
-            false,
-            reason::REASON_HOST_PATH_CONFLICT,
-            format!(
-                "{}. A HostPath claim stays on a Node until its pool's member there is gone or its cluster is destroyed; nothing of the claiming pool is started on such a Node. Choose other HostPaths, or remove a claim left by a cluster that is gone from the Node's annotations by hand",
-                examples(&claim_conflicts)
-            ),
-        )
-    } else if !layout_refusals.is_empty() {
-        (
-            false,
-            reason::REASON_DISK_LAYOUT_CHANGE_BLOCKED,
-            format!(
-                "{}. A data path a pool rolled out is never removed, remapped or loosened in place: nothing of such a pool is updated. Restore the path (mark it readOnly: true to stop new blocks there), or remove the whole pool, wait until its GarageNodes, pods, DaemonSet and config revisions are gone, and recreate it with the new disks",
-                examples(&layout_refusals)
-            ),
-        )
-    } else if !collisions.is_empty() {
-        (
-            false,
-            reason::REASON_IDENTITY_COLLISION,
-            format!(
-                "{}: each reports a Garage node ID another member also reports; they are one identity, not two replicas. Stop the duplicate process and give its Node a unique metadata directory. Pool membership changes are stopped",
-                examples(&collisions)
-            ),
-        )
-    } else if !ambiguous.is_empty() {
-        (
-            false,
-            reason::REASON_IDENTITY_COLLISION,
-            format!(
-                "{}: several committed Garage roles are tagged for the same pool and Node, and the Node has no identity record saying which one its disk holds. No member is created there; remove the roles that are not this disk's (its metadata directory's node_key names the right one)",
-                examples(&ambiguous)
-            ),
-        )
-    } else if too_many {
-        (
-            false,
-            reason::REASON_MEMBER_LIMIT_EXCEEDED,
-            format!(
-                "the pool selectors choose {selected_total} Nodes; one cluster holds at most {MAX_POOL_MEMBERS} node-local members. Nothing new is activated"
-            ),
-        )
-    } else if !wanted.conflicts.is_empty() {
-        let list: Vec<String> = wanted
-            .conflicts
-            .iter()
-            .map(|(n, pools)| format!("{n} ({})", pools.join(", ")))
-            .collect();
-        (
-            false,
-            reason::REASON_SELECTOR_CONFLICT,
-            format!(
-                "Nodes selected by more than one pool are left out of every pool: {}",
-                examples(&list)
-            ),
-        )
-    } else if !moves.is_empty() {
-        (
-            false,
-            reason::REASON_DIRECT_NODE_LOCAL_POOL_MOVE_BLOCKED,
-            format!(
-                "Nodes selected by a new pool while another still holds them: {}. Remove the Node from its old pool and wait for its GarageNode, activation label and pod to go before selecting it again",
-                examples(&moves)
-            ),
-        )
-    } else if !waiting_old_pods.is_empty() {
-        (
-            false,
-            reason::REASON_WAITING_FOR_PREVIOUS_NODE_LOCAL_POOL_POD,
-            format!(
-                "pods of a pool DaemonSet that no longer exists still run: {}; the DaemonSet is recreated only after they are gone",
-                examples(&waiting_old_pods)
-            ),
-        )
-    } else if !empty_pools.is_empty() {
-        (
-            false,
-            reason::REASON_WAITING_FOR_MEMBERS,
-            format!(
-                "pools {} select no Node; their members are kept. Label Nodes to match the selector, or remove the pool to drain it",
-                examples(&empty_pools)
-            ),
-        )
-    } else if !joining.is_empty() {
-        (
-            false,
-            if retiring.is_empty() {
-                reason::REASON_WAITING_FOR_MEMBERS
-            } else {
-                reason::REASON_WAITING_FOR_REPLACEMENT
-            },
-            format!(
-                "members not in the layout yet on Nodes {}",
-                examples(&joining)
-            ),
-        )
-    } else if !retiring.is_empty() {
-        (
-            false,
-            reason::REASON_DRAINING,
-            format!(
-                "leaving through prepared drains, one at a time: {}",
-                examples(&retiring)
-            ),
-        )
-    } else {
-        (true, reason::REASON_CONVERGED, String::new())
-    };
-    plan.condition = Some(Desired {
-        type_: cc::CONDITION_NODE_LOCAL_POOLS_READY,
-        status,
-        reason: why,
-        message: cap(message),
-    });
-    Ok(plan)
 }
 
 /// Who else claims a HostPath of `pool` on `node` (any claim but the one keyed `own`), when
@@ -705,37 +720,6 @@ fn collisions(members: &[GarageNode]) -> Vec<String> {
         .collect();
     out.sort();
     out
-}
-
-/// At most five sorted examples and the count.
-fn examples(items: &[String]) -> String {
-    let mut sorted: Vec<&String> = items.iter().collect();
-    sorted.sort();
-    sorted.dedup();
-    let shown: Vec<&str> = sorted.iter().take(EXAMPLES).map(|s| s.as_str()).collect();
-    if sorted.len() > EXAMPLES {
-        format!(
-            "{} (and {} more, {} in all)",
-            shown.join(", "),
-            sorted.len() - EXAMPLES,
-            sorted.len()
-        )
-    } else {
-        shown.join(", ")
-    }
-}
-
-/// A message cut to the condition limit on a character boundary.
-fn cap(mut message: String) -> String {
-    if message.len() > MAX_MESSAGE {
-        let mut end = MAX_MESSAGE - 3;
-        while !message.is_char_boundary(end) {
-            end -= 1;
-        }
-        message.truncate(end);
-        message.push_str("...");
-    }
-    message
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ use super::*;
 use crate::desired::config;
 use crate::desired::secrets::{admin_token_source, rpc_secret_source};
 use crate::desired::test_support::cluster;
+use shared_types::conditions::reason;
 
 const ID_A: &str = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
 const ID_B: &str = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
@@ -380,16 +381,6 @@ fn a_removed_pool_retires_its_members_then_its_daemonset_and_labels_go() {
         vec!["garage-storage-local".to_owned()]
     );
     assert_eq!(plan.deactivate.len(), 1, "the orphan activation label goes");
-}
-
-#[test]
-fn messages_list_five_sorted_examples_and_a_count() {
-    let items: Vec<String> = (0..8).rev().map(|i| format!("n{i}")).collect();
-    assert_eq!(
-        examples(&items),
-        "n0, n1, n2, n3, n4 (and 3 more, 8 in all)"
-    );
-    assert!(cap("x".repeat(5000)).len() <= MAX_MESSAGE);
 }
 
 #[test]
