@@ -359,7 +359,7 @@ fn prove(o: &Observed<'_>, record: &StorageDrainStatus, targets: &[NodeId]) -> S
     if let Some(step) = fresh_snapshot(o, record, proof, &verify) {
         return step;
     }
-    let (mut next, launch, waiting) = match adopt_repairs(record, proof, &verify) {
+    let (next, launch, waiting) = match adopt_repairs(record, proof, &verify) {
         Ok(found) => found,
         Err(step) => return step,
     };
