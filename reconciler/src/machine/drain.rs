@@ -14,6 +14,7 @@
 //! record before an effect that the record has to explain after a crash.
 
 use std::collections::BTreeMap;
+use std::ops::ControlFlow;
 use std::time::Duration;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -353,15 +354,15 @@ fn prove(o: &Observed<'_>, record: &StorageDrainStatus, targets: &[NodeId]) -> S
         return wait(reason::REASON_DRAINING, "reading repair workers".into());
     };
     let verify = match verification_set(o, proof, &lost, targets) {
-        Ok(verify) => verify,
-        Err(step) => return step,
+        ControlFlow::Continue(verify) => verify,
+        ControlFlow::Break(step) => return step,
     };
     if let Some(step) = fresh_snapshot(o, record, proof, &verify) {
         return step;
     }
     let (next, launch, waiting) = match adopt_repairs(record, proof, &verify) {
-        Ok(found) => found,
-        Err(step) => return step,
+        ControlFlow::Continue(found) => found,
+        ControlFlow::Break(step) => return step,
     };
     if next.repair_worker_ids != record.repair_worker_ids {
         return Step::Record(next);
@@ -388,7 +389,7 @@ fn verification_set(
     proof: &ProofObservation,
     lost: &[NodeId],
     targets: &[NodeId],
-) -> Result<Vec<NodeId>, Step> {
+) -> ControlFlow<Step, Vec<NodeId>> {
     let mut verify: Vec<NodeId> = o
         .layout
         .roles
@@ -401,7 +402,7 @@ fn verification_set(
         if o.up.contains(t) {
             verify.push(t.clone());
         } else {
-            return Err(wait(
+            return ControlFlow::Break(wait(
                 reason::REASON_DRAINING,
                 format!(
                     "the drained node {} is not up; its pod must keep running until the proof completes",
@@ -416,14 +417,14 @@ fn verification_set(
     // is gone. A proof over no node would complete by default while no copy of the data was
     // checked anywhere.
     if verify.is_empty() {
-        return Err(wait(
+        return ControlFlow::Break(wait(
             reason::REASON_NODE_DRAIN_BLOCKED,
             "no storage role is left in the layout, so no copy of the lost node's data can be verified; add a storage member, the proof resumes once it holds a role".into(),
         ));
     }
     for n in &verify {
         if !proof.workers.contains_key(n) || !proof.block_errors.contains_key(n) {
-            return Err(wait(
+            return ControlFlow::Break(wait(
                 reason::REASON_DRAINING,
                 format!(
                     "node {} did not answer for its workers and block errors",
@@ -432,7 +433,7 @@ fn verification_set(
             ));
         }
     }
-    Ok(verify)
+    ControlFlow::Continue(verify)
 }
 
 /// A new snapshot when the verified set or the layout changed: every node's newest worker
@@ -471,12 +472,11 @@ fn fresh_snapshot(
 /// The repair each verified node runs for this proof: adopted into the record once seen,
 /// launched where none is, waited for while it runs. A node that restarted, lost its worker
 /// or had a repair fail starts a new snapshot.
-#[allow(clippy::type_complexity)]
 fn adopt_repairs(
     record: &StorageDrainStatus,
     proof: &ProofObservation,
     verify: &[NodeId],
-) -> Result<(StorageDrainStatus, Vec<NodeId>, Vec<String>), Step> {
+) -> ControlFlow<Step, (StorageDrainStatus, Vec<NodeId>, Vec<String>)> {
     let baselines = record.repair_baselines.clone().unwrap_or_default();
     let adopted = record.repair_worker_ids.clone().unwrap_or_default();
     let mut next = record.clone();
@@ -490,7 +490,7 @@ fn adopt_repairs(
                 if max_worker_id(workers) < baseline {
                     // The node restarted: its worker IDs began again. Take a new snapshot.
                     next.repair_baselines = None;
-                    return Err(Step::Record(next));
+                    return ControlFlow::Break(Step::Record(next));
                 }
                 let newest = workers
                     .iter()
@@ -515,7 +515,7 @@ fn adopt_repairs(
                 match worker {
                     None => {
                         next.repair_baselines = None;
-                        return Err(Step::Record(next));
+                        return ControlFlow::Break(Step::Record(next));
                     }
                     Some(w) if w.state != crate::garage::WorkerState::Done => {
                         waiting.push(format!("{} ({:?})", n.short(), w.state))
@@ -523,14 +523,14 @@ fn adopt_repairs(
                     Some(w) if w.errors > 0 => {
                         // A repair that hit errors proves nothing; a clean one is relaunched.
                         next.repair_baselines = None;
-                        return Err(Step::Record(next));
+                        return ControlFlow::Break(Step::Record(next));
                     }
                     Some(_) => {}
                 }
             }
         }
     }
-    Ok((next, launch, waiting))
+    ControlFlow::Continue((next, launch, waiting))
 }
 
 /// Every repair is done: the resync queues and block errors must be empty and stay so for

@@ -125,82 +125,126 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
     let rpc = secrets::rpc_secret_source(cluster, s);
     let admin = secrets::admin_token_source(cluster, s);
     let config = config::revision(cluster, s)?;
-    let services = services::cluster_services(cluster, s)?;
-
     let (update_nodes, extra) = generated_members(o, s)?;
-    let Membership {
-        views,
-        unsupported,
-        held,
-        pdb,
-        pools,
+    let mut m = membership(o, s, t, &config, &rpc, &admin)?;
+    let recorded = o.cluster.status.as_ref();
+    let drain_recorded = recorded.is_some_and(|st| st.storage_drain.is_some());
+    let rollout_recorded = recorded.is_some_and(|st| st.storage_rollout.is_some());
+    let removal = std::mem::take(&mut m.removal);
+    let p = placement(
+        o,
+        s,
+        t,
+        &m.views,
         removal,
-    } = membership(o, s, t, &config, &rpc, &admin)?;
-    let network_policy =
-        network_policy::plan(cluster, s, t.garage_network_policy.as_ref(), &o.user_nodes)?;
-    // Under the Manual policy generated members are handed to the user (ejected), never
-    // drained: the switch keeps every identity and role.
-    let eject: Vec<String> = if s.manual {
+        drain_recorded || rollout_recorded,
+    )?;
+    let st = standing(o, &m, &p, &extra);
+    let mut conditions = st.conditions;
+    conditions.extend(p.removal.conditions.iter().cloned());
+    conditions.extend(m.pools.condition.clone());
+    conditions.extend(volume_attributes(o));
+    conditions.extend(p.capacity.condition.clone());
+    conditions.extend(expansion::conditions(&m.held, &expansion::member_nodes(o)));
+    let mut notes = p.notes;
+    notes.extend(p.capacity.note.clone());
+    let drain_starts = !drain_recorded && matches!(p.removal.step, Some(Step::Record(_)));
+    let inputs = RolloutInputs {
+        views: &m.views,
+        read: p.facts.read,
+        pools: &m.pools,
+        config: &config,
+        admin_secret: &admin.name,
+        update_nodes: &update_nodes,
+    };
+    let layout_changes = p.layout_change.is_some();
+    let r = rollout_pass(o, s, &inputs, drain_starts, layout_changes, &p.capacity);
+    conditions.push(r.condition);
+    let status = status::build(status::Inputs {
+        current: o.cluster.status.as_ref(),
+        settings: s,
+        views: &m.views,
+        connected: &p.facts.connected,
+        read: p.facts.read,
+        ready_members: st.ready_members,
+        wanted_members: st.wanted_members,
+    });
+    let pools_busy = m.pools.condition.as_ref().is_some_and(|c| !c.status);
+    let creating = !p.slots.create.is_empty();
+    let converged = st.ready
+        && r.step == machine_rollout::Step::Converged
+        && extra.is_empty()
+        && !creating
+        && !layout_changes
+        && !pools_busy;
+    let requeue = Pace {
+        acting: layout_changes || creating || p.drain_acts || r.acts,
+        waiting: drain_recorded
+            || !p.removal.annotate.is_empty()
+            || !p.removal.delete.is_empty()
+            || pools_busy
+            || rollout_recorded
+            || !m.held.is_empty(),
+        settled: converged
+            || !extra.is_empty() && st.ready_members >= st.wanted_members && p.slots.topology_ready,
+    }
+    .requeue(t);
+    Ok(Decision {
+        rpc_secret: rpc.generated,
+        admin_token: admin.generated,
+        config,
+        services: services::cluster_services(cluster, s)?,
+        pdb: m.pdb,
+        network_policy: network_policy::plan(
+            cluster,
+            s,
+            t.garage_network_policy.as_ref(),
+            &o.user_nodes,
+        )?,
+        update_nodes,
+        create_nodes: p.create_nodes,
+        reconnect: p.facts.reconnect,
+        rejoin: p.facts.rejoin,
+        layout: p.layout_change,
+        drain: p.removal.step.clone().filter(|_| p.drain_acts),
+        skip_dead_nodes: super::recovery::requested(cluster),
+        annotate_drain: p.removal.annotate,
+        delete_nodes: p.removal.delete,
+        eject: ejected(o, s),
+        pools: m.pools,
+        rollout: Some(r.step).filter(|_| r.acts),
+        prune_configs: r.prune_configs,
+        status,
+        conditions,
+        notes,
+        requeue,
+    })
+}
+
+/// Under the Manual policy generated members are handed to the user (ejected), never
+/// drained: the switch keeps every identity and role.
+fn ejected(o: &Observed, s: &Settings) -> Vec<String> {
+    if s.manual {
         o.generated.values().map(|gn| gn.name_any()).collect()
     } else {
         Vec::new()
-    };
-    let drain_recorded = o
-        .cluster
-        .status
-        .as_ref()
-        .is_some_and(|st| st.storage_drain.is_some());
-    let layout_members: Vec<layout::Member> = views.iter().map(|v| v.member.clone()).collect();
+    }
+}
 
-    let GarageFacts {
-        read,
-        error: garage_error,
-        in_layout,
-        connected,
-        reconnect,
-        rejoin,
-        settling,
-        plan,
-    } = garage_facts(o, s, &views, &layout_members);
-    let removal = hold_removal(o, removal, &settling);
-    let capacity = capacity::of_pass(o, &views, t.storage_capacity_low_percent);
-    let removal = capacity.hold_drain(removal, drain_recorded);
-    let drain_acts = matches!(
-        removal.step,
-        Some(Step::Record(_) | Step::RemoveRole { .. } | Step::LaunchRepairs { .. } | Step::Clear)
-    );
-    let rollout_recorded = o
-        .cluster
-        .status
-        .as_ref()
-        .is_some_and(|st| st.storage_rollout.is_some());
-    // A recorded drain or rollout holds every other layout writer (one transaction at a time).
-    let (plan, layout_change, mut notes) = layout_write(
-        plan,
-        &settling,
-        view_behind(o, read).as_deref(),
-        drain_recorded || drain_acts || rollout_recorded,
-    );
+/// `Ready` and `StorageTopologyReady`, and the member counts they rest on.
+struct Standing {
+    ready: bool,
+    /// Members whose pod is Ready.
+    ready_members: usize,
+    /// Members the cluster should have.
+    wanted_members: usize,
+    conditions: Vec<Desired>,
+}
 
-    let AutoSlots {
-        topology_ready,
-        missing,
-        create,
-    } = auto_slots(
-        o,
-        s,
-        &views,
-        read,
-        &in_layout,
-        plan.as_ref(),
-        garage_error.is_some(),
-    );
-    let create_nodes = create
-        .iter()
-        .map(|ordinal| nodes::auto_storage_node(cluster, s, *ordinal))
-        .collect::<Result<Vec<_>, _>>()?;
-
-    // Conditions.
+fn standing(o: &Observed, m: &Membership, p: &Placement<'_>, extra: &[String]) -> Standing {
+    let views = &m.views;
+    let read = p.facts.read;
+    let missing = &p.slots.missing;
     let ready_members = views.iter().filter(|v| v.ready).count();
     let identified = views
         .iter()
@@ -209,113 +253,116 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
     let all_in_layout = !views.is_empty()
         && views
             .iter()
-            .all(|v| in_layout.get(&v.member.name) == Some(&true));
-    let wanted_members = views.len() + missing.len() + pools.pending;
-    let (ready, ready_reason, ready_message) = Readiness {
-        unsupported: &unsupported,
+            .all(|v| p.facts.in_layout.get(&v.member.name) == Some(&true));
+    let wanted_members = views.len() + missing.len() + m.pools.pending;
+    let verdict = Readiness {
+        unsupported: &m.unsupported,
         wanted_members,
         identified,
         retired_claims: super::readiness::retired_claims(expansion::member_nodes(o)),
-        plan: plan.as_ref(),
+        plan: p.plan.as_ref(),
         joining: !all_in_layout || !missing.is_empty(),
-        extra: &extra,
-        garage_error: garage_error.as_deref(),
+        extra,
+        garage_error: p.facts.error.as_deref(),
         healthy: healthy_everywhere(read),
         health: read.and_then(|r| r.health.as_ref()),
     }
     .verdict();
+    let ready = verdict.0;
     let topology_converged = all_in_layout && missing.is_empty();
-    let mut conditions =
-        ready_and_topology((ready, ready_reason, ready_message), topology_converged);
-    conditions.extend(removal.conditions.iter().cloned());
-    conditions.extend(pools.condition.clone());
-    conditions.extend(volume_attributes(o));
-    conditions.extend(capacity.condition.clone());
-    conditions.extend(expansion::conditions(&held, &expansion::member_nodes(o)));
-    notes.extend(capacity.note.clone());
-    let rollout_step = rollout(o, &views, read, &pools, &config, &admin.name, &update_nodes);
-    // One transaction at a time within a pass too: the rollout's gates were read before this
-    // pass's drain intent or layout change, which the next pass sees (a recorded drain, a
-    // history that is migrating) and the rollout then waits for.
-    let drain_starts = !drain_recorded && matches!(removal.step, Some(Step::Record(_)));
-    let rollout_step = one_transaction(rollout_step, drain_starts, layout_change.is_some());
-    let rollout_step = capacity.hold_rollout(rollout_step, rollout_recorded);
-    conditions.push(machine_rollout::condition(
-        &rollout_step,
-        o.cluster
-            .status
-            .as_ref()
-            .and_then(|st| st.storage_rollout.as_ref()),
-    ));
-    // Old config revisions go once every pod runs the current one and nothing mounts them.
-    let prune_configs = if rollout_step == machine_rollout::Step::Converged {
-        let mut current: Vec<&str> = vec![config.name.as_str()];
-        current.extend(pools.configs.iter().map(|c| c.name.as_str()));
-        stale_config_revisions(o, &current, s)
-    } else {
-        Vec::new()
-    };
-    let rollout_acts = matches!(
-        rollout_step,
-        machine_rollout::Step::Record(_)
-            | machine_rollout::Step::DeletePod { .. }
-            | machine_rollout::Step::Clear
-    );
-
-    let status = status::build(status::Inputs {
-        current: o.cluster.status.as_ref(),
-        settings: s,
-        views: &views,
-        connected: &connected,
-        read,
+    Standing {
+        ready,
         ready_members,
         wanted_members,
-    });
-
-    let pools_busy = pools.condition.as_ref().is_some_and(|c| !c.status);
-    let converged = ready
-        && rollout_step == machine_rollout::Step::Converged
-        && extra.is_empty()
-        && create.is_empty()
-        && layout_change.is_none()
-        && !pools_busy;
-    let drain_step = removal.step.clone().filter(|_| drain_acts);
-    let requeue = Pace {
-        acting: layout_change.is_some() || !create.is_empty() || drain_acts || rollout_acts,
-        waiting: drain_recorded
-            || !removal.annotate.is_empty()
-            || !removal.delete.is_empty()
-            || pools_busy
-            || rollout_recorded
-            || !held.is_empty(),
-        settled: converged
-            || !extra.is_empty() && ready_members >= wanted_members && topology_ready,
+        conditions: ready_and_topology(verdict, topology_converged),
     }
-    .requeue(t);
-    Ok(Decision {
-        rpc_secret: rpc.generated,
-        admin_token: admin.generated,
-        config,
-        services,
-        pdb,
-        network_policy,
-        update_nodes,
-        create_nodes,
-        reconnect,
-        rejoin,
-        layout: layout_change,
-        drain: drain_step,
-        skip_dead_nodes: super::recovery::requested(cluster),
-        annotate_drain: removal.annotate,
-        delete_nodes: removal.delete,
-        eject,
-        pools,
-        rollout: Some(rollout_step).filter(|_| rollout_acts),
-        prune_configs,
-        status,
-        conditions,
+}
+
+/// What Garage says and what the layout does this pass.
+struct Placement<'a> {
+    /// Garage's facts about the members.
+    facts: GarageFacts<'a>,
+    /// The layout planner's verdict, after the holds of this pass.
+    plan: Option<Plan>,
+    /// The layout change to make, when one may be made.
+    layout_change: Option<LayoutChange>,
+    /// Events of the layout decision.
+    notes: Vec<Note>,
+    /// The removal, held while members settle or disks run low.
+    removal: removal::Removal,
+    /// The disks' free space.
+    capacity: capacity::Assessment,
+    /// The drain writes a step this pass.
+    drain_acts: bool,
+    /// Auto membership.
+    slots: AutoSlots,
+    /// Generated members to create.
+    create_nodes: Vec<GarageNode>,
+}
+
+/// Garage's facts, the removal's holds, the layout write and the Auto slots. A recorded
+/// drain or rollout (`transaction_recorded`) holds every other layout writer: one
+/// transaction at a time.
+fn placement<'a>(
+    o: &'a Observed,
+    s: &Settings,
+    t: &Config,
+    views: &[MemberView],
+    removal: removal::Removal,
+    transaction_recorded: bool,
+) -> Result<Placement<'a>, DesiredError> {
+    let cluster = o.cluster.as_ref();
+    let layout_members: Vec<layout::Member> = views.iter().map(|v| v.member.clone()).collect();
+
+    let mut facts = garage_facts(o, s, views, &layout_members);
+    let plan = facts.plan.take();
+    let settling = &facts.settling;
+    let read = facts.read;
+    let removal = hold_removal(o, removal, settling);
+    let capacity = capacity::of_pass(o, views, t.storage_capacity_low_percent);
+    let drain_recorded = o
+        .cluster
+        .status
+        .as_ref()
+        .is_some_and(|st| st.storage_drain.is_some());
+    let removal = capacity.hold_drain(removal, drain_recorded);
+    let drain_acts = matches!(
+        removal.step,
+        Some(Step::Record(_) | Step::RemoveRole { .. } | Step::LaunchRepairs { .. } | Step::Clear)
+    );
+    // A recorded drain or rollout holds every other layout writer (one transaction at a time).
+    let (plan, layout_change, notes) = layout_write(
+        plan,
+        settling,
+        view_behind(o, read).as_deref(),
+        transaction_recorded || drain_acts,
+    );
+
+    let slots = auto_slots(
+        o,
+        s,
+        views,
+        read,
+        &facts.in_layout,
+        plan.as_ref(),
+        facts.error.is_some(),
+    );
+    let create_nodes = slots
+        .create
+        .iter()
+        .map(|ordinal| nodes::auto_storage_node(cluster, s, *ordinal))
+        .collect::<Result<Vec<_>, _>>()?;
+
+    Ok(Placement {
+        facts,
+        plan,
+        layout_change,
         notes,
-        requeue,
+        removal,
+        capacity,
+        drain_acts,
+        slots,
+        create_nodes,
     })
 }
 
@@ -331,7 +378,7 @@ struct Membership {
     pdb: Option<PodDisruptionBudget>,
     /// The node-local pools' plan.
     pools: pools::PoolPlan,
-    /// The removal (drain) of members that leave.
+    /// The removal (drain) of members that leave; taken by [`placement`].
     removal: removal::Removal,
 }
 
@@ -512,30 +559,88 @@ fn member_views(o: &Observed, s: &Settings) -> (Vec<MemberView>, Vec<String>) {
 }
 
 /// The storage rollout's next step, from what this pass renders for every workload.
-fn rollout(
+/// What the rollout of a pass reads besides the observation.
+struct RolloutInputs<'a> {
+    views: &'a [MemberView],
+    read: Option<&'a GarageRead>,
+    pools: &'a pools::PoolPlan,
+    config: &'a ConfigRevision,
+    admin_secret: &'a str,
+    update_nodes: &'a [GarageNode],
+}
+
+/// What the rollout does this pass.
+struct RolloutPass {
+    /// Its step, after the one-transaction rule and the capacity hold.
+    step: machine_rollout::Step,
+    /// `StorageRolloutReady`.
+    condition: Desired,
+    /// Config revisions no pod mounts any more, pruned once the rollout converged.
+    prune_configs: Vec<String>,
+    /// The step writes something.
+    acts: bool,
+}
+
+/// The rollout's step this pass. One transaction at a time within a pass too: the
+/// rollout's gates were read before this pass's drain intent (`drain_starts`) or layout
+/// change, which the next pass sees and the rollout then waits for.
+fn rollout_pass(
     o: &Observed,
-    views: &[MemberView],
-    read: Option<&GarageRead>,
-    pools: &pools::PoolPlan,
-    config: &ConfigRevision,
-    admin_secret: &str,
-    update_nodes: &[GarageNode],
-) -> machine_rollout::Step {
-    let membership_settled = pools.condition.as_ref().is_none_or(|c| c.status);
+    s: &Settings,
+    i: &RolloutInputs<'_>,
+    drain_starts: bool,
+    layout_changes: bool,
+    capacity: &capacity::Assessment,
+) -> RolloutPass {
+    let recorded = o
+        .cluster
+        .status
+        .as_ref()
+        .and_then(|st| st.storage_rollout.as_ref());
+    let step = rollout(o, i);
+    let step = one_transaction(step, drain_starts, layout_changes);
+    let step = capacity.hold_rollout(step, recorded.is_some());
+    let condition = machine_rollout::condition(&step, recorded);
+    // Old config revisions go once every pod runs the current one and nothing mounts them.
+    let prune_configs = if step == machine_rollout::Step::Converged {
+        let mut current: Vec<&str> = vec![i.config.name.as_str()];
+        current.extend(i.pools.configs.iter().map(|c| c.name.as_str()));
+        stale_config_revisions(o, &current, s)
+    } else {
+        Vec::new()
+    };
+    let acts = matches!(
+        step,
+        machine_rollout::Step::Record(_)
+            | machine_rollout::Step::DeletePod { .. }
+            | machine_rollout::Step::Clear
+    );
+    RolloutPass {
+        step,
+        condition,
+        prune_configs,
+        acts,
+    }
+}
+
+fn rollout(o: &Observed, i: &RolloutInputs<'_>) -> machine_rollout::Step {
+    let membership_settled = i.pools.condition.as_ref().is_none_or(|c| c.status);
     let rendered = super::rollout::Rendered {
-        config_hash: &config.revision,
-        admin_secret,
-        nodes: update_nodes
+        config_hash: &i.config.revision,
+        admin_secret: i.admin_secret,
+        nodes: i
+            .update_nodes
             .iter()
             .filter_map(|gn| Some((gn.name_any(), super::rollout::rendered_hash_of(gn)?)))
             .collect(),
-        daemonsets: pools
+        daemonsets: i
+            .pools
             .daemonsets
             .iter()
             .filter_map(|d| Some((d.name_any(), super::rollout::rendered_hash_of(d)?)))
             .collect(),
     };
-    super::rollout::step(o, views, read, membership_settled, &rendered)
+    super::rollout::step(o, i.views, i.read, membership_settled, &rendered)
 }
 
 /// Which Auto slots are missing and which to create this pass.

@@ -359,14 +359,14 @@ struct PoolHere<'a> {
 fn plan_host(
     sc: &Scope<'_>,
     here: &PoolHere<'_>,
-    host: &String,
+    host: &str,
     plan: &mut PoolPlan,
     blockers: &mut Blockers,
 ) -> Result<usize, DesiredError> {
     let f = sc.f;
     let s = f.settings;
     let name = here.pool.name.as_str();
-    let Some(node) = f.nodes.iter().find(|n| &n.name_any() == host) else {
+    let Some(node) = f.nodes.iter().find(|n| n.name_any() == host) else {
         return Ok(0);
     };
     if let Some(other) = held_by_other_pool(f, sc.known_pools, name, host, node, sc.pool_pods) {
@@ -378,7 +378,7 @@ fn plan_host(
     let member = here.members.get(host).copied();
     if member.is_some_and(|m| m.metadata.deletion_timestamp.is_some()) {
         // Its finalizer is taking the label away; it comes back after.
-        blockers.push(Blocker::Joining(host.clone()));
+        blockers.push(Blocker::Joining(host.to_owned()));
         return Ok(0);
     }
     // Another pool's claim on this Node's disks: nothing of this pool runs here.
@@ -398,7 +398,9 @@ fn plan_host(
         .and_then(|m| m.status.as_ref()?.node_id.clone());
     let existing = node.annotations().get(&claim_key).map(String::as_str);
     match hostpath_claim::next(s, here.pool, existing, committed_id.as_deref()) {
-        Ok(Some(value)) => plan.claims.push((host.clone(), claim_key.clone(), value)),
+        Ok(Some(value)) => plan
+            .claims
+            .push((host.to_owned(), claim_key.clone(), value)),
         Ok(None) => {}
         Err(why) => {
             blockers.push(Blocker::ClaimConflict(format!(
@@ -410,11 +412,11 @@ fn plan_host(
     // A draining member keeps what it has; one acknowledged lost must not come back.
     let draining = member.is_some_and(crate::controller::cluster::removal::drain_requested);
     if node.labels().get(&here.key).map(String::as_str) != Some(ACTIVE) && !draining {
-        plan.activate.push((host.clone(), here.key.clone()));
+        plan.activate.push((host.to_owned(), here.key.clone()));
         plan.needs_probe = true;
     }
     let Some(ds) = here.current else {
-        blockers.push(Blocker::Joining(host.clone()));
+        blockers.push(Blocker::Joining(host.to_owned()));
         return Ok(usize::from(member.is_none()));
     };
     release_gated(sc, here, ds, host, plan);
@@ -427,7 +429,7 @@ fn release_gated(
     sc: &Scope<'_>,
     here: &PoolHere<'_>,
     ds: &DaemonSet,
-    host: &String,
+    host: &str,
     plan: &mut PoolPlan,
 ) {
     let s = sc.f.settings;
@@ -448,7 +450,7 @@ fn release_gated(
         if membership::may_release(pod, &check).is_ok() {
             plan.release.push(Release {
                 pod: pod.name_any(),
-                node: host.clone(),
+                node: host.to_owned(),
                 member: member_name.clone(),
             });
             plan.needs_probe = true;
@@ -463,7 +465,7 @@ fn plan_member(
     sc: &Scope<'_>,
     here: &PoolHere<'_>,
     node: &Node,
-    host: &String,
+    host: &str,
     member: Option<&GarageNode>,
     plan: &mut PoolPlan,
     blockers: &mut Blockers,
@@ -491,18 +493,18 @@ fn plan_member(
                 Pin::To(id) => plan.create_members.push(create(Some(&id))?),
             }
         }
-        blockers.push(Blocker::Joining(host.clone()));
+        blockers.push(Blocker::Joining(host.to_owned()));
         return Ok(1);
     };
     let placed = f.in_layout.get(&m.name_any()) == Some(&true);
     if !placed {
-        blockers.push(Blocker::Joining(host.clone()));
+        blockers.push(Blocker::Joining(host.to_owned()));
     }
     let id = m.status.as_ref().and_then(|st| st.node_id.clone());
     if let (true, Some(id)) = (placed, id) {
         let record_key = desired_pool::node_id_key(s, name);
         if node.annotations().get(&record_key) != Some(&id) {
-            plan.record_ids.push((host.clone(), record_key, id));
+            plan.record_ids.push((host.to_owned(), record_key, id));
         }
     }
     Ok(0)
