@@ -32,6 +32,21 @@ pub enum Error {
     /// A safety invariant failed; nothing destructive was done.
     #[error("{0}")]
     Unsafe(String),
+    /// An immutable object the reconciler would reuse holds other content than its name
+    /// promises; it is left untouched.
+    #[error("{kind} {name} does not hold the content its name promises; it is left untouched")]
+    ContentMismatch {
+        /// Kind.
+        kind: &'static str,
+        /// Name.
+        name: String,
+    },
+    /// An object or patch could not be encoded or built; nothing was written with it.
+    #[error("{0}")]
+    Encoding(String),
+    /// The pass panicked; it is retried like any failed pass.
+    #[error("the pass panicked: {0}")]
+    Panicked(String),
     /// A write guarded by the resourceVersion it was decided from found the object changed:
     /// nothing was written, and the next pass decides again from the new state.
     #[error("{0} changed since it was read; deciding again")]
@@ -56,6 +71,9 @@ impl Error {
             Error::Desired(_) => "invalid_spec",
             Error::Foreign { .. } => "foreign_object",
             Error::Unsafe(_) => "unsafe",
+            Error::ContentMismatch { .. } => "content_mismatch",
+            Error::Encoding(_) => "encoding",
+            Error::Panicked(_) => "panic",
             Error::Io(_) => "io",
             Error::TimedOut(_) => "timeout",
         }
@@ -64,11 +82,17 @@ impl Error {
     /// The condition reason this error is reported under.
     pub fn reason(&self) -> &'static str {
         match self {
-            Error::Kube(_) | Error::Io(_) | Error::TimedOut(_) => reason::REASON_RECONCILE_FAILED,
+            Error::Kube(_)
+            | Error::Io(_)
+            | Error::TimedOut(_)
+            | Error::Encoding(_)
+            | Error::Panicked(_) => reason::REASON_RECONCILE_FAILED,
             Error::Garage(_) => reason::REASON_GARAGE_API_ERROR,
             Error::Desired(DesiredError::Unsupported(_)) => reason::REASON_UNSUPPORTED,
             Error::Desired(_) => reason::REASON_VALIDATION_FAILED,
-            Error::Foreign { .. } | Error::Unsafe(_) => reason::REASON_RECONCILE_FAILED,
+            Error::Foreign { .. } | Error::Unsafe(_) | Error::ContentMismatch { .. } => {
+                reason::REASON_RECONCILE_FAILED
+            }
             Error::Stale(_) => reason::REASON_RECONCILE_IN_PROGRESS,
         }
     }
@@ -89,5 +113,37 @@ mod tests {
         });
         assert_eq!(e.reason(), reason::REASON_VALIDATION_FAILED);
         assert_eq!(e.metric_label(), "invalid_spec");
+    }
+
+    #[test]
+    fn each_failure_kind_has_its_own_label() {
+        let table: Vec<(Error, &str)> = vec![
+            (Error::Unsafe("x".into()), "unsafe"),
+            (
+                Error::ContentMismatch {
+                    kind: "ConfigMap",
+                    name: "c".into(),
+                },
+                "content_mismatch",
+            ),
+            (Error::Encoding("x".into()), "encoding"),
+            (Error::Panicked("x".into()), "panic"),
+            (
+                Error::TimedOut(std::time::Duration::from_secs(1)),
+                "timeout",
+            ),
+            (Error::Stale("x".into()), "conflict"),
+        ];
+        for (e, label) in table {
+            assert_eq!(e.metric_label(), label, "{e}");
+            assert_eq!(
+                e.reason(),
+                if label == "conflict" {
+                    reason::REASON_RECONCILE_IN_PROGRESS
+                } else {
+                    reason::REASON_RECONCILE_FAILED
+                }
+            );
+        }
     }
 }

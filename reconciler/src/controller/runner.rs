@@ -111,7 +111,7 @@ where
                 .map(|s| (*s).to_owned())
                 .or_else(|| panic.downcast_ref::<String>().cloned())
                 .unwrap_or_default();
-            Err(Error::Unsafe(format!("the pass panicked: {what}")))
+            Err(Error::Panicked(what))
         });
     let took = start.elapsed();
     ctx.metrics.reconciled(controller, took);
@@ -213,7 +213,10 @@ mod tests {
         })
         .await;
         match result {
-            Err(Error::Unsafe(m)) => assert!(m.contains("boom"), "{m}"),
+            Err(e @ Error::Panicked(_)) => {
+                assert!(e.to_string().contains("boom"), "{e}");
+                assert_eq!(e.metric_label(), "panic");
+            }
             other => panic!("expected the panic as an error, got {other:?}"),
         }
     }

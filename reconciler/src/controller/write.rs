@@ -30,7 +30,7 @@ pub async fn ensure<K>(
     metrics: &Metrics,
     desired: &K,
     owner_uid: &str,
-    patch: impl FnOnce(&K) -> serde_json::Value,
+    patch: impl FnOnce(&K) -> Result<serde_json::Value, Error>,
 ) -> Result<(Outcome, K), Error>
 where
     K: Resource + Clone + Serialize + DeserializeOwned + Debug,
@@ -60,7 +60,7 @@ where
                 .patch(
                     &name,
                     &PatchParams::default(),
-                    &Patch::Merge(patch(desired)),
+                    &Patch::Merge(patch(desired)?),
                 )
                 .await?;
             tracing::info!(kind = %K::kind(&Default::default()), name, "updated");
@@ -119,11 +119,10 @@ where
         });
     }
     if !same(&live) {
-        return Err(Error::Unsafe(format!(
-            "{} {} does not hold the content its name promises; it is left untouched",
-            kind_of::<K>(),
-            live.meta().name.clone().unwrap_or_default()
-        )));
+        return Err(Error::ContentMismatch {
+            kind: kind_of::<K>(),
+            name: live.meta().name.clone().unwrap_or_default(),
+        });
     }
     Ok(live)
 }
@@ -193,14 +192,57 @@ where
     }
 }
 
-/// The merge patch that converges labels, annotations and the whole spec of an object.
-pub fn metadata_and_spec<K: Serialize + Resource>(desired: &K) -> serde_json::Value {
-    let value = serde_json::to_value(desired).unwrap_or_default();
-    serde_json::json!({
+/// The merge patch that converges labels, annotations and the whole spec of an object. An
+/// object that cannot be encoded, or has no spec, is an error: a `null` spec in a merge patch
+/// would delete the live one.
+pub fn metadata_and_spec<K: Serialize + Resource>(desired: &K) -> Result<serde_json::Value, Error>
+where
+    K::DynamicType: Default,
+{
+    let value = serde_json::to_value(desired)
+        .map_err(|e| Error::Encoding(format!("encoding {}: {e}", kind_of::<K>())))?;
+    let spec = value
+        .get("spec")
+        .filter(|s| !s.is_null())
+        .cloned()
+        .ok_or_else(|| Error::Encoding(format!("{} to patch has no spec", kind_of::<K>())))?;
+    Ok(serde_json::json!({
         "metadata": {
             "labels": desired.meta().labels,
             "annotations": desired.meta().annotations,
         },
-        "spec": value.get("spec").cloned().unwrap_or_default(),
-    })
+        "spec": spec,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use k8s_openapi::api::core::v1::{ConfigMap, Service};
+
+    use super::*;
+
+    #[test]
+    fn the_patch_carries_labels_annotations_and_the_whole_spec() {
+        let svc: Service = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "s", "labels": {"a": "1"}, "annotations": {"b": "2"}},
+            "spec": {"ports": [{"port": 3900}]},
+        }))
+        .unwrap();
+        let patch = metadata_and_spec(&svc).unwrap();
+        assert_eq!(patch["metadata"]["labels"]["a"], "1");
+        assert_eq!(patch["metadata"]["annotations"]["b"], "2");
+        assert_eq!(patch["spec"]["ports"][0]["port"], 3900);
+    }
+
+    #[test]
+    fn an_object_without_a_spec_is_an_error_not_a_null_spec() {
+        let svc: Service =
+            serde_json::from_value(serde_json::json!({"metadata": {"name": "s"}})).unwrap();
+        assert!(matches!(metadata_and_spec(&svc), Err(Error::Encoding(_))));
+        // A kind that has no spec at all is refused the same way.
+        let cm = ConfigMap::default();
+        assert!(matches!(metadata_and_spec(&cm), Err(Error::Encoding(_))));
+    }
 }

@@ -293,7 +293,8 @@ pub async fn publish(
     }
     let api: Api<GarageCluster> =
         Api::namespaced(ctx.client.clone(), &cluster.namespace().unwrap_or_default());
-    let mut value = serde_json::to_value(&status).unwrap_or_default();
+    let mut value = serde_json::to_value(&status)
+        .map_err(|e| Error::Encoding(format!("encoding the cluster status: {e}")))?;
     if let Some(map) = value.as_object_mut() {
         map.remove("storageDrain");
         map.remove("storageRollout");
@@ -481,7 +482,11 @@ pub(super) async fn write_record(
     record: Option<&StorageDrainStatus>,
     ctx: &Context,
 ) -> Result<(), Error> {
-    let value = record.map(|r| serde_json::to_value(r).unwrap_or_default());
+    // A record that cannot be encoded is an error, never a null that would clear it.
+    let value = record
+        .map(serde_json::to_value)
+        .transpose()
+        .map_err(|e| Error::Encoding(format!("encoding the drain record: {e}")))?;
     write_transaction(cluster, "storageDrain", value, ctx).await
 }
 
@@ -507,7 +512,7 @@ pub(super) async fn write_transaction(
         None => ops.push(json!({"op": "remove", "path": path})),
     }
     let patch: json_patch::Patch = serde_json::from_value(serde_json::Value::Array(ops))
-        .map_err(|e| Error::Unsafe(format!("building the {field} record patch: {e}")))?;
+        .map_err(|e| Error::Encoding(format!("building the {field} record patch: {e}")))?;
     ctx.metrics.wrote();
     match api
         .patch_status(
@@ -552,7 +557,7 @@ async fn rollout_step(
     match step {
         RolloutStep::Record(r) => {
             let value = serde_json::to_value(&*r)
-                .map_err(|e| Error::Unsafe(format!("serialising the rollout record: {e}")))?;
+                .map_err(|e| Error::Encoding(format!("serialising the rollout record: {e}")))?;
             write_transaction(&o.cluster, "storageRollout", Some(value), ctx).await?;
             m.step("rollout", "record");
             notes.push(Note::normal(

@@ -272,7 +272,7 @@ async fn release(pods: &Api<Pod>, ctx: &Context, pod: &Pod, r: &Release) -> Resu
     ops.push(json!({"op": "add", "path": format!("/metadata/labels/{}", escape(label::LABEL_NODE)), "value": r.member}));
     ops.push(json!({"op": "add", "path": format!("/metadata/annotations/{}", escape(label::LABEL_KUBERNETES_NODE)), "value": r.node}));
     let patch: json_patch::Patch = serde_json::from_value(serde_json::Value::Array(ops))
-        .map_err(|e| Error::Unsafe(format!("building the gate release patch: {e}")))?;
+        .map_err(|e| Error::Encoding(format!("building the gate release patch: {e}")))?;
     ctx.metrics.wrote();
     match pods
         .patch(&r.pod, &PatchParams::default(), &Patch::<()>::Json(patch))

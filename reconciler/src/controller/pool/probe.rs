@@ -195,7 +195,7 @@ pub async fn probe(
             "template": template,
         },
     }))
-    .map_err(|e| Error::Unsafe(format!("building the probe DaemonSet: {e}")))?;
+    .map_err(|e| Error::Encoding(format!("building the probe DaemonSet: {e}")))?;
     let dry_run = Api::<DaemonSet>::namespaced(client.clone(), &ns)
         .create(
             &PostParams {
@@ -217,7 +217,7 @@ pub async fn probe(
         pod_value["metadata"]["name"] = json!(name);
         pod_value["metadata"]["ownerReferences"] = json!([controller_ref(cluster)?]);
         let pod: Pod = serde_json::from_value(pod_value)
-            .map_err(|e| Error::Unsafe(format!("building the probe pod: {e}")))?;
+            .map_err(|e| Error::Encoding(format!("building the probe pod: {e}")))?;
         metrics.wrote();
         live = Some(pods.create(&PostParams::default(), &pod).await?);
     }

@@ -314,7 +314,8 @@ where
     let before = current
         .and_then(|c| serde_json::to_value(c).ok())
         .unwrap_or(serde_json::Value::Null);
-    let after = serde_json::to_value(status).unwrap_or_default();
+    let after = serde_json::to_value(status)
+        .map_err(|e| Error::Encoding(format!("encoding a status: {e}")))?;
     super::write::patch_status(
         api,
         &ctx.metrics,
