@@ -67,6 +67,34 @@ pub enum DesiredError {
     Unsupported(&'static str),
 }
 
+impl DesiredError {
+    /// The condition reason, the phase and the metric label this error is reported under,
+    /// in one place for every controller: a shape not built yet waits (`Unsupported`,
+    /// Pending); anything else is the user's to fix (`ValidationFailed`, Failed).
+    pub fn report(
+        &self,
+    ) -> (
+        &'static str,
+        shared_types::common::ClusterPhase,
+        &'static str,
+    ) {
+        use shared_types::common::ClusterPhase;
+        use shared_types::conditions::reason;
+        match self {
+            Self::Unsupported(_) => (
+                reason::REASON_UNSUPPORTED,
+                ClusterPhase::Pending,
+                "unsupported",
+            ),
+            Self::Invalid { .. } | Self::MissingMetadata(_) => (
+                reason::REASON_VALIDATION_FAILED,
+                ClusterPhase::Failed,
+                "invalid_spec",
+            ),
+        }
+    }
+}
+
 /// The effective values of a GarageCluster that every builder needs, with CRD defaults applied
 /// explicitly (the API server applies them too, but an object may predate a default).
 #[derive(Debug, Clone, PartialEq)]

@@ -11,7 +11,6 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use kube::ResourceExt;
-use shared_types::common::ClusterPhase;
 use shared_types::conditions::{cluster as cc, common, reason};
 use shared_types::garage_cluster::v1beta2::GarageClusterStatus;
 use shared_types::garage_node::GarageNode;
@@ -924,10 +923,7 @@ pub fn refuse(
     t: &Config,
 ) -> (GarageClusterStatus, Vec<Desired>, Duration) {
     let mut status = o.cluster.status.clone().unwrap_or_default();
-    let (reason, phase) = match e {
-        DesiredError::Unsupported(_) => (reason::REASON_UNSUPPORTED, ClusterPhase::Pending),
-        _ => (reason::REASON_VALIDATION_FAILED, ClusterPhase::Failed),
-    };
+    let (reason, phase, _) = e.report();
     status.phase = Some(phase);
     let wanted = vec![Desired {
         type_: common::CONDITION_READY,

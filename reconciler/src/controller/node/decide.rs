@@ -159,21 +159,9 @@ fn admitted<'a>(
     };
     let shape = match nodes::shape(node) {
         Ok(shape) => shape,
-        Err(e @ DesiredError::Unsupported(_)) => {
-            return Err(report(
-                status,
-                ClusterPhase::Pending,
-                reason::REASON_UNSUPPORTED,
-                e.to_string(),
-            ));
-        }
         Err(e) => {
-            return Err(report(
-                status,
-                ClusterPhase::Failed,
-                reason::REASON_VALIDATION_FAILED,
-                e.to_string(),
-            ));
+            let (why, phase, _) = e.report();
+            return Err(report(status, phase, why, e.to_string()));
         }
     };
     let settings = match settings {
