@@ -23,7 +23,8 @@ pub enum Outcome {
     Unchanged,
 }
 
-/// Creates `desired` or, when the live object's rendered hash differs, merge-patches it with
+/// Creates `desired` or, when the live object's rendered hash differs or a label or
+/// annotation it sets was changed or removed by hand, merge-patches it with
 /// `patch(desired)`. A live object not controlled by `owner_uid` is an error.
 pub async fn ensure<K>(
     api: &Api<K>,
@@ -52,7 +53,10 @@ where
                     owner: owner_uid.to_owned(),
                 });
             }
-            if rendered_hash(&live) == rendered_hash(desired) && rendered_hash(desired).is_some() {
+            if rendered_hash(&live) == rendered_hash(desired)
+                && rendered_hash(desired).is_some()
+                && metadata_holds(&live, desired)
+            {
                 return Ok((Outcome::Unchanged, live));
             }
             metrics.wrote();
@@ -67,6 +71,20 @@ where
             Ok((Outcome::Patched, patched))
         }
     }
+}
+
+/// True when every label and annotation `desired` sets is on `live` with the same value.
+/// Labels name what an object is (a generated GarageNode's slot, a pod's cluster); one
+/// changed by hand is put back, never left to mislead the next pass.
+fn metadata_holds<K: Resource>(live: &K, desired: &K) -> bool {
+    let holds = |want: &Option<std::collections::BTreeMap<String, String>>,
+                 have: &Option<std::collections::BTreeMap<String, String>>| {
+        want.iter()
+            .flatten()
+            .all(|(k, v)| have.as_ref().and_then(|h| h.get(k)) == Some(v))
+    };
+    holds(&desired.meta().labels, &live.meta().labels)
+        && holds(&desired.meta().annotations, &live.meta().annotations)
 }
 
 /// Creates an immutable object when absent. A live one must be controlled by `owner_uid` and
@@ -234,6 +252,62 @@ mod tests {
         assert_eq!(patch["metadata"]["labels"]["a"], "1");
         assert_eq!(patch["metadata"]["annotations"]["b"], "2");
         assert_eq!(patch["spec"]["ports"][0]["port"], 3900);
+    }
+
+    #[test]
+    fn a_label_or_annotation_changed_by_hand_is_drift_and_one_added_is_not() {
+        let svc = |labels: serde_json::Value, annotations: serde_json::Value| -> Service {
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"name": "s", "labels": labels, "annotations": annotations},
+            }))
+            .unwrap()
+        };
+        let desired = svc(
+            serde_json::json!({"a": "1", "b": "2"}),
+            serde_json::json!({"h": "x"}),
+        );
+        let table = [
+            (
+                "as rendered",
+                serde_json::json!({"a": "1", "b": "2"}),
+                serde_json::json!({"h": "x"}),
+                true,
+            ),
+            (
+                "a label added by someone else",
+                serde_json::json!({"a": "1", "b": "2", "c": "3"}),
+                serde_json::json!({"h": "x", "k": "v"}),
+                true,
+            ),
+            (
+                "a label removed",
+                serde_json::json!({"a": "1"}),
+                serde_json::json!({"h": "x"}),
+                false,
+            ),
+            (
+                "a label changed",
+                serde_json::json!({"a": "1", "b": "9"}),
+                serde_json::json!({"h": "x"}),
+                false,
+            ),
+            (
+                "an annotation changed",
+                serde_json::json!({"a": "1", "b": "2"}),
+                serde_json::json!({"h": "y"}),
+                false,
+            ),
+            (
+                "no labels at all",
+                serde_json::Value::Null,
+                serde_json::json!({"h": "x"}),
+                false,
+            ),
+        ];
+        for (case, labels, annotations, holds) in table {
+            let live = svc(labels, annotations);
+            assert_eq!(metadata_holds(&live, &desired), holds, "{case}");
+        }
     }
 
     #[test]

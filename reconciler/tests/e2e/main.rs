@@ -54,7 +54,10 @@
 //!    `buckets` on the same cluster: the upstream bucket, key and admin-token samples become
 //!    Ready, a key's Secret works with an S3 client where granted and only there, quotas hold,
 //!    a cross-namespace key works through grants and loses access with them, a non-empty bucket
-//!    is kept until emptied, a deleted key stops authenticating; last, `data_paths`: a
+//!    is kept until emptied, a deleted key stops authenticating; then `drift`: a label changed
+//!    or removed by hand on a generated GarageNode, its StatefulSet, two Services, the
+//!    disruption budget and the NetworkPolicy is put back with no layout change; last,
+//!    `data_paths`: a
 //!    one-member cluster on two `spec.storage.data.paths`, one claim and class each, its
 //!    layout capacity their sum, blocks of checksummed objects in both, one path's class
 //!    changed live without a restart, a data path and the metadata claim on a class whose
@@ -94,6 +97,7 @@ mod chaos;
 mod claims;
 mod data_paths;
 mod drain;
+mod drift;
 mod evictions;
 mod expansion;
 mod grants;
@@ -444,6 +448,7 @@ async fn scenario(
                 volumes::run(&mut d).await?;
                 expansion::auto_group(&d).await?;
                 buckets::run(&mut d).await?;
+                drift::labels_put_back(&d).await?;
                 volumes::manual_nodes(&d).await?;
                 expansion::manual_node(&d).await?;
                 teardown::destroy(&mut d, &[buckets::TOKEN_SECRET]).await?;

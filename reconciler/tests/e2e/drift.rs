@@ -1,0 +1,176 @@
+//! Drift: a label of an object the reconciler owns, changed or removed by hand, is put back on
+//! the next pass, for every kind a storage cluster of Managed members has (a generated
+//! GarageNode, its StatefulSet, the cluster's Services, the disruption budget and the
+//! NetworkPolicy), with no layout change and the cluster Ready throughout the repair's end.
+
+use std::collections::BTreeMap;
+use std::fmt::Debug;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, ensure};
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::Service;
+use k8s_openapi::api::networking::v1::NetworkPolicy;
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use kube::api::{Patch, PatchParams};
+use kube::{Api, Client, Resource};
+use localcluster::wait_until as wait;
+use reconciler::names;
+use serde::de::DeserializeOwned;
+use serde_json::json;
+use shared_types::conditions::common::CONDITION_READY;
+use shared_types::garage_node::GarageNode;
+use shared_types::keys::label;
+
+use crate::support::*;
+use crate::{NAME, World, ns};
+
+/// One object of one kind, and the label the step changes on it.
+struct Drifted {
+    what: String,
+    labels: BTreeMap<String, String>,
+    read: Box<dyn Fn() -> futures::future::BoxFuture<'static, anyhow::Result<Labels>> + Send>,
+}
+
+type Labels = BTreeMap<String, String>;
+
+/// Changes `key` on `name` (removes it for `None`) and returns how to read its labels again,
+/// with the labels it had before.
+async fn drift<K>(
+    client: &Client,
+    name: &str,
+    key: &str,
+    value: Option<&str>,
+) -> anyhow::Result<Drifted>
+where
+    K: Resource<Scope = k8s_openapi::NamespaceResourceScope>
+        + Clone
+        + DeserializeOwned
+        + Debug
+        + Send
+        + 'static,
+    K::DynamicType: Default,
+{
+    let api: Api<K> = Api::namespaced(client.clone(), ns());
+    let before = api
+        .get(name)
+        .await
+        .with_context(|| format!("{} {name}", K::kind(&Default::default())))?
+        .meta()
+        .labels
+        .clone()
+        .unwrap_or_default();
+    ensure!(
+        before.contains_key(key),
+        "{} {name} has no label {key} to change: {before:?}",
+        K::kind(&Default::default())
+    );
+    api.patch(
+        name,
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"labels": {key: value}}})),
+    )
+    .await?;
+    let owned = name.to_owned();
+    Ok(Drifted {
+        what: format!("{} {name} ({key})", K::kind(&Default::default())),
+        labels: before,
+        read: Box::new(move || {
+            let api = api.clone();
+            let name = owned.clone();
+            Box::pin(async move {
+                Ok(api
+                    .get(&name)
+                    .await?
+                    .meta()
+                    .labels
+                    .clone()
+                    .unwrap_or_default())
+            })
+        }),
+    })
+}
+
+/// Changes one label on an object of each kind and waits until every one is back.
+pub(crate) async fn labels_put_back(w: &World<'_>) -> anyhow::Result<()> {
+    let t = Instant::now();
+    let c = &w.client;
+    let layout_before = w
+        .clusters
+        .get(NAME)
+        .await?
+        .status
+        .and_then(|s| s.layout_version);
+    let node = format!("{NAME}-storage-0");
+    let drifted = vec![
+        // The slot label names which Auto member a GarageNode is; the tier, its kind.
+        drift::<GarageNode>(c, &node, label::LABEL_AUTO_NODE_SLOT, Some("drifted")).await?,
+        drift::<GarageNode>(c, &format!("{NAME}-storage-1"), label::LABEL_TIER, None).await?,
+        drift::<StatefulSet>(c, &node, label::LABEL_STORAGE_GROUP, Some("drifted")).await?,
+        drift::<Service>(
+            c,
+            &names::headless_service(NAME),
+            label::LABEL_CLUSTER,
+            Some("other"),
+        )
+        .await?,
+        drift::<Service>(
+            c,
+            &names::api_service(NAME),
+            label::LABEL_APP_INSTANCE,
+            None,
+        )
+        .await?,
+        drift::<PodDisruptionBudget>(c, &names::storage_pdb(NAME), label::LABEL_APP_NAME, None)
+            .await?,
+        drift::<NetworkPolicy>(
+            c,
+            &names::garage_network_policy(NAME),
+            label::LABEL_CLUSTER,
+            Some("other"),
+        )
+        .await?,
+    ];
+    wait(
+        "every drifted label put back",
+        Duration::from_secs(120),
+        || async {
+            for d in &drifted {
+                let now = (d.read)().await?;
+                if d.labels.iter().any(|(k, v)| now.get(k) != Some(v)) {
+                    return Ok(false);
+                }
+            }
+            Ok(true)
+        },
+    )
+    .await
+    .with_context(|| {
+        let what: Vec<&str> = drifted.iter().map(|d| d.what.as_str()).collect();
+        format!("drifted: {}", what.join(", "))
+    })?;
+    wait_condition(
+        &w.clusters,
+        CONDITION_READY,
+        "True",
+        None,
+        Duration::from_secs(120),
+    )
+    .await?;
+    let layout_after = w
+        .clusters
+        .get(NAME)
+        .await?
+        .status
+        .and_then(|s| s.layout_version);
+    ensure!(
+        layout_after == layout_before,
+        "the layout changed from {layout_before:?} to {layout_after:?} while labels were repaired"
+    );
+    println!(
+        "drift: {} labels (GarageNode, StatefulSet, Service, PodDisruptionBudget, NetworkPolicy) put back in {:.1}s, layout version unchanged",
+        drifted.len(),
+        t.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
