@@ -1,6 +1,6 @@
 //! Feeds the pure plans of GarageBuckets and GarageKeys arbitrary specs and Garage states:
-//! the bucket settings update (`controller::resources::bucket::plan::update`) and the
-//! key-on-bucket permissions (`controller::resources::access`: what every declaration grants
+//! the bucket settings update (`controller::garage_objects::bucket::plan::update`) and the
+//! key-on-bucket permissions (`controller::garage_objects::access`: what every declaration grants
 //! a pair, and the changes that make Garage hold it).
 //!
 //! Input: a leading 0x01 byte makes the rest describe keys, buckets, grants and Garage's
@@ -30,8 +30,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use libfuzzer_sys::fuzz_target;
 use operator_fuzz::input;
 use operator_fuzz::world::at;
-use reconciler::controller::resources::access::{self, Cluster, Grants, Pair};
-use reconciler::controller::resources::bucket::plan;
+use reconciler::controller::garage_objects::access::{self, Cluster, Grants, Pair};
+use reconciler::controller::garage_objects::bucket::plan;
 use reconciler::garage::{
     BucketInfo, BucketListItem, BucketPermissions, BucketUpdate, LifecycleRule, WebsiteConfig,
 };

@@ -1,6 +1,8 @@
 //! The kube-runtime controllers: GarageCluster (secrets, config, Services, PDB, the Garage
-//! pods' NetworkPolicy, generated GarageNodes, layout, status, teardown) and GarageNode
-//! (StatefulSet, per-node Service, node identity, finalizer).
+//! pods' NetworkPolicy, generated GarageNodes, node-local pools, layout, status, teardown),
+//! GarageNode (StatefulSet, per-node Service, node identity, claims, finalizer), and the
+//! objects inside Garage ([`garage_objects`]: keys, buckets, admin tokens, reference grants).
+//! Every one is started by [`runner::start`].
 //!
 //! Each pass is observe → decide (pure, table-tested) → act. Every write is counted
 //! ([`Metrics::api_writes`]), so tests can prove that a converged cluster is left alone.
@@ -14,11 +16,11 @@ pub mod error;
 pub mod events;
 pub mod finalizer;
 pub mod garage_access;
+pub mod garage_objects;
 pub mod metrics;
 pub mod node;
 pub mod ownership;
 pub mod pool;
-pub mod resources;
 pub mod runner;
 pub mod triggers;
 pub mod write;
@@ -199,7 +201,7 @@ pub async fn run(
         ownership_warnings: ownership::Warnings::default(),
     });
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let resources = resources::run(ctx.clone(), scopes.clone(), stop_rx.clone());
+    let garage_objects = garage_objects::run(ctx.clone(), scopes.clone(), stop_rx.clone());
     let controllers = futures::future::join_all(
         scopes
             .into_iter()
@@ -209,7 +211,7 @@ pub async fn run(
         shutdown.await;
         let _ = stop_tx.send(true);
     };
-    tokio::join!(controllers, resources, signal);
+    tokio::join!(controllers, garage_objects, signal);
 }
 
 /// The objects of one namespace, or of all of them.

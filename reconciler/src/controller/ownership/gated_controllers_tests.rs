@@ -16,7 +16,7 @@ use shared_types::garage_key::GarageKey;
 use shared_types::keys::finalizer;
 
 use super::gate_tests::{Answers, Seen, answers, cluster, fake, methods, ok_cluster};
-use crate::controller::resources::{Stores, admin_token, bucket, key};
+use crate::controller::garage_objects::{Stores, admin_token, bucket, key};
 use crate::controller::{Context, cluster as cluster_controller, node};
 
 /// Answers for a cluster that names another install.

@@ -23,8 +23,8 @@ use shared_types::keys::annotation;
 
 use super::material::{self, Derivation, Material};
 use crate::controller::garage_access::random_hex32;
-use crate::controller::resources::Stores;
-use crate::controller::resources::reach::{Target, leads_to};
+use crate::controller::garage_objects::Stores;
+use crate::controller::garage_objects::reach::{Target, leads_to};
 use crate::controller::{Context, Error};
 use crate::desired::{is_controlled_by, secrets};
 use crate::names;
