@@ -33,33 +33,9 @@ pub async fn run(cluster: &GarageCluster, ctx: &Context) -> Result<Action, Error
         return Ok(Action::await_change());
     }
     let ns = cluster.namespace().unwrap_or_default();
-    // Destroy discards the whole store, so a drain in progress has nothing left to protect;
-    // its record would otherwise keep admission from letting the other members go.
     if cluster.effective_deletion_policy() == DeletionPolicy::Destroy
-        && let Some(record) = cluster
-            .status
-            .as_ref()
-            .and_then(|s| s.storage_drain.as_ref())
+        && abandon_transaction(cluster, ctx).await?
     {
-        super::act::write_record(cluster, None, ctx).await?;
-        ctx.metrics.step("teardown", "abandon_drain");
-        let actor = record
-            .actor
-            .as_ref()
-            .and_then(|a| a.name.clone())
-            .unwrap_or_default();
-        ctx.events
-            .publish(
-                cluster,
-                &[Note::warning(
-                    reason::REASON_DELETING,
-                    "Teardown",
-                    format!(
-                        "deletionPolicy Destroy: the drain of {actor} is abandoned, the whole store is being deleted"
-                    ),
-                )],
-            )
-            .await;
         return Ok(Action::requeue(Duration::from_millis(500)));
     }
     let observed = observe(cluster, ctx).await?;
@@ -140,6 +116,50 @@ pub async fn run(cluster: &GarageCluster, ctx: &Context) -> Result<Action, Error
         Phase::Refused(_) => ctx.config.resync,
         _ => ctx.config.short_requeue.min(Duration::from_secs(2)),
     }))
+}
+
+/// Destroy discards the whole store, so a drain or rollout in progress has nothing left to
+/// protect; its record would otherwise keep admission from letting the members go (a
+/// GarageNode is not deleted while a rollout replaces a pod, nor while another drain is
+/// recorded). Clears one record per pass, each write conditional on the resourceVersion the
+/// cluster was read at. True when a record was cleared.
+async fn abandon_transaction(cluster: &GarageCluster, ctx: &Context) -> Result<bool, Error> {
+    let status = cluster.status.as_ref();
+    let (field, what) = if let Some(record) = status.and_then(|s| s.storage_drain.as_ref()) {
+        let actor = record
+            .actor
+            .as_ref()
+            .and_then(|a| a.name.clone())
+            .unwrap_or_default();
+        ("storageDrain", format!("the drain of {actor}"))
+    } else if let Some(record) = status.and_then(|s| s.storage_rollout.as_ref()) {
+        let actor = record.garage_node_name.clone().unwrap_or_default();
+        ("storageRollout", format!("the rollout replacing {actor}"))
+    } else {
+        return Ok(false);
+    };
+    super::act::write_transaction(cluster, field, None, ctx).await?;
+    ctx.metrics.step(
+        "teardown",
+        if field == "storageDrain" {
+            "abandon_drain"
+        } else {
+            "abandon_rollout"
+        },
+    );
+    ctx.events
+        .publish(
+            cluster,
+            &[Note::warning(
+                reason::REASON_DELETING,
+                "Teardown",
+                format!(
+                    "deletionPolicy Destroy: {what} is abandoned, the whole store is being deleted"
+                ),
+            )],
+        )
+        .await;
+    Ok(true)
 }
 
 async fn observe(cluster: &GarageCluster, ctx: &Context) -> Result<teardown::Observed, Error> {
