@@ -67,7 +67,7 @@ impl Error {
             Error::Stale(_) => "conflict",
             Error::Kube(_) => "kubernetes",
             Error::Garage(_) => "garage",
-            Error::Desired(e) => e.report().2,
+            Error::Desired(e) => e.reported_as().2,
             Error::Foreign { .. } => "foreign_object",
             Error::Unsafe(_) => "unsafe",
             Error::ContentMismatch { .. } => "content_mismatch",
@@ -87,7 +87,7 @@ impl Error {
             | Error::Encoding(_)
             | Error::Panicked(_) => reason::REASON_RECONCILE_FAILED,
             Error::Garage(_) => reason::REASON_GARAGE_API_ERROR,
-            Error::Desired(e) => e.report().0,
+            Error::Desired(e) => e.reported_as().0,
             Error::Foreign { .. } | Error::Unsafe(_) | Error::ContentMismatch { .. } => {
                 reason::REASON_RECONCILE_FAILED
             }

@@ -71,7 +71,7 @@ impl DesiredError {
     /// The condition reason, the phase and the metric label this error is reported under,
     /// in one place for every controller: a shape not built yet waits (`Unsupported`,
     /// Pending); anything else is the user's to fix (`ValidationFailed`, Failed).
-    pub fn report(
+    pub fn reported_as(
         &self,
     ) -> (
         &'static str,

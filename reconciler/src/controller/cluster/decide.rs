@@ -923,7 +923,7 @@ pub fn refuse(
     t: &Config,
 ) -> (GarageClusterStatus, Vec<Desired>, Duration) {
     let mut status = o.cluster.status.clone().unwrap_or_default();
-    let (reason, phase, _) = e.report();
+    let (reason, phase, _) = e.reported_as();
     status.phase = Some(phase);
     let wanted = vec![Desired {
         type_: common::CONDITION_READY,

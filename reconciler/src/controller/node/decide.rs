@@ -143,12 +143,12 @@ fn admitted<'a>(
 ) -> Result<Admitted<'a>, Box<Decision>> {
     let node = o.node.as_ref();
     let parent_name = &node.spec.cluster_ref.name;
-    let report = |status: &mut GarageNodeStatus, phase, reason, message| {
+    let stop_with = |status: &mut GarageNodeStatus, phase, reason, message| {
         status.phase = Some(phase);
         Box::new(idle(status.clone(), reason, message, t.resync))
     };
     let (Some(cluster), Some(settings)) = (&o.parent, &o.settings) else {
-        return Err(report(
+        return Err(stop_with(
             status,
             ClusterPhase::Pending,
             reason::REASON_WAITING_FOR_DEPENDENCY,
@@ -160,8 +160,8 @@ fn admitted<'a>(
     let shape = match nodes::shape(node) {
         Ok(shape) => shape,
         Err(e) => {
-            let (why, phase, _) = e.report();
-            return Err(report(status, phase, why, e.to_string()));
+            let (why, phase, _) = e.reported_as();
+            return Err(stop_with(status, phase, why, e.to_string()));
         }
     };
     let settings = match settings {
@@ -181,7 +181,7 @@ fn admitted<'a>(
     if shape == nodes::NodeShape::Managed
         && let Err(e) = data_dirs::check_node(node, settings)
     {
-        return Err(report(
+        return Err(stop_with(
             status,
             ClusterPhase::Pending,
             reason::REASON_UNSUPPORTED,
