@@ -229,66 +229,153 @@ fn fuzz_target_dir() -> PathBuf {
     crate::target_dir().join("fuzz")
 }
 
-/// Runs every target for its time; a finding fails with the artifact's path.
-pub fn fuzz(options: &Options) -> Result<()> {
-    let toolchain = toolchain(options)?;
-    ensure_cargo_fuzz()?;
-    let fuzz_dir = workspace_root().join("fuzz");
-    let target_dir = fuzz_target_dir();
-    let sanitizer = if options.asan { "address" } else { "none" };
-    // Flags shared by build and run, so that the run finds the build up to date. cargo-fuzz
-    // defaults to one codegen unit per crate, which serialises the largest crates
-    // (k8s-openapi, the webhook) on one core.
-    let flags = format!(
-        "--sanitizer {sanitizer} --codegen-units {CODEGEN_UNITS} --target-dir {}",
-        target_dir.display()
-    );
-    let common = |cargo: &mut Command| {
-        cargo
-            .args(["--sanitizer", sanitizer, "--codegen-units", CODEGEN_UNITS])
-            .arg("--target-dir")
-            .arg(&target_dir)
-            .current_dir(&fuzz_dir);
-    };
+/// Everything a fuzz build and its runs share: the compiler, the sanitizer and the directories.
+pub struct Setup {
+    toolchain: Toolchain,
+    sanitizer: &'static str,
+    fuzz_dir: PathBuf,
+    target_dir: PathBuf,
+    seconds: Option<u64>,
+}
 
-    println!(
-        "==> building fuzz targets ({}, sanitizer {sanitizer}) into {}",
-        toolchain.describe(),
-        target_dir.display()
-    );
-    let began = Instant::now();
-    let mut build = toolchain.cargo();
-    build.arg("build");
-    common(&mut build);
-    let status = build.status().context("running cargo fuzz build")?;
-    if !status.success() {
-        bail!(
-            "the fuzz build failed ({}); it needs cargo-fuzz, a C++ compiler for libFuzzer and \
-             nightly Rust (`rustup toolchain install nightly`) or stable with RUSTC_BOOTSTRAP=1",
-            toolchain.describe()
+impl Setup {
+    /// Picks the toolchain and installs cargo-fuzz when missing.
+    pub fn new(options: &Options) -> Result<Setup> {
+        let toolchain = toolchain(options)?;
+        ensure_cargo_fuzz()?;
+        Ok(Setup {
+            toolchain,
+            sanitizer: if options.asan { "address" } else { "none" },
+            fuzz_dir: workspace_root().join("fuzz"),
+            target_dir: fuzz_target_dir(),
+            seconds: options.seconds,
+        })
+    }
+
+    /// `cargo fuzz <subcommand>` with the flags shared by build and run, so that the run finds
+    /// the build up to date. cargo-fuzz defaults to one codegen unit per crate, which
+    /// serialises the largest crates (k8s-openapi, the webhook) on one core.
+    fn cargo(&self, subcommand: &str) -> Command {
+        let mut cargo = self.toolchain.cargo();
+        cargo
+            .arg(subcommand)
+            .args([
+                "--sanitizer",
+                self.sanitizer,
+                "--codegen-units",
+                CODEGEN_UNITS,
+            ])
+            .arg("--target-dir")
+            .arg(&self.target_dir)
+            .current_dir(&self.fuzz_dir);
+        cargo
+    }
+
+    /// The same flags as a reproduction command line.
+    fn flags(&self) -> String {
+        format!(
+            "--sanitizer {} --codegen-units {CODEGEN_UNITS} --target-dir {}",
+            self.sanitizer,
+            self.target_dir.display()
+        )
+    }
+
+    fn announce_build(&self) {
+        println!(
+            "==> building fuzz targets ({}, sanitizer {}) into {}",
+            self.toolchain.describe(),
+            self.sanitizer,
+            self.target_dir.display()
         );
     }
-    println!(
-        "built fuzz targets in {:.0} s",
-        began.elapsed().as_secs_f64()
-    );
 
-    for &(target, default_seconds) in TARGETS {
-        let seconds = options.seconds.unwrap_or(default_seconds);
-        let corpus = fuzz_dir.join("corpus").join(target);
-        let seeds = target_dir.join("seeds").join(target);
+    fn build_failed(&self) -> anyhow::Error {
+        anyhow::anyhow!(
+            "the fuzz build failed ({}); it needs cargo-fuzz, a C++ compiler for libFuzzer and \
+             nightly Rust (`rustup toolchain install nightly`) or stable with RUSTC_BOOTSTRAP=1",
+            self.toolchain.describe()
+        )
+    }
+
+    /// Builds every target in the foreground.
+    pub fn build(&self) -> Result<()> {
+        self.announce_build();
+        let began = Instant::now();
+        let status = self
+            .cargo("build")
+            .status()
+            .context("running cargo fuzz build")?;
+        if !status.success() {
+            return Err(self.build_failed());
+        }
+        println!(
+            "built fuzz targets in {:.0} s",
+            began.elapsed().as_secs_f64()
+        );
+        Ok(())
+    }
+
+    /// Starts the build at the lowest CPU priority (`nice -n 19`), its output in a log file,
+    /// so that it uses only the CPU other work leaves idle.
+    pub fn build_in_background(&self) -> Result<Background> {
+        self.announce_build();
+        std::fs::create_dir_all(&self.target_dir)?;
+        let log_path = self.target_dir.join("build.log");
+        let log = std::fs::File::create(&log_path)
+            .with_context(|| format!("creating {}", log_path.display()))?;
+        let cargo = self.cargo("build");
+        let mut niced = Command::new("nice");
+        niced
+            .args(["-n", "19"])
+            .arg(cargo.get_program())
+            .args(cargo.get_args())
+            .current_dir(&self.fuzz_dir)
+            .stdout(log.try_clone()?)
+            .stderr(log);
+        for (name, value) in cargo.get_envs() {
+            match value {
+                Some(value) => niced.env(name, value),
+                None => niced.env_remove(name),
+            };
+        }
+        // Its own process group, so that stopping it reaches the compilers cargo started.
+        std::os::unix::process::CommandExt::process_group(&mut niced, 0);
+        let child = niced
+            .spawn()
+            .context("starting `nice -n 19 cargo fuzz build` (nice is part of coreutils)")?;
+        println!(
+            "    (in the background at nice 19, logging to {})",
+            log_path.display()
+        );
+        Ok(Background {
+            child,
+            log_path,
+            began: Instant::now(),
+        })
+    }
+
+    /// Runs every target for its time; a finding fails with the artifact's path.
+    pub fn run_targets(&self) -> Result<()> {
+        for &(target, default_seconds) in TARGETS {
+            self.run_target(target, self.seconds.unwrap_or(default_seconds))?;
+        }
+        Ok(())
+    }
+
+    fn run_target(&self, target: &str, seconds: u64) -> Result<()> {
+        let corpus = self.fuzz_dir.join("corpus").join(target);
+        let seeds = self.target_dir.join("seeds").join(target);
         std::fs::create_dir_all(&corpus)?;
         let seeded = seed(target, &seeds)?;
-        let artifacts = fuzz_dir.join("artifacts").join(target);
+        let artifacts = self.fuzz_dir.join("artifacts").join(target);
         let started = SystemTime::now();
         println!("==> fuzzing {target} for {seconds} s ({seeded} seeds)");
         let began = Instant::now();
-        let mut run = toolchain.cargo();
-        run.args(["run", target]);
-        common(&mut run);
         // libFuzzer writes new inputs into the first directory only, so the seeds stay as
         // generated.
-        let status = run
+        let status = self
+            .cargo("run")
+            .arg(target)
             .arg(&corpus)
             .arg(&seeds)
             .arg("--")
@@ -313,16 +400,61 @@ pub fn fuzz(options: &Options) -> Result<()> {
             };
             bail!(
                 "fuzz target {target} failed ({status}); failing input: {inputs}\n\
-                 reproduce: cd fuzz && {} run {flags} {target} <input>",
-                toolchain.prefix()
+                 reproduce: cd fuzz && {} run {} {target} <input>",
+                self.toolchain.prefix(),
+                self.flags()
             );
         }
         println!(
             "fuzzed {target} for {:.0} s without a finding",
             began.elapsed().as_secs_f64()
         );
+        Ok(())
     }
-    Ok(())
+}
+
+/// A fuzz build running in the background.
+pub struct Background {
+    child: std::process::Child,
+    log_path: PathBuf,
+    began: Instant,
+}
+
+impl Background {
+    /// Waits for the build; on failure prints the end of its log.
+    pub fn wait(mut self, setup: &Setup) -> Result<()> {
+        let status = self.child.wait().context("waiting for cargo fuzz build")?;
+        if !status.success() {
+            let log = std::fs::read_to_string(&self.log_path).unwrap_or_default();
+            let lines: Vec<&str> = log.lines().collect();
+            for line in &lines[lines.len().saturating_sub(60)..] {
+                println!("{line}");
+            }
+            return Err(setup
+                .build_failed()
+                .context(format!("the whole log: {}", self.log_path.display())));
+        }
+        println!(
+            "built fuzz targets in the background; done {:.0} s after it started",
+            self.began.elapsed().as_secs_f64()
+        );
+        Ok(())
+    }
+
+    /// Stops the build and every compiler it started: another step failed, so its result is
+    /// not needed.
+    pub fn stop(mut self) {
+        let group = format!("-{}", self.child.id());
+        let _ = Command::new("kill").args(["-TERM", "--", &group]).status();
+        let _ = self.child.wait();
+    }
+}
+
+/// Builds, then runs every target for its time; a finding fails with the artifact's path.
+pub fn fuzz(options: &Options) -> Result<()> {
+    let setup = Setup::new(options)?;
+    setup.build()?;
+    setup.run_targets()
 }
 
 /// Files in `dir` modified at or after `since`: the inputs a failed run left.

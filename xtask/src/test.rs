@@ -2,6 +2,11 @@
 //! checks of `cargo xtask deny` among them), ending with a bounded fuzz run of the webhook, the
 //! reconciler and the Admin API client (`cargo xtask fuzz`: 60 s for each of the webhook's
 //! targets, 30 s for each of the others).
+//!
+//! The fuzz build shares nothing with the workspace's, so it runs beside the lints and the
+//! tests at the lowest CPU priority: the end-to-end test waits on Garage and the control plane
+//! for most of its half hour and leaves CPU idle, which the build takes instead of adding its
+//! minutes after the tests. The fuzzing itself still runs alone, after every test has passed.
 
 use std::process::Command;
 
@@ -19,6 +24,19 @@ pub fn run(args: &[&str]) -> Result<()> {
     crate::crds::run(&["--check"])?;
     crate::bundle::run(&["--check"])?;
     crate::deny::check()?;
+    let fuzz = crate::fuzz::Setup::new(&crate::fuzz::Options::default())?;
+    let fuzz_build = fuzz.build_in_background()?;
+    if let Err(err) = lint_and_test() {
+        fuzz_build.stop();
+        return Err(err);
+    }
+    fuzz_build.wait(&fuzz)?;
+    fuzz.run_targets()?;
+    println!("all checks passed");
+    Ok(())
+}
+
+fn lint_and_test() -> Result<()> {
     step(
         "lint",
         &[
@@ -30,12 +48,7 @@ pub fn run(args: &[&str]) -> Result<()> {
             "warnings",
         ],
     )?;
-    step("tests", &["test", "--workspace"])?;
-    // Last: it only finds what the tests missed, and its build, which shares nothing with the
-    // workspace's, is paid after every faster check has passed.
-    crate::fuzz::fuzz(&crate::fuzz::Options::default())?;
-    println!("all checks passed");
-    Ok(())
+    step("tests", &["test", "--workspace"])
 }
 
 fn step(name: &str, cargo_args: &[&str]) -> Result<()> {
