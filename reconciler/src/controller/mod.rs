@@ -20,6 +20,7 @@ pub mod garage_objects;
 pub mod metrics;
 pub mod node;
 pub mod ownership;
+pub mod patch_holds;
 pub mod pool;
 pub mod runner;
 pub mod triggers;

@@ -1,5 +1,5 @@
-//! Writes, each counted: create when absent, patch only when the rendered hash differs, never
-//! touch an object another owner controls.
+//! Writes, each counted: create when absent, patch only when the live object does not already
+//! hold what the patch writes, never touch an object another owner controls.
 
 use std::fmt::Debug;
 
@@ -7,8 +7,8 @@ use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use kube::{Api, Resource, ResourceExt};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use shared_types::keys::annotation;
 
+use super::patch_holds::first_difference;
 use super::{Error, Metrics};
 use crate::desired::is_controlled_by;
 
@@ -23,9 +23,10 @@ pub enum Outcome {
     Unchanged,
 }
 
-/// Creates `desired` or, when the live object's rendered hash differs or a label or
-/// annotation it sets was changed or removed by hand, merge-patches it with
-/// `patch(desired)`. A live object not controlled by `owner_uid` is an error.
+/// Creates `desired` or, when the live object does not hold what `patch(desired)` writes (the
+/// rendered-hash annotation after a rendering change, or a label, annotation or field changed
+/// or removed by hand; see [`super::patch_holds`]), merge-patches it with that body. A live
+/// object not controlled by `owner_uid` is an error.
 pub async fn ensure<K>(
     api: &Api<K>,
     metrics: &Metrics,
@@ -53,38 +54,21 @@ where
                     owner: owner_uid.to_owned(),
                 });
             }
-            if rendered_hash(&live) == rendered_hash(desired)
-                && rendered_hash(desired).is_some()
-                && metadata_holds(&live, desired)
-            {
+            let body = patch(desired)?;
+            let current = serde_json::to_value(&live)
+                .map_err(|e| Error::Encoding(format!("encoding {}: {e}", kind_of::<K>())))?;
+            let Some(field) = first_difference(&body, &current) else {
                 return Ok((Outcome::Unchanged, live));
-            }
+            };
             metrics.wrote();
             let patched = api
-                .patch(
-                    &name,
-                    &PatchParams::default(),
-                    &Patch::Merge(patch(desired)?),
-                )
+                .patch(&name, &PatchParams::default(), &Patch::Merge(body))
                 .await?;
-            tracing::info!(kind = %K::kind(&Default::default()), name, "updated");
+            // The field's path only: its value may be a credential.
+            tracing::info!(kind = %K::kind(&Default::default()), name, field, "updated");
             Ok((Outcome::Patched, patched))
         }
     }
-}
-
-/// True when every label and annotation `desired` sets is on `live` with the same value.
-/// Labels name what an object is (a generated GarageNode's slot, a pod's cluster); one
-/// changed by hand is put back, never left to mislead the next pass.
-fn metadata_holds<K: Resource>(live: &K, desired: &K) -> bool {
-    let holds = |want: &Option<std::collections::BTreeMap<String, String>>,
-                 have: &Option<std::collections::BTreeMap<String, String>>| {
-        want.iter()
-            .flatten()
-            .all(|(k, v)| have.as_ref().and_then(|h| h.get(k)) == Some(v))
-    };
-    holds(&desired.meta().labels, &live.meta().labels)
-        && holds(&desired.meta().annotations, &live.meta().annotations)
 }
 
 /// Creates an immutable object when absent. A live one must be controlled by `owner_uid` and
@@ -184,14 +168,6 @@ where
     Ok(())
 }
 
-fn rendered_hash<K: Resource>(k: &K) -> Option<&str> {
-    k.meta()
-        .annotations
-        .as_ref()?
-        .get(annotation::ANNOTATION_RENDERED_HASH)
-        .map(String::as_str)
-}
-
 fn kind_of<K: Resource>() -> &'static str
 where
     K::DynamicType: Default,
@@ -259,6 +235,7 @@ mod tests {
         let svc = |labels: serde_json::Value, annotations: serde_json::Value| -> Service {
             serde_json::from_value(serde_json::json!({
                 "metadata": {"name": "s", "labels": labels, "annotations": annotations},
+                "spec": {"ports": [{"port": 3900}]},
             }))
             .unwrap()
         };
@@ -306,7 +283,9 @@ mod tests {
         ];
         for (case, labels, annotations, holds) in table {
             let live = svc(labels, annotations);
-            assert_eq!(metadata_holds(&live, &desired), holds, "{case}");
+            let live = serde_json::to_value(&live).unwrap();
+            let found = first_difference(&metadata_and_spec(&desired).unwrap(), &live);
+            assert_eq!(found.is_none(), holds, "{case}: {found:?}");
         }
     }
 

@@ -1,7 +1,9 @@
 //! Drift: a label of an object the reconciler owns, changed or removed by hand, is put back on
 //! the next pass, for every kind a storage cluster of Managed members has (a generated
 //! GarageNode, its StatefulSet, the cluster's Services, the disruption budget and the
-//! NetworkPolicy), with no layout change and the cluster Ready throughout the repair's end.
+//! NetworkPolicy), and so is a field of its spec (a claim retention policy, a Service's
+//! `publishNotReadyAddresses`, the budget's `minAvailable`, the NetworkPolicy's rules), with
+//! no layout change and the cluster Ready at the repair's end.
 
 use std::collections::BTreeMap;
 use std::fmt::Debug;
@@ -17,7 +19,7 @@ use kube::{Api, Client, Resource};
 use localcluster::wait_until as wait;
 use reconciler::names;
 use serde::de::DeserializeOwned;
-use serde_json::json;
+use serde_json::{Value, json};
 use shared_types::conditions::common::CONDITION_READY;
 use shared_types::garage_node::GarageNode;
 use shared_types::keys::label;
@@ -91,8 +93,110 @@ where
     })
 }
 
-/// Changes one label on an object of each kind and waits until every one is back.
-pub(crate) async fn labels_put_back(w: &World<'_>) -> anyhow::Result<()> {
+/// A field of one object, changed by hand, and how to read it again.
+struct DriftedField {
+    what: String,
+    before: Value,
+    read: Box<dyn Fn() -> futures::future::BoxFuture<'static, anyhow::Result<Value>> + Send>,
+}
+
+/// Merge-patches `change` into `name` and returns how to read the value at `pointer` (a JSON
+/// pointer) again, with the value it had before; the change must alter that value.
+async fn drift_field<K>(
+    client: &Client,
+    name: &str,
+    pointer: &'static str,
+    change: Value,
+) -> anyhow::Result<DriftedField>
+where
+    K: Resource<Scope = k8s_openapi::NamespaceResourceScope>
+        + Clone
+        + DeserializeOwned
+        + serde::Serialize
+        + Debug
+        + Send
+        + 'static,
+    K::DynamicType: Default,
+{
+    let kind = K::kind(&Default::default()).to_string();
+    let api: Api<K> = Api::namespaced(client.clone(), ns());
+    let at = |object: &K| -> anyhow::Result<Value> {
+        Ok(serde_json::to_value(object)?
+            .pointer(pointer)
+            .cloned()
+            .unwrap_or(Value::Null))
+    };
+    let before = at(&api
+        .get(name)
+        .await
+        .with_context(|| format!("{kind} {name}"))?)?;
+    let after = at(&api
+        .patch(name, &PatchParams::default(), &Patch::Merge(change))
+        .await?)?;
+    ensure!(
+        after != before,
+        "{kind} {name}: the change left {pointer} at {before}"
+    );
+    let owned = name.to_owned();
+    Ok(DriftedField {
+        what: format!("{kind} {name} ({pointer})"),
+        before,
+        read: Box::new(move || {
+            let api = api.clone();
+            let name = owned.clone();
+            Box::pin(async move {
+                let object = api.get(&name).await?;
+                Ok(serde_json::to_value(&object)?
+                    .pointer(pointer)
+                    .cloned()
+                    .unwrap_or(Value::Null))
+            })
+        }),
+    })
+}
+
+/// Changes one spec field on an object of each kind but the GarageNode (whose fields name its
+/// role and would move data) and waits until every one is back.
+async fn fields(w: &World<'_>) -> anyhow::Result<Vec<DriftedField>> {
+    let c = &w.client;
+    let node = format!("{NAME}-storage-0");
+    Ok(vec![
+        // Retain keeps a member's data when the set is scaled; Delete would drop it.
+        drift_field::<StatefulSet>(
+            c,
+            &node,
+            "/spec/persistentVolumeClaimRetentionPolicy/whenScaled",
+            json!({"spec": {"persistentVolumeClaimRetentionPolicy": {"whenScaled": "Delete"}}}),
+        )
+        .await?,
+        drift_field::<Service>(
+            c,
+            &names::headless_service(NAME),
+            "/spec/publishNotReadyAddresses",
+            json!({"spec": {"publishNotReadyAddresses": false}}),
+        )
+        .await?,
+        // A budget lowered by hand would let evictions take quorum.
+        drift_field::<PodDisruptionBudget>(
+            c,
+            &names::storage_pdb(NAME),
+            "/spec/minAvailable",
+            json!({"spec": {"minAvailable": 0}}),
+        )
+        .await?,
+        drift_field::<NetworkPolicy>(
+            c,
+            &names::garage_network_policy(NAME),
+            "/spec/ingress",
+            json!({"spec": {"ingress": [{}]}}),
+        )
+        .await?,
+    ])
+}
+
+/// Changes one label on an object of each kind, and one spec field on each kind but the
+/// GarageNode, and waits until every one is back.
+pub(crate) async fn put_back(w: &World<'_>) -> anyhow::Result<()> {
     let t = Instant::now();
     let c = &w.client;
     let layout_before = w
@@ -131,8 +235,9 @@ pub(crate) async fn labels_put_back(w: &World<'_>) -> anyhow::Result<()> {
         )
         .await?,
     ];
+    let fields = fields(w).await?;
     wait(
-        "every drifted label put back",
+        "every drifted label and field put back",
         Duration::from_secs(120),
         || async {
             for d in &drifted {
@@ -141,12 +246,21 @@ pub(crate) async fn labels_put_back(w: &World<'_>) -> anyhow::Result<()> {
                     return Ok(false);
                 }
             }
+            for f in &fields {
+                if (f.read)().await? != f.before {
+                    return Ok(false);
+                }
+            }
             Ok(true)
         },
     )
     .await
     .with_context(|| {
-        let what: Vec<&str> = drifted.iter().map(|d| d.what.as_str()).collect();
+        let what: Vec<&str> = drifted
+            .iter()
+            .map(|d| d.what.as_str())
+            .chain(fields.iter().map(|f| f.what.as_str()))
+            .collect();
         format!("drifted: {}", what.join(", "))
     })?;
     wait_condition(
@@ -168,8 +282,9 @@ pub(crate) async fn labels_put_back(w: &World<'_>) -> anyhow::Result<()> {
         "the layout changed from {layout_before:?} to {layout_after:?} while labels were repaired"
     );
     println!(
-        "drift: {} labels (GarageNode, StatefulSet, Service, PodDisruptionBudget, NetworkPolicy) put back in {:.1}s, layout version unchanged",
+        "drift: {} labels (GarageNode, StatefulSet, Service, PodDisruptionBudget, NetworkPolicy) and {} spec fields (StatefulSet, Service, PodDisruptionBudget, NetworkPolicy) put back in {:.1}s, layout version unchanged",
         drifted.len(),
+        fields.len(),
         t.elapsed().as_secs_f64()
     );
     Ok(())

@@ -448,7 +448,7 @@ async fn scenario(
                 volumes::run(&mut d).await?;
                 expansion::auto_group(&d).await?;
                 buckets::run(&mut d).await?;
-                drift::labels_put_back(&d).await?;
+                drift::put_back(&d).await?;
                 volumes::manual_nodes(&d).await?;
                 expansion::manual_node(&d).await?;
                 teardown::destroy(&mut d, &[buckets::TOKEN_SECRET]).await?;
