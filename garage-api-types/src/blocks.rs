@@ -1,4 +1,4 @@
-//! Data blocks: resync errors, block details, retrying and purging.
+//! The types of the data-block endpoints: resync errors, block details, retrying and purging.
 
 use serde::{Deserialize, Serialize};
 

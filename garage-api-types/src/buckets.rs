@@ -1,4 +1,4 @@
-//! Buckets: lifecycle, key permissions, aliases, website, quotas, CORS and lifecycle rules.
+//! The types of the bucket endpoints: buckets, key permissions, aliases, quotas and updates.
 
 use serde::{Deserialize, Serialize};
 

@@ -1,4 +1,5 @@
-//! Cluster-wide and per-node status: health, status, statistics, node info, connecting nodes.
+//! The types of cluster-wide and per-node status: health, status, statistics, node info,
+//! connecting nodes.
 
 use serde::{Deserialize, Serialize};
 

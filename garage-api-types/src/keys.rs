@@ -1,4 +1,4 @@
-//! S3 access keys.
+//! The types of the S3 access key endpoints.
 
 use std::fmt;
 

@@ -1,4 +1,5 @@
-//! The cluster layout: read, stage, preview, apply, revert, history and skip-dead-nodes.
+//! The types of the cluster layout: roles, staged changes, previews, applies, history and
+//! skip-dead-nodes; and what a layout or its history says (settled, draining versions).
 
 use std::collections::BTreeMap;
 
@@ -114,7 +115,7 @@ impl StagedRoleChange {
     }
 }
 
-/// A role change to stage with [`AdminClient::stage_layout`].
+/// A role change to stage with `AdminClient::stage_layout` (in `garage-admin`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
 pub enum RoleChange {

@@ -1,9 +1,9 @@
-//! Repair operations (`LaunchRepairOperation`).
+//! The types of repair operations (`LaunchRepairOperation`).
 
 use serde::Serialize;
 
 /// What to repair. Each starts a background worker on the targeted nodes; watch it with
-/// [`AdminClient::list_workers`].
+/// `AdminClient::list_workers` (in `garage-admin`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum RepairType {

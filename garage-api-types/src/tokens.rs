@@ -1,4 +1,5 @@
-//! Admin API tokens.
+//! Admin API tokens: the bearer token itself (never shown in `Debug`), and the types of the
+//! token endpoints.
 
 use std::fmt;
 

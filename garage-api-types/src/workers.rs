@@ -1,4 +1,4 @@
-//! Background workers of each node, and their tunable variables.
+//! The types of each node's background workers and their tunable variables.
 
 use serde::Deserialize;
 
@@ -93,7 +93,7 @@ impl From<WorkerStateWire> for WorkerState {
     }
 }
 
-/// Filters of [`AdminClient::list_workers`].
+/// Filters of `AdminClient::list_workers` (in `garage-admin`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkerFilter {
