@@ -44,10 +44,10 @@ use libfuzzer_sys::fuzz_target;
 use operator_fuzz::facts;
 use operator_fuzz::input;
 use operator_fuzz::world::{self, Built, World};
-use reconciler::controller::Config;
-use reconciler::controller::cluster::decide::{Decision, OWNED, decide, refuse};
-use reconciler::controller::cluster::observe::GarageView;
-use reconciler::controller::conditions;
+use decide::Config;
+use decide::cluster::decision::{Decision, OWNED, decide, refuse};
+use decide::cluster::observed::GarageView;
+use decide::conditions;
 use reconciler::desired::nodes;
 use reconciler::garage::{ClusterLayout, RoleChange, StagedRoleChange};
 use reconciler::layout::verify_staged;
@@ -346,7 +346,7 @@ fn feedback(b: &mut Built, d: &Decision, t: &Config) {
     let generation = o.cluster.metadata.generation;
     let publish =
         |status: &shared_types::garage_cluster::v1beta2::GarageClusterStatus,
-         wanted: &[reconciler::controller::conditions::Desired],
+         wanted: &[decide::conditions::Desired],
          current: &shared_types::garage_cluster::v1beta2::GarageClusterStatus| {
             let mut out = status.clone();
             out.storage_drain = current.storage_drain.clone();

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use k8s_openapi::jiff::Timestamp;
 use kube::ResourceExt;
-use reconciler::controller::cluster::observe::Observed;
-use reconciler::controller::conditions::Desired;
+use decide::cluster::observed::Observed;
+use decide::conditions::Desired;
 use reconciler::garage::{ClusterLayout, LayoutHistory, NodeId, StagedRoleChange};
 use reconciler::machine::drain::GC_GATE;
 use reconciler::machine::rollout::MAX_RETIRED_WORKLOADS;

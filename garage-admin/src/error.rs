@@ -15,6 +15,7 @@ mod redact;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use garage_api_types::short_id;
 use serde_json::error::Category;
 
 /// Body text kept in an error, at most: enough to diagnose, small enough for a condition.
@@ -188,6 +189,13 @@ pub enum GarageError {
     InvalidArgument(String),
 }
 
+/// A malformed node id is an argument the client cannot send.
+impl From<garage_api_types::InvalidNodeId> for GarageError {
+    fn from(e: garage_api_types::InvalidNodeId) -> Self {
+        Self::InvalidArgument(e.to_string())
+    }
+}
+
 impl GarageError {
     /// True only when Garage proved the object absent (404 with a `NoSuch*` code).
     pub fn is_not_found(&self) -> bool {
@@ -343,11 +351,6 @@ fn summarize(failures: &BTreeMap<String, String>) -> String {
         .map(|(node, message)| format!("{}: {message}", short_id(node)))
         .collect::<Vec<_>>()
         .join("; ")
-}
-
-/// The first 16 hex digits, the form `garage status` prints.
-pub(crate) fn short_id(id: &str) -> &str {
-    id.get(..16).unwrap_or(id)
 }
 
 #[cfg(test)]

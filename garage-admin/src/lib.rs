@@ -10,8 +10,12 @@
 //! The DTOs are hand-written (Garage's own crates are AGPL) and a contract test checks every
 //! field against the OpenAPI document of the pinned binary.
 
+// The request and response types live in `garage-api-types`, which has no I/O, so that code
+// deciding from Garage's answers need not depend on this client; every one is re-exported
+// here, so `garage_admin::X` names the same type.
+pub use garage_api_types::*;
+
 mod blocks;
-mod bucket_config;
 mod buckets;
 mod cluster;
 mod error;
@@ -23,29 +27,6 @@ mod tokens;
 mod transport;
 mod workers;
 
-pub use blocks::{BlockError, BlockInfo, BlockVersion, PurgeResult, RetryCount, RetrySelection};
-pub use bucket_config::{
-    AbortIncompleteMultipartUpload, CorsRule, LifecycleExpiration, LifecycleFilter, LifecycleRule,
-    Redirect, RoutingCondition, RoutingRule, WebsiteAccess, WebsiteConfig,
-};
-pub use buckets::{
-    BucketAlias, BucketInfo, BucketKey, BucketListItem, BucketLookup, BucketPermissions,
-    BucketQuotas, BucketUpdate, CreateBucket, CreateLocalAlias, LocalAlias,
-};
-pub use cluster::{
-    BlockManagerStats, ClusterHealth, ClusterStatistics, ClusterStatus, ConnectResult,
-    ConnectionParameters, FreeSpace, HealthStatus, NodeHealth, NodeInfo, NodeRole, NodeStatistics,
-    NodeStatus, TableStats,
-};
 pub use error::GarageError;
-pub use keys::{KeyBucket, KeyInfo, KeyListItem, KeyPermissions, KeySpec};
-pub use layout::{
-    AppliedLayout, ClusterLayout, LayoutHistory, LayoutParameters, LayoutPreview, LayoutRole,
-    LayoutVersion, LayoutVersionStatus, RoleChange, SkipDeadNodesResult, StagedRoleChange,
-    UpdateTrackers, ZoneRedundancy,
-};
-pub use nodes::{NodeId, NodeResults, NodeTarget};
-pub use repair::{RepairType, ScrubCommand};
-pub use tokens::{AdminTokenInfo, AdminTokenSpec, CreatedAdminToken, Lookup};
-pub use transport::{AdminClient, AdminToken, ClientConfig, decode as decode_response};
-pub use workers::{WorkerFilter, WorkerInfo, WorkerLastError, WorkerState, WorkerVariable};
+pub use nodes::NodeResults;
+pub use transport::{AdminClient, ClientConfig, decode as decode_response};

@@ -1,90 +1,12 @@
-//! Node identities, `?node=` targets and the per-node answers of node-local endpoints.
+//! The per-node answers of node-local endpoints, and the calls that fetch and check them.
 
 use std::collections::BTreeMap;
-use std::fmt;
-use std::str::FromStr;
 
 use serde::Deserialize;
 
-use super::error::{GarageError, short_id};
-
-/// A Garage node identifier: 64 lowercase hex digits (a 32-byte public key).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct NodeId(String);
-
-impl NodeId {
-    /// The id as 64 lowercase hex digits.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-
-    /// The first 16 hex digits, as `garage status` prints them.
-    pub fn short(&self) -> &str {
-        short_id(&self.0)
-    }
-}
-
-impl FromStr for NodeId {
-    type Err = GarageError;
-
-    /// Trims and lowercases; anything but exactly 64 hex digits is rejected.
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let id = s.trim().to_ascii_lowercase();
-        if id.len() == 64 && id.bytes().all(|b| b.is_ascii_hexdigit()) {
-            Ok(Self(id))
-        } else {
-            Err(GarageError::InvalidArgument(format!(
-                "{s:?} is not a node id (64 hex digits)"
-            )))
-        }
-    }
-}
-
-impl fmt::Display for NodeId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl<'de> Deserialize<'de> for NodeId {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        s.parse().map_err(serde::de::Error::custom)
-    }
-}
-
-impl serde::Serialize for NodeId {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.0)
-    }
-}
-
-/// Which nodes a node-local call addresses (`?node=`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum NodeTarget {
-    /// The node that serves the request (`self`).
-    Local,
-    /// Every node in the layout or currently connected (`*`).
-    All,
-    /// One node, by full id.
-    Node(NodeId),
-}
-
-impl NodeTarget {
-    pub(crate) fn query_value(&self) -> &str {
-        match self {
-            Self::Local => "self",
-            Self::All => "*",
-            Self::Node(id) => id.as_str(),
-        }
-    }
-}
-
-impl From<NodeId> for NodeTarget {
-    fn from(id: NodeId) -> Self {
-        Self::Node(id)
-    }
-}
+use crate::error::GarageError;
+use crate::transport::{AdminClient, Kind};
+use garage_api_types::{NodeId, NodeTarget};
 
 /// The answer of a node-local call: what each node returned, and which nodes failed.
 ///
@@ -116,7 +38,7 @@ impl<T> NodeResults<T> {
     where
         T: serde::de::DeserializeOwned,
     {
-        let body: serde_json::Value = super::transport::decode(endpoint, body)?;
+        let body: serde_json::Value = crate::transport::decode(endpoint, body)?;
         Self::from_wire(endpoint, target, body)
     }
 
@@ -198,7 +120,11 @@ impl<T> NodeResults<T> {
             Err(GarageError::PartialFailure {
                 endpoint: self.endpoint,
                 succeeded: self.success.len(),
-                failures: self.failures.into_iter().map(|(k, v)| (k.0, v)).collect(),
+                failures: self
+                    .failures
+                    .into_iter()
+                    .map(|(k, v)| (k.to_string(), v))
+                    .collect(),
             })
         }
     }
@@ -222,7 +148,7 @@ impl<T> NodeResults<T> {
     }
 }
 
-impl super::AdminClient {
+impl AdminClient {
     /// GET a node-local endpoint and check its envelope.
     pub(crate) async fn node_get<T: serde::de::DeserializeOwned>(
         &self,
@@ -241,7 +167,7 @@ impl super::AdminClient {
         endpoint: &'static str,
         target: &NodeTarget,
         body: Option<&B>,
-        kind: super::transport::Kind,
+        kind: Kind,
     ) -> Result<NodeResults<T>, GarageError> {
         let body: serde_json::Value = self
             .post(endpoint, &[("node", target.query_value())], body, kind)
@@ -257,14 +183,6 @@ mod tests {
 
     const A: &str = "aa00000000000000000000000000000000000000000000000000000000000000";
     const B: &str = "bb00000000000000000000000000000000000000000000000000000000000000";
-
-    #[test]
-    fn node_ids_are_canonical() {
-        let id: NodeId = format!("  {}  ", A.to_uppercase()).parse().unwrap();
-        assert_eq!(id.as_str(), A);
-        assert!("abc".parse::<NodeId>().is_err());
-        assert!(A.replace('a', "g").parse::<NodeId>().is_err());
-    }
 
     #[test]
     fn partial_failures_are_not_swallowed() {

@@ -10,31 +10,10 @@ use serde::de::DeserializeOwned;
 use url::Url;
 
 use super::error::GarageError;
+use garage_api_types::AdminToken;
 
 /// Garage's answers are small; anything past this is not an Admin API answer.
 const MAX_BODY: usize = 10 * 1024 * 1024;
-
-/// A bearer token for the Admin API. It never appears in `Debug` output, logs or errors.
-#[derive(Clone)]
-pub struct AdminToken(String);
-
-impl AdminToken {
-    /// Wraps a token (the configured `admin_token`, or a secret from `CreateAdminToken`).
-    pub fn new(token: impl Into<String>) -> Self {
-        Self(token.into())
-    }
-
-    /// The token text, for writing into a Secret. Never log it.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for AdminToken {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("AdminToken(<redacted>)")
-    }
-}
 
 /// Timeouts and retry policy.
 #[derive(Debug, Clone)]

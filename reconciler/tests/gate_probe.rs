@@ -10,12 +10,13 @@
 
 use std::time::{Duration, Instant};
 
+use decide::pools::capability::{EvidenceCache, Verdict};
 use k8s_openapi::api::core::v1::{Namespace, Pod};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Patch, PatchParams, PostParams};
 use kube::{Api, Client};
 use localcluster::{LocalCluster, Options};
-use reconciler::controller::pool::probe::{self, EvidenceCache, Verdict};
+use reconciler::controller::pools::probe;
 use serde_json::json;
 use shared_types::garage_cluster::v1beta2::GarageCluster;
 

@@ -12,6 +12,8 @@ const PRODUCT: &[&str] = &[
     "webhook/src",
     "reconciler/src",
     "garage-admin/src",
+    "garage-api-types/src",
+    "decide/src",
     "certs/src",
 ];
 

@@ -7,8 +7,8 @@ use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::ResourceExt;
-use reconciler::controller::cluster::members;
-use reconciler::controller::cluster::observe::{GarageRead, GarageView, Observed};
+use decide::cluster::members;
+use decide::cluster::observed::{GarageRead, GarageView, Observed};
 use reconciler::desired::{Settings, config, labels, nodes, secrets};
 use reconciler::garage::{NodeId, WorkerInfo};
 use reconciler::machine::drain::{ProofObservation, REPAIR_WORKER, RESYNC_WORKER};
@@ -467,7 +467,7 @@ pub fn build(mut cluster: GarageCluster, w: &World) -> Result<Built, Box<Refused
             Addr::Pod => m
                 .pod
                 .as_ref()
-                .and_then(reconciler::controller::garage_access::running_ip)
+                .and_then(decide::pods::running_ip)
                 .map(|ip| format!("{ip}:{}", s.rpc_port)),
             Addr::Old => Some(format!("198.18.0.99:{}", s.rpc_port)),
             Addr::Unknown => None,
@@ -734,8 +734,6 @@ pub fn bare(cluster: GarageCluster) -> Observed {
         foreign_paths: vec![],
         pods: vec![],
         garage: GarageView::Unavailable("not read".into()),
-        admin: None,
-        token: None,
         statefulsets: vec![],
         claims: vec![],
         proof: None,

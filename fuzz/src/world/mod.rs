@@ -4,7 +4,7 @@
 //!
 //! The description ([`World`]) is small enums and flags; [`build`] turns it into the objects
 //! the API server and Garage would return, the way the decide table tests build theirs
-//! (`reconciler/src/controller/fixtures.rs`). Every flag is false and every choice is its
+//! (`decide/src/fixtures.rs`). Every flag is false and every choice is its
 //! first variant when the bytes run out, and that world is the converged one: every slot
 //! below `replicas` exists with a proven identity, a Ready pod on the current revision and
 //! its desired role, Garage sees everyone up and healthy, nothing is recorded.

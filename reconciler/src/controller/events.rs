@@ -5,40 +5,7 @@ use k8s_openapi::api::core::v1::ObjectReference;
 use kube::Resource;
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 
-/// One Event to publish about the object being reconciled.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Note {
-    /// True for a warning (a refusal or a failure), false for normal progress.
-    pub warning: bool,
-    /// PascalCase reason (a condition reason where one fits).
-    pub reason: &'static str,
-    /// PascalCase action taken or refused.
-    pub action: &'static str,
-    /// A sentence for people (never a secret).
-    pub message: String,
-}
-
-impl Note {
-    /// Normal progress.
-    pub fn normal(reason: &'static str, action: &'static str, message: String) -> Self {
-        Self {
-            warning: false,
-            reason,
-            action,
-            message,
-        }
-    }
-
-    /// A refusal or failure.
-    pub fn warning(reason: &'static str, action: &'static str, message: String) -> Self {
-        Self {
-            warning: true,
-            reason,
-            action,
-            message,
-        }
-    }
-}
+pub use decide::note::Note;
 
 /// Publishes Events as the reconciler.
 #[derive(Clone)]

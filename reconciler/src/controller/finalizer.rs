@@ -11,30 +11,8 @@ use serde::de::DeserializeOwned;
 
 use super::{Error, Metrics};
 
-/// True when `object` carries `finalizer`.
-pub fn has<K: Resource>(object: &K, finalizer: &str) -> bool {
-    object.finalizers().iter().any(|f| f == finalizer)
-}
-
-/// The finalizer list with `finalizer` added or removed; `None` when nothing changes.
-pub fn updated(current: &[String], finalizer: &str, present: bool) -> Option<Vec<String>> {
-    let has = current.iter().any(|f| f == finalizer);
-    match (has, present) {
-        (false, true) => {
-            let mut list = current.to_vec();
-            list.push(finalizer.to_owned());
-            Some(list)
-        }
-        (true, false) => Some(
-            current
-                .iter()
-                .filter(|f| *f != finalizer)
-                .cloned()
-                .collect(),
-        ),
-        _ => None,
-    }
-}
+// The finalizer lists are decided without I/O; the writes are here.
+pub use decide::finalizers::{has, updated};
 
 /// Makes `finalizer` present or absent on `object`; no write when it already is.
 pub async fn set<K>(
@@ -69,20 +47,5 @@ where
         // Removing from an object that is already gone is done.
         Err(kube::Error::Api(e)) if e.code == 404 && !present => Ok(()),
         Err(e) => Err(e.into()),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn lists_change_only_when_membership_does() {
-        let f = "x/finalizer";
-        assert_eq!(updated(&[], f, false), None);
-        assert_eq!(updated(&[], f, true), Some(vec![f.to_owned()]));
-        let both = vec!["other".to_owned(), f.to_owned()];
-        assert_eq!(updated(&both, f, true), None);
-        assert_eq!(updated(&both, f, false), Some(vec!["other".to_owned()]));
     }
 }

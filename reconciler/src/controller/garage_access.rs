@@ -11,6 +11,9 @@ use super::Error;
 use crate::desired::secrets::SecretSource;
 use crate::garage::{AdminClient, AdminToken, ClientConfig};
 
+// Whether a pod runs, and at which IP, is read from the pod alone.
+pub use decide::pods::{is_ready, running_ip};
+
 /// Reads the admin token the pods mount.
 pub async fn admin_token(
     secrets: &Api<Secret>,
@@ -51,26 +54,6 @@ pub fn pod_client(
         token,
         config,
     )?)
-}
-
-/// The IP of a pod that runs and is not being deleted.
-pub fn running_ip(pod: &Pod) -> Option<String> {
-    if pod.metadata.deletion_timestamp.is_some() {
-        return None;
-    }
-    let status = pod.status.as_ref()?;
-    if status.phase.as_deref() != Some("Running") {
-        return None;
-    }
-    status.pod_ip.clone().filter(|ip| !ip.is_empty())
-}
-
-/// True when the pod reports the Ready condition.
-pub fn is_ready(pod: &Pod) -> bool {
-    pod.status
-        .as_ref()
-        .and_then(|s| s.conditions.as_ref())
-        .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
 }
 
 /// 32 bytes from the kernel CSPRNG, as 64 lowercase hex digits.

@@ -4,14 +4,14 @@
 //! objects inside Garage ([`garage_objects`]: keys, buckets, admin tokens, reference grants).
 //! Every one is started by [`runner::start`].
 //!
-//! Each pass is observe → decide (pure, table-tested) → act. Every write is counted
+//! Each pass is observe → decide (the `decide` crate: no I/O, table-tested) → act. Every write
+//! is counted
 //! ([`Metrics::api_writes`]), so tests can prove that a converged cluster is left alone.
 //!
 //! Every controller acts for a GarageCluster only once [`ownership`] finds that this install
 //! manages it.
 
 pub mod cluster;
-pub mod conditions;
 pub mod error;
 pub mod events;
 pub mod finalizer;
@@ -20,14 +20,15 @@ pub mod garage_objects;
 pub mod metrics;
 pub mod node;
 pub mod ownership;
-pub mod patch_holds;
-pub mod pool;
+pub mod pools;
 pub mod runner;
 pub mod triggers;
 pub mod write;
 
-#[cfg(test)]
-pub(crate) mod fixtures;
+// The controllers' configuration and the conditions they publish are decided in the `decide`
+// crate; they are re-exported here, where the controllers of `garage_objects` name them.
+pub use decide::Config;
+pub use decide::conditions;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -53,66 +54,6 @@ pub use error::Error;
 pub use events::Events;
 pub use metrics::Metrics;
 
-/// Timing of the controllers.
-#[derive(Debug, Clone)]
-pub struct Config {
-    /// Resync of a converged object.
-    pub resync: Duration,
-    /// Resync of a converged GarageBucket or GarageKey: the check for drift made in Garage
-    /// behind the operator's back. Longer than [`Config::resync`] because an install holds
-    /// thousands of them and each check asks Garage.
-    pub drift_resync: Duration,
-    /// Requeue while something is still converging.
-    pub short_requeue: Duration,
-    /// Requeue after an error.
-    pub error_requeue: Duration,
-    /// Deadline of one Admin API call to a pod.
-    pub admin_timeout: Duration,
-    /// Garage image for clusters that name none (the install's `defaultGarageImage`).
-    pub default_garage_image: Option<String>,
-    /// Namespaces whose objects are reconciled; empty means every namespace.
-    pub namespaces: Vec<String>,
-    /// How long a drain proof must see no block error, no resync queue and no change before
-    /// it completes. Garage resyncs delayed blocks after 10 minutes; the default covers that
-    /// plus one requeue.
-    pub drain_quiet: Duration,
-    /// Longest one pass may run. A pass that has not finished by then is stopped (as a crash
-    /// would stop it: every pass resumes from what it recorded) and tried again, so that one
-    /// request that never returns cannot hold its object, and a controller slot, forever.
-    pub pass_timeout: Duration,
-    /// A storage member whose data or metadata partition has less than this percentage free
-    /// is reported (`StorageCapacityLow`) and holds new drains and new storage rollouts: both
-    /// move data or take a replica away while the disks have little room left. 0 turns the
-    /// check off.
-    pub storage_capacity_low_percent: u8,
-    /// This install's identity, recorded on the GarageClusters it manages; a cluster that
-    /// names another install is left alone ([`ownership`]).
-    pub install: ownership::Install,
-    /// The NetworkPolicy over each cluster's Garage pods (chart value
-    /// `garageNetworkPolicy.enabled`): who besides the cluster may reach its Admin API. `None`
-    /// turns it off, and a policy a cluster controls is then deleted.
-    pub garage_network_policy: Option<crate::desired::network_policy::AdminCallers>,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Self {
-            resync: Duration::from_secs(60),
-            drift_resync: Duration::from_secs(300),
-            short_requeue: Duration::from_secs(5),
-            error_requeue: Duration::from_secs(30),
-            admin_timeout: Duration::from_secs(5),
-            default_garage_image: None,
-            namespaces: Vec::new(),
-            drain_quiet: Duration::from_secs(670),
-            pass_timeout: Duration::from_secs(300),
-            storage_capacity_low_percent: cluster::capacity::DEFAULT_LOW_PERCENT,
-            install: ownership::Install::default(),
-            garage_network_policy: None,
-        }
-    }
-}
-
 /// Shared state of both controllers.
 pub struct Context {
     /// API client.
@@ -124,7 +65,7 @@ pub struct Context {
     /// Kubernetes Events.
     pub events: Events,
     /// Proofs of the scheduling-gate capability node-local pools rest on, per namespace.
-    pub gate_evidence: pool::probe::EvidenceCache,
+    pub gate_evidence: decide::pools::capability::EvidenceCache,
     /// Claims (`namespace/name`) on which the API server refused a VolumeAttributesClass,
     /// and when: they are not asked again before [`VOLUME_CLASS_BACKOFF`] has passed.
     pub volume_class_refusals: std::sync::Mutex<std::collections::BTreeMap<String, Instant>>,
@@ -132,7 +73,7 @@ pub struct Context {
     pub expansion_refusals: std::sync::Mutex<std::collections::BTreeMap<String, (Instant, String)>>,
     /// The `ManagedByAnotherInstall` warnings published, so that each is repeated only when
     /// due.
-    pub ownership_warnings: ownership::Warnings,
+    pub ownership_warnings: decide::ownership::Warnings,
 }
 
 /// How long a claim whose class the API server refused is left alone.
@@ -196,10 +137,10 @@ pub async fn run(
         config,
         metrics,
         events: Events::new(client.clone()),
-        gate_evidence: pool::probe::EvidenceCache::default(),
+        gate_evidence: decide::pools::capability::EvidenceCache::default(),
         volume_class_refusals: std::sync::Mutex::default(),
         expansion_refusals: std::sync::Mutex::default(),
-        ownership_warnings: ownership::Warnings::default(),
+        ownership_warnings: decide::ownership::Warnings::default(),
     });
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let garage_objects = garage_objects::run(ctx.clone(), scopes.clone(), stop_rx.clone());

@@ -158,7 +158,7 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 
     use super::*;
-    use crate::controller::{Config, Events, Metrics, ownership, pool};
+    use crate::controller::{Config, Events, Metrics};
     use k8s_openapi::api::core::v1::ConfigMap;
     use kube::Client;
 
@@ -171,10 +171,10 @@ mod tests {
             config,
             metrics: Arc::new(Metrics::default()),
             events: Events::new(client),
-            gate_evidence: pool::probe::EvidenceCache::default(),
+            gate_evidence: decide::pools::capability::EvidenceCache::default(),
             volume_class_refusals: std::sync::Mutex::default(),
             expansion_refusals: std::sync::Mutex::default(),
-            ownership_warnings: ownership::Warnings::default(),
+            ownership_warnings: decide::ownership::Warnings::default(),
         });
         let cm: ConfigMap = serde_json::from_value(serde_json::json!({
             "metadata": {"name": "x", "namespace": "ns"}

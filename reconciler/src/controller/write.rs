@@ -8,9 +8,9 @@ use kube::{Api, Resource, ResourceExt};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use super::patch_holds::first_difference;
 use super::{Error, Metrics};
 use crate::desired::is_controlled_by;
+use decide::patch_holds::first_difference;
 
 /// What [`ensure`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,7 +25,7 @@ pub enum Outcome {
 
 /// Creates `desired` or, when the live object does not hold what `patch(desired)` writes (the
 /// rendered-hash annotation after a rendering change, or a label, annotation or field changed
-/// or removed by hand; see [`super::patch_holds`]), merge-patches it with that body. A live
+/// or removed by hand; see [`decide::patch_holds`]), merge-patches it with that body. A live
 /// object not controlled by `owner_uid` is an error.
 pub async fn ensure<K>(
     api: &Api<K>,

@@ -37,13 +37,12 @@ use record::{Failure, Renewal};
 pub use status::{Status, Tenure};
 pub use timing::{Observation, Timing, TimingError};
 
-/// Lease name when the install names none (`GARAGE_RECONCILER_LEASE` unset).
-pub const DEFAULT_LEASE_NAME: &str = "garage-reconciler-leader";
-/// Lease namespace when the process is told none (`POD_NAMESPACE` unset).
-pub const DEFAULT_LEASE_NAMESPACE: &str = "garage-operator";
+// The default Lease is also the default install identity, which the ownership decision
+// needs without this module's I/O.
+pub use decide::ownership::{DEFAULT_LEASE_NAME, DEFAULT_LEASE_NAMESPACE};
 
 /// Which Lease to hold and how. Its namespace and name also identify the install (see
-/// [`crate::controller::ownership::Install`]): every reconciler process of one install
+/// [`decide::ownership::Install`]): every reconciler process of one install
 /// contends for this one Lease, and no two installs share it.
 #[derive(Debug, Clone)]
 pub struct LeaseConfig {

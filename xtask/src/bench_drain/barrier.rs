@@ -1,5 +1,5 @@
 //! The floor's end condition, read through the Admin API: the same evidence the operator's
-//! drain proof waits for (reconciler/src/machine/drain.rs), taken by hand.
+//! drain proof waits for (decide/src/machine/drain.rs), taken by hand.
 
 use std::collections::{BTreeMap, BTreeSet};
 

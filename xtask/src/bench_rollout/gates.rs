@@ -1,4 +1,4 @@
-//! The sequencer's gates (reconciler/src/machine/rollout.rs), taken by hand through each
+//! The sequencer's gates (decide/src/machine/rollout.rs), taken by hand through each
 //! storage pod's own Admin API: every member's Garage identity proven from its current pod,
 //! Garage seeing every member up at its current pod's address with its role, every member's
 //! own `GetClusterHealth` fully healthy, and no layout data migration in progress. Whether

@@ -1,6 +1,6 @@
 //! Seeds of the reconciler's and the Admin API client's fuzz targets: the sample manifests
 //! each decision reads, the objects and Garage answers of the unit tests' fixtures
-//! (`reconciler/src/controller/fixtures.rs`, the drain and bucket plan tests), and a few
+//! (`decide/src/fixtures.rs`, the drain and bucket plan tests), and a few
 //! byte patterns for the structured parts, which libFuzzer grows from.
 
 use anyhow::{Result, bail};

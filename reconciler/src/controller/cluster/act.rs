@@ -12,11 +12,8 @@ use shared_types::garage_cluster::v1beta2::{GarageCluster, GarageClusterStatus};
 use shared_types::garage_node::GarageNode;
 use shared_types::keys::annotation::ANNOTATION_DRAIN;
 
-use super::decide::{Decision, LayoutChange, OWNED};
-use super::observe::{GarageView, Observed};
+use super::observe::Access;
 use super::recovery;
-use crate::controller::conditions::{self, Desired};
-use crate::controller::events::Note;
 use crate::controller::garage_access::{pod_client, random_hex32};
 use crate::controller::write::{self, ensure, ensure_immutable};
 use crate::controller::{Context, Error, Metrics};
@@ -25,11 +22,16 @@ use crate::garage::{AdminClient, NodeTarget, RepairType, RoleChange};
 use crate::layout;
 use crate::machine::drain::Step;
 use crate::machine::rollout::Step as RolloutStep;
+use decide::cluster::decision::{Decision, LayoutChange, OWNED};
+use decide::cluster::observed::{GarageView, Observed};
+use decide::conditions::{self, Desired};
+use decide::note::Note;
 
 /// Writes what `d` asks for. Returns false when the cluster turned out to be stale (deleted
 /// or replaced) and nothing was created for it.
 pub async fn act(
     o: &Observed,
+    access: &Access,
     s: &Settings,
     mut d: Decision,
     ctx: &Context,
@@ -46,9 +48,9 @@ pub async fn act(
     let gn_api: Api<GarageNode> = Api::namespaced(client.clone(), ns);
 
     let pools = std::mem::take(&mut d.pools);
-    super::pool_act::act(o, s, pools, &mut d.conditions, &mut d.notes, ctx).await?;
+    crate::controller::pools::act::act(o, s, pools, &mut d.conditions, &mut d.notes, ctx).await?;
 
-    if let (Some(token), false) = (&o.token, d.rejoin.is_empty()) {
+    if let (Some(token), false) = (&access.token, d.rejoin.is_empty()) {
         for (host, peers) in &d.rejoin {
             let host = host.trim_start_matches('[').trim_end_matches(']');
             if let Ok(member) = pod_client(host, s.admin_port, token, ctx.config.admin_timeout) {
@@ -59,7 +61,7 @@ pub async fn act(
     mark_nodes(&gn_api, &d.eject, &d.annotate_drain, &mut d.notes, m).await?;
     // Before the drain: the recovery is what unblocks a drain held by a dead node.
     if let (Some(allow), Some(admin), GarageView::Read(read)) =
-        (d.skip_dead_nodes, &o.admin, &o.garage)
+        (d.skip_dead_nodes, &access.admin, &o.garage)
         && recovery::skip_dead_nodes(
             cluster,
             admin,
@@ -74,13 +76,13 @@ pub async fn act(
         d.drain = None;
     }
     if let Some(step) = d.drain.take() {
-        drain_step(o, step, &mut d.notes, ctx).await?;
+        drain_step(o, access.admin.as_ref(), step, &mut d.notes, ctx).await?;
     }
     if let Some(step) = d.rollout.take() {
         rollout_step(o, step, &mut d.notes, ctx).await?;
     }
     delete_retired(ns, &d.prune_configs, &d.delete_nodes, &mut d.notes, ctx).await?;
-    if let Some(admin) = &o.admin {
+    if let Some(admin) = &access.admin {
         reconnect(admin, &d.reconnect).await;
         if let Some(change) = &d.layout
             && let Some(version) = apply_layout(admin, change, &mut d.notes, m).await
@@ -368,6 +370,7 @@ pub async fn still_current(
 /// rather than act on a stale record.
 async fn drain_step(
     o: &Observed,
+    admin: Option<&AdminClient>,
     step: Step,
     notes: &mut Vec<Note>,
     ctx: &Context,
@@ -408,7 +411,7 @@ async fn drain_step(
         }
         Step::LaunchRepairs { record, nodes } => {
             write_record(&o.cluster, Some(&record), ctx).await?;
-            let Some(admin) = &o.admin else {
+            let Some(admin) = admin else {
                 return Ok(());
             };
             for node in &nodes {
@@ -428,7 +431,7 @@ async fn drain_step(
             ));
         }
         Step::RemoveRole { id, version } => {
-            let Some(admin) = &o.admin else {
+            let Some(admin) = admin else {
                 return Ok(());
             };
             let change = LayoutChange {

@@ -3,32 +3,16 @@
 //! layout of every storage member (it is the single writer of its cluster's layout), status,
 //! and the teardown finalizer.
 //!
-//! A pass is observe ([`observe`]) → decide ([`decide`], pure) → act ([`act`]), once the
-//! ownership gate ([`super::ownership`]) has found the cluster this install's.
+//! A pass is observe ([`observe`]) → decide ([`decide::cluster::decision::decide`], no I/O)
+//! → act ([`act`]), once the ownership gate ([`super::ownership`]) has found the cluster this
+//! install's. The node-local pools' part of act is in [`super::pools`].
 
 pub mod act;
-pub mod capacity;
 pub mod credentials;
-pub mod decide;
-pub mod expansion;
-mod garage_facts;
-pub mod members;
 pub mod network_policy;
 pub mod observe;
-pub mod pool_act;
-pub mod pool_blockers;
-pub mod pool_pins;
-pub mod pools;
-mod readiness;
 pub mod recovery;
-pub mod removal;
-pub mod rollout;
-mod stale_configs;
-pub mod status;
 pub mod teardown;
-
-#[cfg(test)]
-mod tests;
 
 use std::sync::Arc;
 
@@ -37,7 +21,10 @@ use kube::{Api, ResourceExt};
 use shared_types::garage_cluster::v1beta2::GarageCluster;
 use shared_types::keys::finalizer::FINALIZER_CLUSTER;
 
-use super::ownership::{self, Admission, Role};
+use decide::cluster::decision;
+use decide::ownership::Role;
+
+use super::ownership::{self, Admission};
 use super::{Context, Error, finalizer};
 use crate::desired::Settings;
 
@@ -84,18 +71,18 @@ pub async fn reconcile(cluster: Arc<GarageCluster>, ctx: Arc<Context>) -> Result
         tracing::info!(cluster = %s.name, "waiting for the admin token Secret named in spec.admin.adminTokenSecretRef before rendering any workload");
         return Ok(Action::requeue(ctx.config.short_requeue));
     }
-    let observed = observe::observe(cluster.clone(), &settings, &ctx).await?;
+    let (observed, access) = observe::observe(cluster.clone(), &settings, &ctx).await?;
     let settings = match settings {
         Ok(s) => s,
         Err(e) => {
-            let (status, wanted, requeue) = decide::refuse(&observed, &e, &ctx.config);
+            let (status, wanted, requeue) = decision::refuse(&observed, &e, &ctx.config);
             act::publish(&cluster, &ctx, status, &wanted).await?;
             return Ok(Action::requeue(requeue));
         }
     };
-    let decision = decide::decide(&observed, &settings, &ctx.config)?;
-    let requeue = decision.requeue;
-    if !act::act(&observed, &settings, decision, &ctx).await? {
+    let decided = decision::decide(&observed, &settings, &ctx.config)?;
+    let requeue = decided.requeue;
+    if !act::act(&observed, &access, &settings, decided, &ctx).await? {
         return Ok(Action::await_change());
     }
     Ok(Action::requeue(requeue))

@@ -1,6 +1,7 @@
-//! Everything one GarageCluster pass decides from, read once: the cluster's storage members
-//! (generated and user-written GarageNodes), their pods, and what Garage reports through one
-//! of them. Nothing here writes.
+//! Reading everything one GarageCluster pass decides from, once: the cluster's storage
+//! members (generated and user-written GarageNodes), their pods, and what Garage reports
+//! through one of them, into [`Observed`]; and the Admin API access act uses afterwards
+//! ([`Access`]). Nothing here writes.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -16,81 +17,24 @@ use shared_types::garage_node::GarageNode;
 use crate::controller::garage_access::{admin_token, pod_admin_token, pod_client, running_ip};
 use crate::controller::{Context, Error};
 use crate::desired::{DesiredError, Settings, is_controlled_by, labels, nodes, secrets};
-use crate::garage::{
-    AdminClient, AdminToken, ClusterHealth, ClusterLayout, ClusterStatus, LayoutHistory,
-};
-use crate::garage::{NodeTarget, WorkerFilter};
+use crate::garage::{AdminClient, AdminToken, NodeTarget, WorkerFilter};
 use crate::machine::drain::ProofObservation;
+use decide::cluster::observed::{GarageRead, GarageView, Observed, most_advanced, references};
 
-/// What a pass over a live (not deleting) GarageCluster found.
-pub struct Observed {
-    /// The cluster as the controller's cache holds it.
-    pub cluster: Arc<GarageCluster>,
-    /// Generated Auto GarageNodes by ordinal.
-    pub generated: BTreeMap<u32, GarageNode>,
-    /// User-written GarageNodes that reference this cluster.
-    pub user_nodes: Vec<GarageNode>,
-    /// Generated members of node-local pools.
-    pub pool_members: Vec<GarageNode>,
-    /// The cluster's pool DaemonSets.
-    pub daemonsets: Vec<DaemonSet>,
-    /// Config revisions (ConfigMaps) the cluster controls.
-    pub config_maps: Vec<ConfigMap>,
-    /// Every Kubernetes Node, read when the cluster has or had node-local pools.
-    pub k8s_nodes: Vec<Node>,
-    /// HostPaths that other clusters' pool DaemonSets and pool pods mount, with who mounts
-    /// them (read when this cluster declares pools).
-    pub foreign_paths: Vec<(String, String)>,
-    /// Pods of the cluster (by its `cluster` label).
-    pub pods: Vec<Pod>,
-    /// What Garage reports.
-    pub garage: GarageView,
+/// How act reaches Garage after the pass has decided: not part of the decision's input.
+pub struct Access {
     /// Client of the pod that answered; act applies layouts and reconnects through it.
     pub admin: Option<AdminClient>,
     /// The admin token the pods mount, to reach a member's own Admin API when it is isolated.
     pub token: Option<AdminToken>,
-    /// StatefulSets of the cluster's members (by the `cluster` label).
-    pub statefulsets: Vec<StatefulSet>,
-    /// Claims of the cluster's members (by the `cluster` label): what their disks prove.
-    pub claims: Vec<PersistentVolumeClaim>,
-    /// Repair workers and block errors, read while a drain transaction is recorded.
-    pub proof: Option<ProofObservation>,
-    /// When this pass observed.
-    pub now: Timestamp,
-    /// A fresh random transaction ID, used only if this pass records a new drain.
-    pub transaction_id: String,
 }
 
-/// Garage as seen through one running storage pod.
-pub enum GarageView {
-    /// Nothing could be asked yet; the sentence says why.
-    Unavailable(String),
-    /// The reads of this pass.
-    Read(Box<GarageRead>),
-}
-
-/// One pod's answers.
-#[derive(Debug, Clone)]
-pub struct GarageRead {
-    /// `GetClusterStatus`.
-    pub status: ClusterStatus,
-    /// `GetClusterLayout`.
-    pub layout: ClusterLayout,
-    /// `GetClusterLayoutHistory`.
-    pub history: LayoutHistory,
-    /// `GetClusterHealth`, when it answered.
-    pub health: Option<ClusterHealth>,
-    /// Every storage pod has a running process that answered, and each reports every storage
-    /// node connected and every partition fully replicated from where it stands.
-    pub every_view_healthy: bool,
-}
-
-/// Reads everything [`super::decide::decide`] needs.
+/// Reads everything [`decide::cluster::decision::decide`] needs, and the access act uses.
 pub async fn observe(
     cluster: Arc<GarageCluster>,
     settings: &Result<Settings, DesiredError>,
     ctx: &Context,
-) -> Result<Observed, Error> {
+) -> Result<(Observed, Access), Error> {
     let ns = cluster.namespace().unwrap_or_default();
     let name = cluster.name_any();
     let uid = cluster.metadata.uid.clone().unwrap_or_default();
@@ -178,7 +122,7 @@ pub async fn observe(
         (Some(admin), true) => read_proof(admin).await,
         _ => None,
     };
-    Ok(Observed {
+    let observed = Observed {
         cluster,
         generated,
         user_nodes,
@@ -189,14 +133,13 @@ pub async fn observe(
         foreign_paths,
         pods,
         garage,
-        admin,
-        token,
         statefulsets,
         claims,
         proof,
         now: Timestamp::now(),
         transaction_id: crate::controller::garage_access::random_hex32()?[..32].to_owned(),
-    })
+    };
+    Ok((observed, Access { admin, token }))
 }
 
 /// `(who, path)` for every HostPath mounted by a pool DaemonSet or pool pod, in any
@@ -261,23 +204,6 @@ async fn foreign_host_paths(
         }
     }
     Ok(out)
-}
-
-/// True when `node` names the cluster `name` in namespace `ns` as its parent.
-pub fn references(node: &GarageNode, name: &str, ns: &str) -> bool {
-    node.spec.cluster_ref.name == name && node.parent_namespace() == ns
-}
-
-/// The answer with the highest layout version, the first among equals.
-fn most_advanced<A>(
-    answers: impl IntoIterator<Item = A>,
-    version: impl Fn(&A) -> u64,
-) -> Option<A> {
-    answers
-        .into_iter()
-        .enumerate()
-        .max_by_key(|(i, a)| (version(a), std::cmp::Reverse(*i)))
-        .map(|(_, a)| a)
 }
 
 async fn read_garage(
@@ -383,18 +309,4 @@ async fn read_proof(admin: &AdminClient) -> Option<ProofObservation> {
             .map(|(id, list)| (id, list.len()))
             .collect(),
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::most_advanced;
-
-    #[test]
-    fn the_view_read_is_the_most_advanced_the_first_among_equals() {
-        // (pod, layout version): a fresh pod first in order answers with version 0.
-        let answers = [("fresh", 0), ("a", 5), ("b", 5), ("c", 4)];
-        assert_eq!(most_advanced(answers, |a| a.1), Some(("a", 5)));
-        assert_eq!(most_advanced([("only", 0)], |a| a.1), Some(("only", 0)));
-        assert_eq!(most_advanced(Vec::<(&str, u64)>::new(), |a| a.1), None);
-    }
 }

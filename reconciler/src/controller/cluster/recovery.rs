@@ -11,23 +11,9 @@ use shared_types::conditions::reason;
 use shared_types::garage_cluster::v1beta2::GarageCluster;
 use shared_types::keys::annotation::{ANNOTATION_ALLOW_MISSING_DATA, ANNOTATION_SKIP_DEAD_NODES};
 
-use crate::controller::events::Note;
 use crate::controller::{Context, Error};
 use crate::garage::{AdminClient, GarageError};
-
-/// The request on `cluster`: `Some(allow_missing_data)` when `skip-dead-nodes` is present
-/// (its value is not read, as the annotation's contract says).
-pub fn requested(cluster: &GarageCluster) -> Option<bool> {
-    let annotations = cluster.annotations();
-    annotations
-        .contains_key(ANNOTATION_SKIP_DEAD_NODES)
-        .then(|| {
-            annotations
-                .get(ANNOTATION_ALLOW_MISSING_DATA)
-                .map(String::as_str)
-                == Some("true")
-        })
-}
+use decide::note::Note;
 
 /// Runs the recovery for layout `version`, then removes both annotations. Garage answers
 /// 400 when only one version is live (nothing to skip), which counts as done. On any other

@@ -20,12 +20,12 @@ use shared_types::keys::finalizer::FINALIZER_CLUSTER;
 use shared_types::keys::label;
 
 use super::act::publish;
-use super::observe::references;
-use crate::controller::conditions::Desired;
-use crate::controller::events::Note;
 use crate::controller::{Context, Error, finalizer, write};
 use crate::desired::is_controlled_by;
 use crate::machine::teardown::{self, Child, Phase};
+use decide::cluster::observed::references;
+use decide::conditions::Desired;
+use decide::note::Note;
 
 /// One teardown pass over a deleting cluster.
 pub async fn run(cluster: &GarageCluster, ctx: &Context) -> Result<Action, Error> {

@@ -8,12 +8,12 @@ use serde_json::json;
 use shared_types::garage_node::{GarageNode, GarageNodeStatus};
 use shared_types::keys::finalizer::FINALIZER_NODE;
 
-use super::decide::{Decision, OWNED};
-use crate::controller::conditions;
-use crate::controller::events::Note;
 use crate::controller::write::{self, ensure};
 use crate::controller::{Context, Error, finalizer};
 use crate::names;
+use decide::conditions;
+use decide::node::decision::{Decision, OWNED};
+use decide::note::Note;
 
 /// Writes what `d` asks for.
 pub async fn act(node: &GarageNode, d: Decision, ctx: &Context) -> Result<(), Error> {
@@ -189,7 +189,7 @@ async fn grow_claims(
 /// is left for the next pass, which reads it again.
 async fn patch_claims(
     ns: &str,
-    patches: &[super::claims::ClaimPatch],
+    patches: &[decide::node::claims::ClaimPatch],
     ctx: &Context,
 ) -> Result<(), Error> {
     let claims: Api<PersistentVolumeClaim> = Api::namespaced(ctx.client.clone(), ns);

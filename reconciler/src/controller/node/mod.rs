@@ -6,17 +6,11 @@
 //! A pod that reports an ID other than the recorded (or pinned) one is a different identity
 //! (lost or replaced metadata); the record is not overwritten and the node says why.
 //!
-//! A pass is observe ([`observe`]) → decide ([`decide`], pure) → act ([`act`]).
+//! A pass is observe ([`observe`]) → decide ([`decide::node::decision::decide`], no I/O) →
+//! act ([`act`]).
 
 pub mod act;
-pub mod claims;
-pub mod decide;
-pub mod expansion;
 pub mod observe;
-pub mod volumes;
-
-#[cfg(test)]
-mod tests;
 
 use std::sync::Arc;
 
@@ -39,8 +33,8 @@ pub async fn reconcile(node: Arc<GarageNode>, ctx: Arc<Context>) -> Result<Actio
         Resolved::Absent => None,
     };
     let observed = observe::observe(node.clone(), parent, &ctx).await?;
-    let decision = decide::decide(&observed, &ctx.config)?;
-    let requeue = decision.requeue;
-    act::act(&node, decision, &ctx).await?;
+    let decided = decide::node::decision::decide(&observed, &ctx.config)?;
+    let requeue = decided.requeue;
+    act::act(&node, decided, &ctx).await?;
     Ok(requeue.map_or_else(Action::await_change, Action::requeue))
 }

@@ -1,5 +1,5 @@
-//! Everything one GarageNode pass decides from: its parent, its workload, its pod and the
-//! identity that exact pod reports. Nothing here writes.
+//! Reading everything one GarageNode pass decides from ([`Observed`]): its parent, its
+//! workload, its pod and the identity that exact pod reports. Nothing here writes.
 
 use std::sync::Arc;
 
@@ -13,49 +13,11 @@ use shared_types::keys::label;
 
 use crate::controller::garage_access::{admin_token, pod_admin_token, pod_client, running_ip};
 use crate::controller::ownership::{self, Resolved};
-use crate::controller::pool::membership;
 use crate::controller::{Context, Error};
-use crate::desired::{DesiredError, Settings, config, is_controlled_by, nodes, secrets};
-use crate::garage::NodeId;
+use crate::desired::{Settings, config, is_controlled_by, nodes, secrets};
 use crate::names;
-
-/// What a pass over a GarageNode found.
-pub struct Observed {
-    /// The node as the controller's cache holds it.
-    pub node: Arc<GarageNode>,
-    /// The parent cluster, read from the API server; present only when this install manages
-    /// it.
-    pub parent: Option<GarageCluster>,
-    /// The parent's settings, when there is a parent.
-    pub settings: Option<Result<Settings, DesiredError>>,
-    /// The parent's current config revision exists with the content its name promises.
-    pub config_published: bool,
-    /// The node's StatefulSet, when it exists.
-    pub statefulset: Option<StatefulSet>,
-    /// The node's RPC Service exists.
-    pub service_exists: bool,
-    /// The pod of that StatefulSet, when it exists.
-    pub pod: Option<Pod>,
-    /// The identity the pod reports, proven to come from that exact pod incarnation.
-    pub discovered: Option<Discovered>,
-    /// A pool member's Kubernetes Node, read while the member is being deleted.
-    pub host: Option<Node>,
-    /// The claims its StatefulSet generates, with the class each volume asks for.
-    pub claims: Vec<super::volumes::Claim>,
-    /// The same claims, with the size each volume asks for.
-    pub expansions: Vec<super::expansion::Sized>,
-}
-
-/// A Garage identity read from one pod.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Discovered {
-    /// Node ID.
-    pub id: NodeId,
-    /// UID of the pod that reported it.
-    pub pod_uid: String,
-    /// That pod's IP.
-    pub ip: String,
-}
+use decide::node::observed::{Discovered, Observed};
+use decide::pools::membership;
 
 /// The node's parent GarageCluster through the ownership gate. A parent in another
 /// namespace is never this node's (admission keeps parents in the node's namespace).
@@ -67,7 +29,7 @@ pub async fn parent(node: &GarageNode, ctx: &Context) -> Result<Resolved, Error>
     ownership::resolve(ctx, &ns, &node.spec.cluster_ref.name).await
 }
 
-/// Reads everything [`super::decide`] needs, `parent` being what [`parent`] found managed.
+/// Reads everything [`decide::node::decision::decide`] needs, `parent` being what [`parent`] found managed.
 pub async fn observe(
     node: Arc<GarageNode>,
     parent: Option<GarageCluster>,
@@ -154,13 +116,13 @@ pub async fn observe(
     let claims: Api<PersistentVolumeClaim> = Api::namespaced(ctx.client.clone(), &ns);
     for claim in crate::desired::statefulset::managed_claims(&node) {
         let pvc = claims.get_opt(&claim.name).await?;
-        observed.expansions.push(super::expansion::Sized {
+        observed.expansions.push(decide::node::expansion::Sized {
             name: claim.name.clone(),
             want: claim.size,
             pvc: pvc.clone(),
             refused: ctx.expansion_refused(&ns, &claim.name),
         });
-        observed.claims.push(super::volumes::Claim {
+        observed.claims.push(decide::node::volumes::Claim {
             refused: ctx.volume_class_refused(&ns, &claim.name),
             name: claim.name,
             desired: claim.class,

@@ -9,11 +9,11 @@ use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
 use shared_types::garage_cluster::v1beta2::GarageCluster;
 
-use super::{
+use crate::controller::{Context, Error};
+use decide::note::Note;
+use decide::ownership::{
     REASON_MANAGED_BY_ANOTHER_INSTALL, Role, Step, claim_patch, decide, handover_message, next,
 };
-use crate::controller::events::Note;
-use crate::controller::{Context, Error};
 
 /// How soon a controller waiting for its cluster to be claimed looks again.
 pub const UNCLAIMED_RECHECK: Duration = Duration::from_secs(10);

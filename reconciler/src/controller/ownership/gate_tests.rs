@@ -18,6 +18,7 @@ use shared_types::keys::annotation::ANNOTATION_MANAGED_BY_INSTALL as KEY;
 use super::gate::UNCLAIMED_RECHECK;
 use super::*;
 use crate::controller::{Config, Context, Error, Events, Metrics};
+use decide::ownership::{Install, REASON_MANAGED_BY_ANOTHER_INSTALL, Role, Warnings};
 
 /// One request the fake API server received: method, path, JSON body.
 pub(super) type Seen = (Method, String, Value);
@@ -80,7 +81,7 @@ pub(super) async fn fake(answers: Answers) -> (Arc<Context>, Arc<Mutex<Vec<Seen>
         },
         metrics: Arc::new(Metrics::default()),
         events: Events::new(client),
-        gate_evidence: crate::controller::pool::probe::EvidenceCache::default(),
+        gate_evidence: decide::pools::capability::EvidenceCache::default(),
         volume_class_refusals: Mutex::default(),
         expansion_refusals: Mutex::default(),
         ownership_warnings: Warnings::default(),

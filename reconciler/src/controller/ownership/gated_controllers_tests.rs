@@ -86,7 +86,7 @@ async fn the_cluster_controller_neither_tears_down_nor_releases_a_foreign_cluste
 async fn the_node_controller_keeps_its_hands_off_a_foreign_clusters_node() {
     let (ctx, seen) = fake(foreign()).await;
     let c = cluster(None);
-    let mut gn = crate::controller::fixtures::generated(&c, 0, None);
+    let mut gn = decide::fixtures::generated(&c, 0, None);
     gn.metadata.deletion_timestamp = Some(gone());
     let action = node::reconcile(Arc::new(gn), ctx.clone()).await.unwrap();
     left_alone(&ctx, &seen, action, "GarageNode");

@@ -1,0 +1,201 @@
+//! The storage members of one GarageCluster, computed from its GarageNodes and their pods:
+//! what the layout coordinator plans for, and what status reports. Pure.
+
+use k8s_openapi::api::core::v1::Pod;
+use kube::ResourceExt;
+use shared_types::garage_node::GarageNode;
+use shared_types::keys::tag;
+
+use crate::desired::{Settings, data_dirs, nodes, quantity, rpc_address};
+use crate::layout::{self, DesiredRole, Member};
+use crate::names;
+use crate::pods::{is_ready, running_ip};
+use crate::pools::membership;
+use garage_api_types::NodeId;
+
+/// One storage member and the facts about its process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemberView {
+    /// What the layout planner sees.
+    pub member: Member,
+    /// `host:port` other Garage nodes reach it at, when known.
+    pub rpc_address: Option<String>,
+    /// The member runs outside Kubernetes (`spec.external`).
+    pub external: bool,
+    /// Its pod is Ready (external members: always true, they have no pod).
+    pub ready: bool,
+    /// True for a generated Auto member.
+    pub generated: bool,
+    /// When its pod was created, on the API server's clock (managed members). Not the
+    /// kubelet's `status.startTime`: that is stamped with the Node's clock, and a Node whose
+    /// clock is off would stretch or skip the reconnect grace that depends on this.
+    pub started_at: Option<k8s_openapi::jiff::Timestamp>,
+    /// Its pod, when one runs for it.
+    pub pod_name: Option<String>,
+    /// The node-local pool it belongs to.
+    pub pool: Option<String>,
+}
+
+/// The pod that runs `node`: its StatefulSet's pod, or for a pool member the pool pod
+/// scheduled on its Kubernetes Node (a live one before a terminating one).
+pub fn pod_of<'a>(node: &GarageNode, pods: &'a [Pod]) -> Option<&'a Pod> {
+    match nodes::shape(node) {
+        Ok(nodes::NodeShape::Pool { pool, node: host }) => {
+            let mut on_host: Vec<&Pod> = pods
+                .iter()
+                .filter(|p| membership::runs_on(p, &pool, &host))
+                .collect();
+            on_host.sort_by_key(|p| p.metadata.deletion_timestamp.is_some());
+            on_host.first().copied()
+        }
+        _ => pods
+            .iter()
+            .find(|p| p.name_any() == names::node_pod(&node.name_any())),
+    }
+}
+
+/// The member of `node`, with its pod among `pods`. `None` for a node of a shape this
+/// operator version does not run (the node controller reports it).
+pub fn member(
+    node: &GarageNode,
+    pods: &[Pod],
+    s: &Settings,
+    generated: bool,
+) -> Option<MemberView> {
+    let shape = nodes::shape(node).ok()?;
+    // A node whose volumes do not fit the cluster's garage.toml gets no workload.
+    if shape == nodes::NodeShape::Managed && data_dirs::check_node(node, s).is_err() {
+        return None;
+    }
+    let name = node.name_any();
+    let status = node.status.clone().unwrap_or_default();
+    let pod = pod_of(node, pods);
+    let mut tags = layout::tags::storage_role_tags(
+        &s.name,
+        &s.namespace,
+        &s.uid,
+        node.spec.tags.as_deref().unwrap_or_default(),
+    );
+    // A pool role names its pool and Node, so cold recovery can find it by tags alone.
+    if let nodes::NodeShape::Pool { pool, node: host } = &shape {
+        tags.push(format!("{}{pool}", tag::TAG_PREFIX_NODE_LOCAL_POOL));
+        tags.push(format!("{}{host}", tag::TAG_PREFIX_KUBERNETES_NODE));
+        // Last, after the user's tags: the address peers reconnect to from the layout.
+        if let Some(address) = s
+            .pools
+            .iter()
+            .find(|p| &p.name == pool)
+            .and_then(|p| pool_rpc_address(p, host, node, pod, s))
+        {
+            tags.push(format!("{}{address}", tag::TAG_PREFIX_RPC_ADDRESS));
+        }
+    }
+    let capacity = node
+        .spec
+        .capacity
+        .as_ref()
+        .and_then(|q| quantity::to_bytes(&q.0))
+        .unwrap_or(s.capacity);
+    let role = DesiredRole {
+        zone: node.spec.zone.clone(),
+        capacity,
+        tags,
+    };
+    match &shape {
+        nodes::NodeShape::External { node_id, address } => Some(MemberView {
+            member: Member {
+                name,
+                node_id: Some(node_id.clone()),
+                role,
+            },
+            rpc_address: Some(address.clone()),
+            external: true,
+            ready: true,
+            generated,
+            started_at: None,
+            pod_name: None,
+            pool: None,
+        }),
+        nodes::NodeShape::Managed | nodes::NodeShape::Pool { .. } => {
+            let pool = match &shape {
+                nodes::NodeShape::Pool { pool, .. } => Some(pool.clone()),
+                _ => None,
+            };
+            // An ID counts only while the pod it was read from is the one running now.
+            let proven = pod.is_some_and(|p| {
+                p.metadata.uid.is_some() && p.metadata.uid == status.observed_pod_uid
+            });
+            let node_id = status
+                .node_id
+                .as_deref()
+                .filter(|_| proven)
+                .and_then(|id| id.parse::<NodeId>().ok());
+            let rpc_address = pod.and_then(running_ip).map(|ip| {
+                let host = if ip.contains(':') {
+                    format!("[{ip}]")
+                } else {
+                    ip
+                };
+                format!("{host}:{}", s.rpc_port)
+            });
+            Some(MemberView {
+                member: Member {
+                    name,
+                    node_id,
+                    role,
+                },
+                rpc_address,
+                external: false,
+                ready: pod.is_some_and(is_ready),
+                generated,
+                started_at: pod
+                    .and_then(|p| p.metadata.creation_timestamp.as_ref())
+                    .map(|t| t.0),
+                pod_name: pod.map(ResourceExt::name_any),
+                pool,
+            })
+        }
+    }
+}
+
+/// The `rpc-address:` a pool member publishes. Its pod's IPs are candidates only while the pod
+/// runs; the address its GarageNode last discovered stays a candidate after, so a pod being
+/// replaced keeps the tag until the replacement has an address of its own.
+fn pool_rpc_address(
+    pool: &shared_types::garage_cluster::v1beta2::NodeLocalPoolSpec,
+    host: &str,
+    node: &GarageNode,
+    pod: Option<&Pod>,
+    s: &Settings,
+) -> Option<String> {
+    let mut ips: Vec<std::net::IpAddr> = Vec::new();
+    if let Some(p) = pod.filter(|p| running_ip(p).is_some()) {
+        let status = p.status.as_ref();
+        let listed = status
+            .and_then(|st| st.pod_ips.as_ref())
+            .into_iter()
+            .flatten()
+            .map(|i| i.ip.clone());
+        ips.extend(
+            status
+                .and_then(|st| st.pod_ip.clone())
+                .into_iter()
+                .chain(listed)
+                .filter_map(|ip| ip.parse::<std::net::IpAddr>().ok()),
+        );
+    }
+    let discovered = node
+        .status
+        .as_ref()
+        .and_then(|st| st.address.as_deref())
+        .and_then(|a| a.rsplit_once(':'))
+        .and_then(|(ip, _)| ip.trim_matches(['[', ']']).parse::<std::net::IpAddr>().ok());
+    ips.extend(discovered);
+    rpc_address::pool_member(
+        pool,
+        host,
+        s.rpc_public_addr_subnet.as_ref(),
+        &ips,
+        s.rpc_port,
+    )
+}

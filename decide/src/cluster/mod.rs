@@ -1,0 +1,21 @@
+//! The GarageCluster decision and its parts: from what one pass observed ([`observed`]) to
+//! the objects to ensure, the Auto members to create, the peers to reconnect, the one layout
+//! change of the pass, the drain and rollout steps, the status and conditions
+//! ([`decision::decide`]). The reconciler's GarageCluster controller observes, calls
+//! [`decision::decide`] and acts.
+
+pub mod capacity;
+pub mod decision;
+pub mod expansion;
+mod garage_facts;
+pub mod members;
+pub mod observed;
+mod readiness;
+pub mod recovery;
+pub mod removal;
+pub mod rollout;
+mod stale_configs;
+pub mod status;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,106 @@
+//! What one GarageCluster pass decides from: the cluster's storage members (generated and
+//! user-written GarageNodes), their pods, claims, workloads and config revisions, the
+//! Kubernetes Nodes its pools may use, and what Garage reports through one of its pods. The
+//! reconciler reads all of it once per pass; nothing here reads or writes.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use garage_api_types::{ClusterHealth, ClusterLayout, ClusterStatus, LayoutHistory};
+use k8s_openapi::api::apps::v1::{DaemonSet, StatefulSet};
+use k8s_openapi::api::core::v1::{ConfigMap, Node, PersistentVolumeClaim, Pod};
+use k8s_openapi::jiff::Timestamp;
+use shared_types::garage_cluster::v1beta2::GarageCluster;
+use shared_types::garage_node::GarageNode;
+
+use crate::machine::drain::ProofObservation;
+
+/// What a pass over a live (not deleting) GarageCluster found.
+pub struct Observed {
+    /// The cluster as the controller's cache holds it.
+    pub cluster: Arc<GarageCluster>,
+    /// Generated Auto GarageNodes by ordinal.
+    pub generated: BTreeMap<u32, GarageNode>,
+    /// User-written GarageNodes that reference this cluster.
+    pub user_nodes: Vec<GarageNode>,
+    /// Generated members of node-local pools.
+    pub pool_members: Vec<GarageNode>,
+    /// The cluster's pool DaemonSets.
+    pub daemonsets: Vec<DaemonSet>,
+    /// Config revisions (ConfigMaps) the cluster controls.
+    pub config_maps: Vec<ConfigMap>,
+    /// Every Kubernetes Node, read when the cluster has or had node-local pools.
+    pub k8s_nodes: Vec<Node>,
+    /// HostPaths that other clusters' pool DaemonSets and pool pods mount, with who mounts
+    /// them (read when this cluster declares pools).
+    pub foreign_paths: Vec<(String, String)>,
+    /// Pods of the cluster (by its `cluster` label).
+    pub pods: Vec<Pod>,
+    /// What Garage reports.
+    pub garage: GarageView,
+    /// StatefulSets of the cluster's members (by the `cluster` label).
+    pub statefulsets: Vec<StatefulSet>,
+    /// Claims of the cluster's members (by the `cluster` label): what their disks prove.
+    pub claims: Vec<PersistentVolumeClaim>,
+    /// Repair workers and block errors, read while a drain transaction is recorded.
+    pub proof: Option<ProofObservation>,
+    /// When this pass observed.
+    pub now: Timestamp,
+    /// A fresh random transaction ID, used only if this pass records a new drain.
+    pub transaction_id: String,
+}
+
+/// Garage as seen through one running storage pod.
+pub enum GarageView {
+    /// Nothing could be asked yet; the sentence says why.
+    Unavailable(String),
+    /// The reads of this pass.
+    Read(Box<GarageRead>),
+}
+
+/// One pod's answers.
+#[derive(Debug, Clone)]
+pub struct GarageRead {
+    /// `GetClusterStatus`.
+    pub status: ClusterStatus,
+    /// `GetClusterLayout`.
+    pub layout: ClusterLayout,
+    /// `GetClusterLayoutHistory`.
+    pub history: LayoutHistory,
+    /// `GetClusterHealth`, when it answered.
+    pub health: Option<ClusterHealth>,
+    /// Every storage pod has a running process that answered, and each reports every storage
+    /// node connected and every partition fully replicated from where it stands.
+    pub every_view_healthy: bool,
+}
+
+/// True when `node` names the cluster `name` in namespace `ns` as its parent.
+pub fn references(node: &GarageNode, name: &str, ns: &str) -> bool {
+    node.spec.cluster_ref.name == name && node.parent_namespace() == ns
+}
+
+/// The answer with the highest layout version, the first among equals.
+pub fn most_advanced<A>(
+    answers: impl IntoIterator<Item = A>,
+    version: impl Fn(&A) -> u64,
+) -> Option<A> {
+    answers
+        .into_iter()
+        .enumerate()
+        .max_by_key(|(i, a)| (version(a), std::cmp::Reverse(*i)))
+        .map(|(_, a)| a)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::most_advanced;
+
+    #[test]
+    fn the_view_read_is_the_most_advanced_the_first_among_equals() {
+        // (pod, layout version): a fresh pod first in order answers with version 0.
+        let answers = [("fresh", 0), ("a", 5), ("b", 5), ("c", 4)];
+        assert_eq!(most_advanced(answers, |a| a.1), Some(("a", 5)));
+        assert_eq!(most_advanced([("only", 0)], |a| a.1), Some(("only", 0)));
+        assert_eq!(most_advanced(Vec::<(&str, u64)>::new(), |a| a.1), None);
+    }
+}

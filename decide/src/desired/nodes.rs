@@ -1,0 +1,269 @@
+//! One generated GarageNode per slot of the Auto default storage group,
+//! and the shape of any GarageNode (managed or external).
+
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use shared_types::common::ClusterReference;
+use shared_types::garage_cluster::common::VolumeConfig;
+use shared_types::garage_cluster::v1beta2::GarageCluster;
+use shared_types::garage_node::{
+    GarageNode, GarageNodeSpec, NodeBacking, NodeStorageConfig, NodeVolumeConfig,
+};
+use shared_types::keys::{annotation, label, tag};
+
+use super::{DesiredError, Settings, controller_ref, data_dirs, labels, rendered_hash};
+use crate::names;
+use garage_api_types::NodeId;
+
+/// The GarageNode of Auto slot `ordinal`.
+pub fn auto_storage_node(
+    c: &GarageCluster,
+    s: &Settings,
+    ordinal: u32,
+) -> Result<GarageNode, DesiredError> {
+    let name = names::auto_storage_node(&s.name, ordinal);
+    let storage = c.spec.storage.as_ref();
+    let mut tags = user_tags(c.spec.default_node_tags.as_deref().unwrap_or_default());
+    tags.push(names::node_pod(&name));
+    let spec = GarageNodeSpec {
+        cluster_ref: ClusterReference {
+            name: s.name.clone(),
+            ..Default::default()
+        },
+        zone: s.zone.clone(),
+        capacity: Some(Quantity(s.capacity.to_string())),
+        tags: Some(tags),
+        storage: Some(NodeStorageConfig {
+            metadata: storage.and_then(|st| st.metadata.as_ref()).map(node_volume),
+            // With paths each directory is its own volume, as the shared garage.toml lists
+            // them; the top-level volume only lends them its defaults.
+            data: storage
+                .and_then(|st| st.data.as_ref())
+                .filter(|_| s.data_dirs.is_none())
+                .map(node_volume),
+            data_paths: storage
+                .and_then(|st| st.data.as_ref())
+                .filter(|_| s.data_dirs.is_some())
+                .map(data_dirs::node_data_paths),
+            ..Default::default()
+        }),
+        env: storage.and_then(|st| st.env.clone()),
+        env_from: storage.and_then(|st| st.env_from.clone()),
+        ..Default::default()
+    };
+    let mut annotations = std::collections::BTreeMap::new();
+    annotations.insert(
+        annotation::ANNOTATION_RENDERED_HASH.to_owned(),
+        rendered_hash(&spec),
+    );
+    Ok(GarageNode {
+        metadata: ObjectMeta {
+            name: Some(name.clone()),
+            namespace: Some(s.namespace.clone()),
+            labels: Some(labels::generated_node_labels(&s.name, &name)),
+            annotations: Some(annotations),
+            owner_references: Some(vec![controller_ref(c)?]),
+            ..Default::default()
+        },
+        spec,
+        status: None,
+    })
+}
+
+/// The ordinal of an Auto slot name of this cluster, if `node` is one.
+pub fn auto_ordinal(cluster: &str, node: &str) -> Option<u32> {
+    let rest = node.strip_prefix(cluster)?.strip_prefix("-storage-")?;
+    let ordinal: u32 = rest.parse().ok()?;
+    (names::auto_storage_node(cluster, ordinal) == node).then_some(ordinal)
+}
+
+/// True when `node` is an Auto storage node generated for the cluster with `uid`: controlled
+/// by it and labelled as operator-generated. User-made GarageNodes never match.
+pub fn is_generated_by(node: &GarageNode, uid: &str) -> bool {
+    super::is_controlled_by(node, uid)
+        && node.metadata.labels.as_ref().is_some_and(|l| {
+            l.get(label::LABEL_APP_MANAGED_BY).map(String::as_str)
+                == Some(label::value::MANAGED_BY_GENERATED_NODE)
+        })
+}
+
+/// User tags with the operator's reserved prefixes removed (defense in depth: admission
+/// rejects them, but a bypassed webhook must not let a user forge ownership tags).
+pub fn user_tags(tags: &[String]) -> Vec<String> {
+    tags.iter()
+        .filter(|t| !tag::RESERVED_TAG_PREFIXES.iter().any(|p| t.starts_with(p)))
+        .cloned()
+        .collect()
+}
+
+fn node_volume(v: &VolumeConfig) -> NodeVolumeConfig {
+    NodeVolumeConfig {
+        access_modes: v.access_modes.clone(),
+        annotations: v.annotations.clone(),
+        labels: v.labels.clone(),
+        selector: v.selector.clone(),
+        size: v.size.clone(),
+        storage_class_name: v.storage_class_name.clone(),
+        type_: v.type_,
+        volume_attributes_class_name: v.volume_attributes_class_name.clone(),
+        ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::desired::test_support::cluster;
+
+    #[test]
+    fn slot_nodes_copy_volumes_capacity_and_tags() {
+        let mut c = cluster(3);
+        c.spec.default_node_tags = Some(vec!["rack-1".into(), "cluster:forged".into()]);
+        c.spec
+            .storage
+            .as_mut()
+            .unwrap()
+            .data
+            .as_mut()
+            .unwrap()
+            .volume_attributes_class_name = Some("fast".into());
+        let s = Settings::from_cluster(&c).unwrap();
+        let n = auto_storage_node(&c, &s, 1).unwrap();
+        assert_eq!(n.metadata.name.as_deref(), Some("garage-storage-1"));
+        assert_eq!(n.spec.cluster_ref.name, "garage");
+        assert_eq!(n.spec.zone, "default");
+        assert_eq!(n.spec.capacity, Some(Quantity((1u64 << 30).to_string())));
+        assert_eq!(
+            n.spec.tags.as_deref(),
+            Some(&["rack-1".to_owned(), "garage-storage-1-0".to_owned()][..])
+        );
+        let storage = n.spec.storage.as_ref().unwrap();
+        let data = storage.data.as_ref().unwrap();
+        assert_eq!(data.storage_class_name.as_deref(), Some("local-sim"));
+        assert_eq!(data.volume_attributes_class_name.as_deref(), Some("fast"));
+        assert!(is_generated_by(&n, "uid-1"));
+        assert!(!is_generated_by(&n, "other"));
+        let hash = &n.metadata.annotations.as_ref().unwrap()[annotation::ANNOTATION_RENDERED_HASH];
+        let again = auto_storage_node(&c, &s, 1).unwrap();
+        assert_eq!(
+            hash,
+            &again.metadata.annotations.unwrap()[annotation::ANNOTATION_RENDERED_HASH]
+        );
+    }
+
+    #[test]
+    fn slot_nodes_of_a_paths_cluster_carry_data_paths_and_the_summed_capacity() {
+        let c = crate::desired::test_support::paths_cluster(1);
+        let s = Settings::from_cluster(&c).unwrap();
+        let n = auto_storage_node(&c, &s, 0).unwrap();
+        // The layout role: 600Mi + 2Gi, the read-only directory adds nothing.
+        let sum = (600u64 << 20) + (2 << 30);
+        assert_eq!(n.spec.capacity, Some(Quantity(sum.to_string())));
+        let storage = n.spec.storage.as_ref().unwrap();
+        assert!(
+            storage.data.is_none(),
+            "data XOR dataPaths, as admission wants"
+        );
+        let paths = storage.data_paths.as_ref().unwrap();
+        let got: Vec<(Option<&str>, Option<&str>, Option<bool>)> = paths
+            .iter()
+            .map(|p| {
+                (
+                    p.path.as_deref(),
+                    p.volume_attributes_class_name.as_deref(),
+                    p.read_only,
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (Some("/data/fast"), Some("fast"), None),
+                (Some("/data/slow"), Some("slow"), None),
+                (Some("/data/old"), None, Some(true)),
+            ]
+        );
+        assert_eq!(shape(&n), Ok(NodeShape::Managed));
+    }
+
+    #[test]
+    fn ordinals_round_trip() {
+        assert_eq!(auto_ordinal("g", "g-storage-12"), Some(12));
+        assert_eq!(auto_ordinal("g", "g-storage-01"), None);
+        assert_eq!(auto_ordinal("g", "h-storage-1"), None);
+        assert_eq!(auto_ordinal("g", "g-gateway-1"), None);
+    }
+}
+
+/// How the operator runs a GarageNode.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NodeShape {
+    /// A one-replica StatefulSet with its own volumes.
+    Managed,
+    /// The member of a node-local pool on one Kubernetes Node: its pod belongs to the pool's
+    /// DaemonSet and its volumes are that Node's HostPaths.
+    Pool {
+        /// Pool name.
+        pool: String,
+        /// Kubernetes Node name.
+        node: String,
+    },
+    /// A Garage process outside Kubernetes: no workload, only its layout role.
+    External {
+        /// The declared node ID.
+        node_id: NodeId,
+        /// `host:port` of its RPC endpoint.
+        address: String,
+    },
+}
+
+/// The shape of `node`, or the first field this operator version does not implement yet.
+pub fn shape(node: &GarageNode) -> Result<NodeShape, DesiredError> {
+    let spec = &node.spec;
+    if spec.backing == Some(NodeBacking::NodeLocalPool) {
+        let (Some(pool), Some(node)) = (&spec.node_local_pool_name, &spec.kubernetes_node_name)
+        else {
+            return Err(DesiredError::Invalid {
+                field: "spec.nodeLocalPoolName",
+                message: "a NodeLocalPool GarageNode names its pool and its Kubernetes Node".into(),
+            });
+        };
+        return Ok(NodeShape::Pool {
+            pool: pool.clone(),
+            node: node.clone(),
+        });
+    }
+    if spec.gateway == Some(true) {
+        return Err(DesiredError::Unsupported("spec.gateway"));
+    }
+    if spec.zone_from.is_some() {
+        return Err(DesiredError::Unsupported("spec.zoneFrom"));
+    }
+    if spec.public_endpoint.is_some() {
+        return Err(DesiredError::Unsupported("spec.publicEndpoint"));
+    }
+    if let Some(external) = &spec.external {
+        let node_id = spec
+            .node_id
+            .as_deref()
+            .map(str::to_ascii_lowercase)
+            .and_then(|id| id.parse::<NodeId>().ok())
+            .ok_or_else(|| DesiredError::Invalid {
+                field: "spec.nodeId",
+                message: "an external node needs its 64-hex Garage node ID".into(),
+            })?;
+        let port = external.port.unwrap_or(3901);
+        let host = if external.address.contains(':') {
+            format!("[{}]", external.address)
+        } else {
+            external.address.clone()
+        };
+        return Ok(NodeShape::External {
+            node_id,
+            address: format!("{host}:{port}"),
+        });
+    }
+    // Whether its data volumes fit the cluster's garage.toml is a question of the cluster
+    // too: `data_dirs::check_node`.
+    Ok(NodeShape::Managed)
+}

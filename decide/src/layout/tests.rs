@@ -1,0 +1,331 @@
+use serde_json::{Value, json};
+
+use super::*;
+
+fn id(n: u8) -> NodeId {
+    format!("{n:02x}{}", "0".repeat(62)).parse().unwrap()
+}
+
+fn role(n: u8) -> DesiredRole {
+    DesiredRole {
+        zone: "z".into(),
+        capacity: 1 << 30,
+        tags: vec!["cluster:g/ns".into(), format!("g-storage-{n}-0")],
+    }
+}
+
+fn member(n: u8, known: bool) -> Member {
+    Member {
+        name: format!("g-storage-{n}"),
+        node_id: known.then(|| id(n)),
+        role: role(n),
+    }
+}
+
+fn role_json(n: u8) -> Value {
+    json!({"id": id(n).as_str(), "zone": "z", "capacity": 1u64 << 30, "tags": role(n).tags})
+}
+
+fn layout(version: u64, roles: &[Value], staged: &[Value]) -> ClusterLayout {
+    serde_json::from_value(json!({
+        "version": version, "roles": roles, "parameters": {"zoneRedundancy": "maximum"},
+        "partitionSize": 0, "stagedRoleChanges": staged, "stagedParameters": null
+    }))
+    .unwrap()
+}
+
+fn settled(version: u64) -> LayoutHistory {
+    serde_json::from_value(json!({
+        "currentVersion": version, "minAck": version,
+        "versions": [{"version": version, "status": "Current", "storageNodes": 3, "gatewayNodes": 0}]
+    }))
+    .unwrap()
+}
+
+fn draining(version: u64) -> LayoutHistory {
+    serde_json::from_value(json!({
+        "currentVersion": version, "minAck": version - 1,
+        "versions": [{"version": version, "status": "Current", "storageNodes": 4, "gatewayNodes": 0},
+                     {"version": version - 1, "status": "Draining", "storageNodes": 3, "gatewayNodes": 0}],
+        "updateTrackers": {id(0).as_str(): {"ack": version, "sync": version - 1, "syncAck": version - 1}}
+    }))
+    .unwrap()
+}
+
+fn plan(members: &[Member], l: &ClusterLayout, h: &LayoutHistory) -> Plan {
+    plan_layout(&Observed {
+        replication_factor: 3,
+        members,
+        layout: l,
+        history: h,
+    })
+}
+
+fn changes(ns: &[u8]) -> Vec<RoleChange> {
+    ns.iter()
+        .map(|n| RoleChange::storage(id(*n), "z", 1 << 30, role(*n).tags))
+        .collect()
+}
+
+#[test]
+fn bootstrap_waits_for_replication_factor_members() {
+    let members = [member(0, true), member(1, true), member(2, false)];
+    let p = plan(&members, &layout(0, &[], &[]), &settled(0));
+    assert!(
+        matches!(
+            p,
+            Plan::Hold {
+                reason: HoldReason::WaitingForMembers,
+                ..
+            }
+        ),
+        "{p:?}"
+    );
+}
+
+#[test]
+fn bootstrap_adds_every_known_member_in_one_version() {
+    let members = [member(0, true), member(1, true), member(2, true)];
+    let p = plan(&members, &layout(0, &[], &[]), &settled(0));
+    assert_eq!(
+        p,
+        Plan::Apply {
+            stage: changes(&[0, 1, 2]),
+            intended: changes(&[0, 1, 2]),
+            apply_version: 1,
+            bootstrap: true
+        }
+    );
+}
+
+#[test]
+fn an_interrupted_bootstrap_resumes_with_its_own_staged_roles() {
+    let members = [member(0, true), member(1, true), member(2, true)];
+    let staged = [role_json(0), role_json(1)];
+    let p = plan(&members, &layout(0, &[], &staged), &settled(0));
+    assert_eq!(
+        p,
+        Plan::Apply {
+            stage: changes(&[2]),
+            intended: changes(&[0, 1, 2]),
+            apply_version: 1,
+            bootstrap: true
+        }
+    );
+    let all = [role_json(0), role_json(1), role_json(2)];
+    let p = plan(&members, &layout(0, &[], &all), &settled(0));
+    assert!(
+        matches!(&p, Plan::Apply { stage, intended, .. } if stage.is_empty() && intended.len() == 3)
+    );
+}
+
+#[test]
+fn converged_layouts_are_left_alone() {
+    let members = [member(0, true), member(1, true), member(2, true)];
+    let l = layout(1, &[role_json(0), role_json(1), role_json(2)], &[]);
+    assert_eq!(plan(&members, &l, &settled(1)), Plan::Converged);
+    // Unsettled history does not matter when there is nothing to do.
+    assert_eq!(plan(&members, &l, &draining(2)), Plan::Converged);
+}
+
+#[test]
+fn scale_up_adds_one_role_per_version() {
+    let members = [
+        member(0, true),
+        member(1, true),
+        member(2, true),
+        member(3, true),
+        member(4, true),
+    ];
+    let l = layout(1, &[role_json(0), role_json(1), role_json(2)], &[]);
+    assert_eq!(
+        plan(&members, &l, &settled(1)),
+        Plan::Apply {
+            stage: changes(&[3]),
+            intended: changes(&[3]),
+            apply_version: 2,
+            bootstrap: false
+        }
+    );
+}
+
+#[test]
+fn unsettled_history_blocks_every_mutation() {
+    let members = [
+        member(0, true),
+        member(1, true),
+        member(2, true),
+        member(3, true),
+    ];
+    let l = layout(2, &[role_json(0), role_json(1), role_json(2)], &[]);
+    let p = plan(&members, &l, &draining(2));
+    assert!(
+        matches!(
+            p,
+            Plan::Hold {
+                reason: HoldReason::HistoryNotSettled,
+                ..
+            }
+        ),
+        "{p:?}"
+    );
+}
+
+#[test]
+fn foreign_staged_changes_block_everything() {
+    let members = [
+        member(0, true),
+        member(1, true),
+        member(2, true),
+        member(3, true),
+    ];
+    let roles = [role_json(0), role_json(1), role_json(2)];
+    let removal = json!({"id": id(1).as_str(), "remove": true});
+    let unknown = json!({"id": id(9).as_str(), "zone": "z", "capacity": 5, "tags": []});
+    let mut drifted = role_json(3);
+    drifted["zone"] = json!("elsewhere");
+    for staged in [removal, unknown, drifted] {
+        let p = plan(
+            &members,
+            &layout(1, &roles, std::slice::from_ref(&staged)),
+            &settled(1),
+        );
+        assert!(
+            matches!(
+                p,
+                Plan::Hold {
+                    reason: HoldReason::ForeignStagedChanges,
+                    ..
+                }
+            ),
+            "{staged}: {p:?}"
+        );
+    }
+    let mut l = layout(1, &roles, &[]);
+    l.staged_parameters = Some(garage_api_types::LayoutParameters {
+        zone_redundancy: garage_api_types::ZoneRedundancy::AtLeast(1),
+    });
+    assert!(matches!(
+        plan(&members, &l, &settled(1)),
+        Plan::Hold {
+            reason: HoldReason::ForeignStagedChanges,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn roles_of_members_no_longer_wanted_are_never_removed() {
+    // Scale-down: member 3 is gone from the wanted list but keeps its role.
+    let members = [member(0, true), member(1, true), member(2, true)];
+    let l = layout(
+        2,
+        &[role_json(0), role_json(1), role_json(2), role_json(3)],
+        &[],
+    );
+    assert_eq!(plan(&members, &l, &settled(2)), Plan::Converged);
+}
+
+#[test]
+fn drifted_roles_are_rewritten_one_at_a_time() {
+    let mut members = vec![member(0, true), member(1, true), member(2, true)];
+    members[1].role.capacity = 2 << 30;
+    members[2].role.zone = "y".into();
+    let l = layout(1, &[role_json(0), role_json(1), role_json(2)], &[]);
+    let p = plan(&members, &l, &settled(1));
+    let Plan::Apply {
+        stage, bootstrap, ..
+    } = p
+    else {
+        panic!("{p:?}")
+    };
+    assert!(!bootstrap);
+    assert_eq!(
+        stage,
+        vec![RoleChange::storage(id(1), "z", 2 << 30, role(1).tags)]
+    );
+}
+
+#[test]
+fn identity_collisions_are_refused() {
+    let mut members = vec![member(0, true), member(1, true), member(2, true)];
+    members[2].node_id = Some(id(1));
+    let p = plan(&members, &layout(0, &[], &[]), &settled(0));
+    assert!(matches!(
+        p,
+        Plan::Hold {
+            reason: HoldReason::IdentityCollision,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn tag_order_does_not_count_as_drift() {
+    let members = [member(0, true), member(1, true), member(2, true)];
+    let mut r1 = role_json(1);
+    r1["tags"] = json!([format!("g-storage-1-0"), "cluster:g/ns"]);
+    let l = layout(1, &[role_json(0), r1, role_json(2)], &[]);
+    assert_eq!(plan(&members, &l, &settled(1)), Plan::Converged);
+}
+
+#[test]
+fn verification_after_staging_is_exact() {
+    let intended = changes(&[0, 1]);
+    assert!(verify_staged(&layout(0, &[], &[role_json(0), role_json(1)]), &intended).is_ok());
+    assert!(verify_staged(&layout(0, &[], &[role_json(0)]), &intended).is_err());
+    assert!(
+        verify_staged(
+            &layout(0, &[], &[role_json(0), role_json(1), role_json(2)]),
+            &intended
+        )
+        .is_err()
+    );
+}
+
+/// A layout of `n` committed storage roles of nodes 0..n (node IDs by two bytes).
+fn full_layout(n: u16) -> (ClusterLayout, Vec<Member>) {
+    let wide = |i: u16| -> NodeId { format!("{i:04x}{}", "0".repeat(60)).parse().unwrap() };
+    let roles: Vec<Value> = (0..n)
+        .map(|i| json!({"id": wide(i).as_str(), "zone": "z", "capacity": 1u64 << 30, "tags": []}))
+        .collect();
+    let members = (0..=n)
+        .map(|i| Member {
+            name: format!("m-{i}"),
+            node_id: Some(wide(i)),
+            role: DesiredRole {
+                zone: "z".into(),
+                capacity: 1 << 30,
+                tags: vec![],
+            },
+        })
+        .collect();
+    (layout(1, &roles, &[]), members)
+}
+
+#[test]
+fn no_role_is_added_past_garages_limit_of_256() {
+    let (full, members) = full_layout(256);
+    let p = plan(&members, &full, &settled(1));
+    assert!(
+        matches!(&p, Plan::Hold { reason: HoldReason::RoleLimit, message } if message.contains("256")),
+        "{p:?}"
+    );
+    // One below the limit, the 256th role is still added.
+    let (room, members) = full_layout(255);
+    assert!(matches!(
+        plan(&members, &room, &settled(1)),
+        Plan::Apply { .. }
+    ));
+}
+
+#[test]
+fn a_member_with_a_role_is_still_corrected_at_the_limit() {
+    let (full, mut members) = full_layout(256);
+    members.pop();
+    members[3].role.capacity = 2 << 30;
+    assert!(matches!(
+        plan(&members, &full, &settled(1)),
+        Plan::Apply { stage, .. } if stage.len() == 1
+    ));
+}
