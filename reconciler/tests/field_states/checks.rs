@@ -118,29 +118,7 @@ impl World {
             if entry.state != State::Acted {
                 continue;
             }
-            let (segments, found, how) = match path.strip_prefix("status.") {
-                Some(rest) => (rest, &self.code.written, "written"),
-                None => (
-                    path.strip_prefix("spec.").unwrap_or(path),
-                    &self.code.read,
-                    "read",
-                ),
-            };
-            let via = self.via_reads(kv, key, entry, &mut out);
-            let mut missing = Vec::new();
-            for json in entries::segments(segments) {
-                match self.rust_names(kv, path, json) {
-                    Err(e) => out.push(e),
-                    Ok(names) => {
-                        let hit = names
-                            .iter()
-                            .any(|n| found.contains(n) || via.is_some_and(|v| v.contains(n)));
-                        if !hit {
-                            missing.extend(names.iter().map(|n| format!("`{n}`")));
-                        }
-                    }
-                }
-            }
+            let (missing, how) = self.unused_names(kv, path, key, entry, &mut out);
             if !missing.is_empty() {
                 out.push(format!(
                     "{kv} {path} (entry {key}): never {how} in reconciler/src: {}",
@@ -155,6 +133,75 @@ impl World {
         }
         out.dedup();
         out
+    }
+
+    /// Gap entries every path of which the code reads (status: writes) by every name, so
+    /// probably not gaps; and `read_elsewhere` notes that no longer apply.
+    pub fn read_gaps(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        // Per gap entry: whether each path it covers has all its names used.
+        let mut used: BTreeMap<(&String, &String), (bool, &Entry, &'static str)> = BTreeMap::new();
+        for (kv, path, key, entry) in self.classified() {
+            if entry.state == State::Gap {
+                let (missing, how) = self.unused_names(kv, path, key, entry, &mut out);
+                let all = used.entry((kv, key)).or_insert((true, entry, how));
+                all.0 &= missing.is_empty();
+            }
+        }
+        for ((kv, key), (all_used, entry, how)) in used {
+            match (all_used, &entry.read_elsewhere) {
+                (true, None) => out.push(format!(
+                    "{kv} {key}: every name of it is {how} in reconciler/src; say `acted`, or \
+                     `read_elsewhere` with where those names belong to something else"
+                )),
+                (false, Some(_)) => out.push(format!(
+                    "{kv} {key}: `read_elsewhere` is stale, the names are not all {how}"
+                )),
+                _ => {}
+            }
+        }
+        for (name, entry) in &self.file.annotations {
+            if entry.state == State::Gap && self.code.paths.contains(name) {
+                out.push(format!("annotation {name}: named in reconciler/src"));
+            }
+        }
+        out
+    }
+
+    /// The Rust names along `path` that the code does not read (status: write), and which of
+    /// the two was looked for. Names the types do not know are reported into `out`.
+    fn unused_names(
+        &self,
+        kv: &str,
+        path: &str,
+        key: &str,
+        entry: &Entry,
+        out: &mut Vec<String>,
+    ) -> (Vec<String>, &'static str) {
+        let (segments, found, how) = match path.strip_prefix("status.") {
+            Some(rest) => (rest, &self.code.written, "written"),
+            None => (
+                path.strip_prefix("spec.").unwrap_or(path),
+                &self.code.read,
+                "read",
+            ),
+        };
+        let via = self.via_reads(kv, key, entry, out);
+        let mut missing = Vec::new();
+        for json in entries::segments(segments) {
+            match self.rust_names(kv, path, json) {
+                Err(e) => out.push(e),
+                Ok(names) => {
+                    let hit = names
+                        .iter()
+                        .any(|n| found.contains(n) || via.is_some_and(|v| v.contains(n)));
+                    if !hit {
+                        missing.extend(names.iter().map(|n| format!("`{n}`")));
+                    }
+                }
+            }
+        }
+        (missing, how)
     }
 
     /// The field reads of the entry's `via` function, when the reconciler calls it.

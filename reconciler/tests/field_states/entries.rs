@@ -36,6 +36,10 @@ pub struct Entry {
     /// field for it (`effective_deletion_policy`).
     #[serde(default)]
     pub via: Option<String>,
+    /// For a `gap` whose names the code does use, for something else: where, so that the
+    /// coarse check can tell a confirmed gap from an entry that should say `acted`.
+    #[serde(default)]
+    pub read_elsewhere: Option<String>,
 }
 
 /// The whole file.
@@ -48,10 +52,42 @@ pub struct Classification {
     pub annotations: BTreeMap<String, Entry>,
 }
 
-/// Reads and parses the file.
+/// Reads and parses the file; a key written twice in one section is an error (the YAML
+/// parser would keep one of them silently, and "exactly one state" would not hold).
 pub fn load(path: &std::path::Path) -> Classification {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let twice = duplicate_keys(&text);
+    assert!(
+        twice.is_empty(),
+        "{}: keys given more than once:\n{}",
+        path.display(),
+        twice.join("\n")
+    );
     serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Keys that occur twice under the same parent, as `parent > key`, found by indentation.
+fn duplicate_keys(text: &str) -> Vec<String> {
+    let mut parents: Vec<(usize, String)> = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    let mut twice = Vec::new();
+    for line in text.lines() {
+        let body = line.trim_start();
+        if body.is_empty() || body.starts_with('#') {
+            continue;
+        }
+        let Some((key, _)) = body.split_once(':') else {
+            continue;
+        };
+        let indent = line.len() - body.len();
+        parents.retain(|(i, _)| *i < indent);
+        let parent = parents.last().map_or("", |(_, k)| k.as_str()).to_owned();
+        if !seen.insert((parent.clone(), key.to_owned())) {
+            twice.push(format!("{parent} > {key}"));
+        }
+        parents.push((indent, key.to_owned()));
+    }
+    twice
 }
 
 /// True when entry `key` covers `path`: the same path, or a container above it.
