@@ -206,7 +206,14 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         reconnect: p.facts.reconnect,
         rejoin: p.facts.rejoin,
         layout: p.layout_change,
-        drain: p.removal.step.clone().filter(|_| p.drain_acts),
+        // A requested skip-dead-nodes recovery goes first and removes its annotations, which
+        // moves the cluster's resourceVersion that the drain record's write is conditioned
+        // on: the drain step waits for the pass after it.
+        drain: p
+            .removal
+            .step
+            .clone()
+            .filter(|_| p.drain_acts && super::recovery::requested(cluster).is_none()),
         skip_dead_nodes: super::recovery::requested(cluster),
         annotate_drain: p.removal.annotate,
         delete_nodes: p.removal.delete,

@@ -462,6 +462,26 @@ fn a_drain_is_recorded_before_the_role_is_removed() {
 }
 
 #[test]
+fn a_requested_recovery_runs_in_a_pass_of_its_own_before_the_drain_step() {
+    let mut o = fourth_asks_to_drain();
+    let mut c = (*o.cluster).clone();
+    c.metadata.annotations.get_or_insert_default().insert(
+        shared_types::keys::annotation::ANNOTATION_SKIP_DEAD_NODES.to_string(),
+        "true".to_string(),
+    );
+    o.cluster = Arc::new(c);
+    let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
+    // The recovery removes its annotations, which moves the resourceVersion the drain
+    // record is written against: the record waits for the next pass.
+    assert_eq!(d.skip_dead_nodes, Some(false));
+    assert!(d.drain.is_none(), "drain step beside the recovery: {:?}", d.drain);
+    // Once the annotation is gone, the same world records the drain.
+    let o = fourth_asks_to_drain();
+    let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
+    assert!(matches!(d.drain, Some(crate::machine::drain::Step::Record(_))));
+}
+
+#[test]
 fn switching_to_manual_hands_members_over_and_drains_none() {
     let mut o = converged();
     let mut c = (*o.cluster).clone();

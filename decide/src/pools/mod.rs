@@ -8,7 +8,6 @@
 //! - [`pins`]: the identity a new member must prove (cold recovery).
 //! - [`membership`]: which Nodes belong to which pool, and when a pool pod may start.
 //! - [`capability`]: whether the control plane keeps and honours scheduling gates.
-//! - [`disks`]: whether an update of a pool's DaemonSet keeps every disk.
 //!
 //! The pool DaemonSet, its config revision and its members' GarageNodes are rendered in
 //! [`crate::desired::pool`], beside every other object the reconciler owns, so that one
@@ -16,7 +15,6 @@
 
 pub mod blockers;
 pub mod capability;
-pub mod disks;
 pub mod membership;
 pub mod pins;
 pub mod plan;

@@ -329,7 +329,11 @@ fn plan_daemonset<'a>(
         admin_token: f.admin_token,
     })?;
     plan.configs.extend(own_config);
-    if current.is_some() {
+    if let Some(current) = current {
+        // The update names the version this decision checked (its disk layout among the
+        // rest): the API server refuses it if the DaemonSet changed or went since.
+        let mut desired = desired;
+        desired.metadata.resource_version = current.metadata.resource_version.clone();
         plan.daemonsets.push(desired);
     } else if orphans.is_empty() && !ds_deleting {
         plan.create_daemonsets.push(desired);

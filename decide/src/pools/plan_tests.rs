@@ -403,6 +403,25 @@ fn a_host_path_another_clusters_pool_mounts_stops_the_pool() {
 }
 
 #[test]
+fn a_daemonset_update_names_the_version_the_decision_checked() {
+    let mut w = World::new(&[("n1", Some("local"))]);
+    w.with_daemonset();
+    w.activate("n1", "local");
+    w.pod("p1", DS_UID, "n1", false);
+    w.daemonsets[0].metadata.resource_version = Some("4711".into());
+    let plan = w.plan();
+    assert_eq!(plan.daemonsets.len(), 1, "{:?}", reason_of(&plan));
+    // The writer sends it as a precondition: a DaemonSet changed or deleted since this
+    // decision is refused by the API server, never overwritten with a layout checked
+    // against another version.
+    assert_eq!(
+        plan.daemonsets[0].metadata.resource_version.as_deref(),
+        Some("4711")
+    );
+    assert!(plan.create_daemonsets.is_empty());
+}
+
+#[test]
 fn a_daemonset_being_deleted_is_not_current_and_not_recreated_under_its_pods() {
     let mut w = World::new(&[("n1", Some("local"))]);
     w.with_daemonset();

@@ -27,6 +27,11 @@ pub enum Outcome {
 /// rendered-hash annotation after a rendering change, or a label, annotation or field changed
 /// or removed by hand; see [`decide::patch_holds`]), merge-patches it with that body. A live
 /// object not controlled by `owner_uid` is an error.
+///
+/// A `desired` that carries a resourceVersion is an update of the object the decision read at
+/// that version: the version goes into the patch as a precondition, so the API server refuses
+/// it (409) if the object changed since, and an object gone since is [`Error::Stale`], never
+/// created again here.
 pub async fn ensure<K>(
     api: &Api<K>,
     metrics: &Metrics,
@@ -39,7 +44,12 @@ where
     K::DynamicType: Default,
 {
     let name = desired.name_any();
+    let read_at = desired.meta().resource_version.clone();
     match api.get_opt(&name).await? {
+        None if read_at.is_some() => Err(Error::Stale(format!(
+            "{} {name} is gone since it was read",
+            kind_of::<K>()
+        ))),
         None => {
             metrics.wrote();
             let created = api.create(&PostParams::default(), desired).await?;
@@ -54,7 +64,10 @@ where
                     owner: owner_uid.to_owned(),
                 });
             }
-            let body = patch(desired)?;
+            let mut body = patch(desired)?;
+            if let (Some(version), Some(metadata)) = (read_at, body.get_mut("metadata")) {
+                metadata["resourceVersion"] = serde_json::Value::String(version);
+            }
             let current = serde_json::to_value(&live)
                 .map_err(|e| Error::Encoding(format!("encoding {}: {e}", kind_of::<K>())))?;
             let Some(field) = first_difference(&body, &current) else {
@@ -85,7 +98,12 @@ where
     K::DynamicType: Default,
 {
     let name = desired.name_any();
+    let read_at = desired.meta().resource_version.clone();
     match api.get_opt(&name).await? {
+        None if read_at.is_some() => Err(Error::Stale(format!(
+            "{} {name} is gone since it was read",
+            kind_of::<K>()
+        ))),
         None => {
             metrics.wrote();
             match api.create(&PostParams::default(), desired).await {

@@ -59,10 +59,12 @@ pub async fn act(
         }
     }
     mark_nodes(&gn_api, &d.eject, &d.annotate_drain, &mut d.notes, m).await?;
-    // Before the drain: the recovery is what unblocks a drain held by a dead node.
+    // Before the drain: the recovery is what unblocks a drain held by a dead node (the
+    // decision holds the drain step back in a pass that runs it).
     if let (Some(allow), Some(admin), GarageView::Read(read)) =
         (d.skip_dead_nodes, &access.admin, &o.garage)
-        && recovery::skip_dead_nodes(
+    {
+        recovery::skip_dead_nodes(
             cluster,
             admin,
             read.layout.version,
@@ -70,10 +72,7 @@ pub async fn act(
             &mut d.notes,
             ctx,
         )
-        .await?
-    {
-        // The cluster's resourceVersion moved: the record waits for the next pass.
-        d.drain = None;
+        .await?;
     }
     if let Some(step) = d.drain.take() {
         drain_step(o, access.admin.as_ref(), step, &mut d.notes, ctx).await?;

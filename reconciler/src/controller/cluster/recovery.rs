@@ -17,8 +17,7 @@ use decide::note::Note;
 
 /// Runs the recovery for layout `version`, then removes both annotations. Garage answers
 /// 400 when only one version is live (nothing to skip), which counts as done. On any other
-/// failure the annotations stay and the next pass tries again. True when the annotations
-/// were removed.
+/// failure the annotations stay, a warning Event says why, and the next pass tries again.
 pub async fn skip_dead_nodes(
     cluster: &GarageCluster,
     admin: &AdminClient,
@@ -26,7 +25,7 @@ pub async fn skip_dead_nodes(
     allow_missing_data: bool,
     notes: &mut Vec<Note>,
     ctx: &Context,
-) -> Result<bool, Error> {
+) -> Result<(), Error> {
     let message = match admin.skip_dead_nodes(version, allow_missing_data).await {
         Ok(result) => format!(
             "skip-dead-nodes at layout version {version}: ack moved for {} node(s), sync for {}{}",
@@ -49,7 +48,7 @@ pub async fn skip_dead_nodes(
                     "skip-dead-nodes at layout version {version} failed, the annotation stays: {e}"
                 ),
             ));
-            return Ok(false);
+            return Ok(());
         }
     };
     ctx.metrics.wrote();
@@ -69,5 +68,5 @@ pub async fn skip_dead_nodes(
         "SkipDeadNodes",
         message,
     ));
-    Ok(true)
+    Ok(())
 }

@@ -20,7 +20,6 @@ use decide::cluster::observed::Observed;
 use decide::conditions::Desired;
 use decide::note::Note;
 use decide::pools::capability::Verdict;
-use decide::pools::disks::layout_keeps_disks;
 use decide::pools::plan::{PoolPlan, Release};
 
 /// Writes what the pools ask for. `conditions` receives the probe's verdict when it stops
@@ -38,7 +37,7 @@ pub async fn act(
     if plan.needs_probe && !gate_proven(o, s, conditions, ctx).await? {
         return Ok(());
     }
-    prepare(s, &plan, notes, ctx).await?;
+    prepare(s, &plan, ctx).await?;
     start_members(o, s, &plan, notes, ctx).await?;
     finish(s, &plan, notes, ctx).await
 }
@@ -74,12 +73,7 @@ async fn gate_proven(
 
 /// What must exist before a pool pod may run: the Nodes' disk claims, the pools' config
 /// revisions and their DaemonSets.
-async fn prepare(
-    s: &Settings,
-    plan: &PoolPlan,
-    notes: &mut Vec<Note>,
-    ctx: &Context,
-) -> Result<(), Error> {
+async fn prepare(s: &Settings, plan: &PoolPlan, ctx: &Context) -> Result<(), Error> {
     let m = &ctx.metrics;
     let ns = s.namespace.as_str();
     let uid = s.uid.as_str();
@@ -109,26 +103,10 @@ async fn prepare(
         ensure(&ds_api, m, ds, uid, write::metadata_and_spec).await?;
     }
     for ds in &plan.daemonsets {
-        // Updated only while still there and not being deleted: a DaemonSet deleted since
-        // the pass observed it is recreated only once its pods are gone, by a later pass.
-        let live = ds_api.get_opt(&ds.name_any()).await?;
-        let Some(live) = live.filter(|l| l.metadata.deletion_timestamp.is_none()) else {
-            continue;
-        };
-        // The decision checked the DaemonSet it observed; the live one is checked again, so
-        // a record or mount changed since is never overwritten by a layout that drops a disk.
-        if let Err(why) = layout_keeps_disks(&live, ds) {
-            tracing::warn!(daemonset = %ds.name_any(), %why, "pool DaemonSet not updated");
-            notes.push(Note::warning(
-                reason::REASON_DISK_LAYOUT_CHANGE_BLOCKED,
-                "UpdateDaemonSet",
-                format!("{} not updated: {why}", ds.name_any()),
-            ));
-            continue;
-        }
-        {
-            ensure(&ds_api, m, ds, uid, write::metadata_and_spec).await?;
-        }
+        // Each carries the resourceVersion of the DaemonSet the decision checked: one changed
+        // or deleted since is refused by the API server and never overwritten or recreated
+        // here; the next pass decides again from what is there.
+        ensure(&ds_api, m, ds, uid, write::metadata_and_spec).await?;
     }
     Ok(())
 }
