@@ -117,5 +117,4 @@ fn quantity(text: &str) -> Option<f64> {
 }
 
 #[cfg(test)]
-#[path = "patch_holds_tests.rs"]
 mod tests;

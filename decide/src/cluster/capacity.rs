@@ -311,5 +311,4 @@ fn human_bytes(n: u64) -> String {
 }
 
 #[cfg(test)]
-#[path = "capacity_tests.rs"]
 mod tests;

@@ -221,5 +221,4 @@ pub fn conditions(held: &[Held], nodes: &[&GarageNode]) -> Vec<Desired> {
 }
 
 #[cfg(test)]
-#[path = "expansion_tests.rs"]
 mod tests;

@@ -474,11 +474,18 @@ fn a_requested_recovery_runs_in_a_pass_of_its_own_before_the_drain_step() {
     // The recovery removes its annotations, which moves the resourceVersion the drain
     // record is written against: the record waits for the next pass.
     assert_eq!(d.skip_dead_nodes, Some(false));
-    assert!(d.drain.is_none(), "drain step beside the recovery: {:?}", d.drain);
+    assert!(
+        d.drain.is_none(),
+        "drain step beside the recovery: {:?}",
+        d.drain
+    );
     // Once the annotation is gone, the same world records the drain.
     let o = fourth_asks_to_drain();
     let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
-    assert!(matches!(d.drain, Some(crate::machine::drain::Step::Record(_))));
+    assert!(matches!(
+        d.drain,
+        Some(crate::machine::drain::Step::Record(_))
+    ));
 }
 
 #[test]
@@ -534,10 +541,8 @@ fn unsupported_settings_are_not_validation_failures() {
     );
 }
 
-#[path = "transitions_tests.rs"]
 mod transitions;
 
-#[path = "capacity_gates_tests.rs"]
 mod capacity_gates;
 
 /// Every Auto member asks for 2Gi (its spec and its data volume) while its role has 1Gi.

@@ -285,5 +285,4 @@ fn overlaps(a: &str, b: &str) -> bool {
 }
 
 #[cfg(test)]
-#[path = "data_dirs_tests.rs"]
 mod tests;

@@ -236,5 +236,4 @@ pub fn violations(field: &str, from: &DiskLayout, to: &DiskLayout) -> Vec<String
 }
 
 #[cfg(test)]
-#[path = "disk_layout_tests.rs"]
 mod tests;

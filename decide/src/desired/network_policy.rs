@@ -268,5 +268,4 @@ fn rule(ports: &[u16], from: Option<Vec<NetworkPolicyPeer>>) -> NetworkPolicyIng
 }
 
 #[cfg(test)]
-#[path = "network_policy_tests.rs"]
 mod tests;

@@ -471,5 +471,4 @@ pub fn member_node(
 }
 
 #[cfg(test)]
-#[path = "pool_tests.rs"]
 mod tests;

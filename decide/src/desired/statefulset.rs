@@ -611,5 +611,4 @@ fn plain(name: &str, value: &str) -> EnvVar {
 }
 
 #[cfg(test)]
-#[path = "statefulset_tests.rs"]
 mod tests;

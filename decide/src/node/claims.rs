@@ -210,5 +210,4 @@ pub fn release(
 }
 
 #[cfg(test)]
-#[path = "claims_tests.rs"]
 mod tests;

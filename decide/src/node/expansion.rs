@@ -154,5 +154,4 @@ pub fn plan(claims: &[Sized]) -> ExpansionPlan {
 }
 
 #[cfg(test)]
-#[path = "expansion_tests.rs"]
 mod tests;

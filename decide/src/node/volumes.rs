@@ -135,5 +135,4 @@ pub fn plan(claims: &[Claim]) -> VolumePlan {
 }
 
 #[cfg(test)]
-#[path = "volumes_tests.rs"]
 mod tests;

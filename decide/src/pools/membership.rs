@@ -173,5 +173,4 @@ pub fn may_release(pod: &Pod, c: &GateCheck<'_>) -> Result<(), String> {
 }
 
 #[cfg(test)]
-#[path = "membership_tests.rs"]
 mod tests;

@@ -729,5 +729,4 @@ fn collisions(members: &[GarageNode]) -> Vec<String> {
 }
 
 #[cfg(test)]
-#[path = "plan_tests.rs"]
 mod tests;

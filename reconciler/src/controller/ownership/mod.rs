@@ -4,8 +4,6 @@
 
 pub mod gate;
 #[cfg(test)]
-mod gate_tests;
-#[cfg(test)]
-mod gated_controllers_tests;
+mod tests;
 
 pub use gate::{Admission, Resolved, admit, resolve};

@@ -15,8 +15,8 @@ use serde_json::{Value, json};
 use shared_types::garage_cluster::v1beta2::GarageCluster;
 use shared_types::keys::annotation::ANNOTATION_MANAGED_BY_INSTALL as KEY;
 
-use super::gate::UNCLAIMED_RECHECK;
-use super::*;
+use crate::controller::ownership::gate::UNCLAIMED_RECHECK;
+use crate::controller::ownership::*;
 use crate::controller::{Config, Context, Error, Events, Metrics};
 use decide::ownership::{Install, REASON_MANAGED_BY_ANOTHER_INSTALL, Role, Warnings};
 

@@ -728,5 +728,4 @@ fn every_data_path_takes_part_in_the_overlap_checks() {
 }
 
 /// What pools record about members: identity pins, HostPath claims, RPC address tags.
-#[path = "plan_records_tests.rs"]
 mod records;

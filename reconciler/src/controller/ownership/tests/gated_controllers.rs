@@ -15,7 +15,7 @@ use shared_types::garage_bucket::GarageBucket;
 use shared_types::garage_key::GarageKey;
 use shared_types::keys::finalizer;
 
-use super::gate_tests::{Answers, Seen, answers, cluster, fake, methods, ok_cluster};
+use super::gate::{Answers, Seen, answers, cluster, fake, methods, ok_cluster};
 use crate::controller::garage_objects::{Stores, admin_token, bucket, key};
 use crate::controller::{Context, cluster as cluster_controller, node};
 
