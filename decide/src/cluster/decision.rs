@@ -800,6 +800,7 @@ fn pools_and_leavers<'a>(
         in_layout: &pool_in_layout.0,
         topology_ready: pool_in_layout.1,
         foreign_paths: &o.foreign_paths,
+        gate: o.gate.as_ref(),
         committed_roles: match &o.garage {
             GarageView::Read(read) => &read.layout.roles,
             GarageView::Unavailable(_) => &[],

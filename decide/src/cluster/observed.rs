@@ -34,6 +34,9 @@ pub struct Observed {
     /// HostPaths that other clusters' pool DaemonSets and pool pods mount, with who mounts
     /// them (read when this cluster declares pools).
     pub foreign_paths: Vec<(String, String)>,
+    /// What the scheduling-gate probe last established in this namespace (a proof only while
+    /// it is fresh), when the cluster has or had pools.
+    pub gate: Option<crate::pools::capability::Verdict>,
     /// Pods of the cluster (by its `cluster` label).
     pub pods: Vec<Pod>,
     /// What Garage reports.

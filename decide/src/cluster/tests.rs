@@ -89,6 +89,7 @@ fn observed(
         config_maps: vec![],
         k8s_nodes: vec![],
         foreign_paths: vec![],
+        gate: None,
         pods,
         garage,
         statefulsets,

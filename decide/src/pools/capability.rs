@@ -124,6 +124,9 @@ pub fn verdict(major: &str, minor: &str, dry_run_kept_gate: bool, pod: Option<&P
 #[derive(Debug, Default)]
 pub struct EvidenceCache {
     proven: Mutex<BTreeMap<String, Timestamp>>,
+    /// The last verdict that was not a proof, per namespace: what a pass reports until the
+    /// probe proves the gate.
+    last: Mutex<BTreeMap<String, Verdict>>,
 }
 
 impl EvidenceCache {
@@ -141,6 +144,36 @@ impl EvidenceCache {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .insert(namespace.to_owned(), at);
+        self.last
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(namespace);
+    }
+
+    /// Records what a probe run established for `namespace`.
+    pub fn record_verdict(&self, namespace: &str, verdict: &Verdict) {
+        match verdict {
+            Verdict::Proven(at) => self.record(namespace, *at),
+            other => {
+                self.last
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(namespace.to_owned(), other.clone());
+            }
+        }
+    }
+
+    /// What a pass in `namespace` decides from at `now`: a fresh proof, else the last verdict
+    /// that was not one, else `None` (never probed, or the proof expired with nothing since).
+    pub fn observed(&self, namespace: &str, now: Timestamp) -> Option<Verdict> {
+        if let Some(at) = self.fresh(namespace, now) {
+            return Some(Verdict::Proven(at));
+        }
+        self.last
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(namespace)
+            .cloned()
     }
 }
 

@@ -14,6 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use k8s_openapi::api::apps::v1::DaemonSet;
 use k8s_openapi::api::core::v1::{ConfigMap, Node, Pod};
 use kube::ResourceExt;
+use shared_types::conditions::reason;
 use shared_types::garage_cluster::v1beta2::{GarageCluster, NodeLocalPoolSpec};
 use shared_types::garage_node::GarageNode;
 use shared_types::keys::label;
@@ -25,6 +26,7 @@ use crate::desired::pool::{self as desired_pool, ACTIVE, PoolInputs};
 use crate::desired::secrets::SecretSource;
 use crate::desired::{DesiredError, Settings, disk_layout, nodes};
 use crate::pools::blockers::{Blocker, Blockers};
+use crate::pools::capability::Verdict;
 use crate::pools::membership::{self, GateCheck};
 use crate::pools::pins::{self, Pin};
 
@@ -81,6 +83,9 @@ pub struct PoolPlan {
     pub condition: Option<Desired>,
     /// Some write above changes what may run on a Node: the capability probe must hold.
     pub needs_probe: bool,
+    /// The writes above wait for a fresh proof that the scheduling gate fences pods: run the
+    /// probe (act does, and the next pass decides from its verdict).
+    pub run_probe: bool,
 }
 
 /// What the pool decision reads.
@@ -114,6 +119,9 @@ pub struct PoolFacts<'a> {
     /// The roles of the committed layout (empty when Garage could not be read): a new member
     /// whose Node lost its identity record recovers the role tagged for it.
     pub committed_roles: &'a [garage_api_types::LayoutRole],
+    /// What the scheduling-gate probe last established in this namespace (a proof only while
+    /// fresh); `None` when it has not run.
+    pub gate: Option<&'a Verdict>,
 }
 
 /// The pools' plan.
@@ -161,7 +169,42 @@ pub fn decide(f: &PoolFacts<'_>) -> Result<PoolPlan, DesiredError> {
     // Replacements first: retirement starts once every wanted member is in the layout.
     plan.retire_now = !frozen && !blockers.joining() && f.topology_ready;
     plan.condition = Some(blockers.condition());
-    Ok(plan)
+    Ok(hold_for_probe(plan, f.gate))
+}
+
+/// Nothing that lets a pool pod run somewhere, or takes that away, is written without a fresh
+/// proof that the scheduling gate fences pods. Without one the pools' writes wait: the plan
+/// asks for the probe, `NodeLocalPoolsReady` says why, and what the rest of the cluster's
+/// decision reads (retirements, pending members) stays as decided.
+pub fn hold_for_probe(plan: PoolPlan, gate: Option<&Verdict>) -> PoolPlan {
+    if !plan.needs_probe || matches!(gate, Some(Verdict::Proven(_))) {
+        return plan;
+    }
+    let (why, message) = match gate {
+        Some(Verdict::Unavailable { reason, message }) => (*reason, message.clone()),
+        Some(Verdict::Pending(message)) => {
+            (reason::REASON_SCHEDULING_GATE_PROBE_PENDING, message.clone())
+        }
+        _ => (
+            reason::REASON_SCHEDULING_GATE_PROBE_PENDING,
+            "proving that the API server keeps and the scheduler honours Pod scheduling gates before anything is created or released for the pools".to_owned(),
+        ),
+    };
+    let condition = plan.condition.map(|mut c| {
+        c.status = false;
+        c.reason = why;
+        c.message = message;
+        c
+    });
+    PoolPlan {
+        retire: plan.retire,
+        retire_now: plan.retire_now,
+        pending: plan.pending,
+        condition,
+        needs_probe: true,
+        run_probe: true,
+        ..PoolPlan::default()
+    }
 }
 
 /// What the pools' pass reads throughout.

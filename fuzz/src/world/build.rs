@@ -732,6 +732,9 @@ pub fn bare(cluster: GarageCluster) -> Observed {
         config_maps: vec![],
         k8s_nodes: vec![],
         foreign_paths: vec![],
+        // A fresh proof, as in a converged pool cluster: the pool plans are explored whole
+        // (`hold_for_probe` has its own table tests).
+        gate: Some(decide::pools::capability::Verdict::Proven(at(0))),
         pods: vec![],
         garage: GarageView::Unavailable("not read".into()),
         statefulsets: vec![],

@@ -8,6 +8,7 @@ use super::*;
 use crate::desired::config;
 use crate::desired::secrets::{admin_token_source, rpc_secret_source};
 use crate::desired::test_support::cluster;
+use crate::pools::capability::Verdict;
 use shared_types::conditions::reason;
 
 const ID_A: &str = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
@@ -35,6 +36,8 @@ struct World {
     topology_ready: bool,
     foreign_paths: Vec<(String, String)>,
     committed_roles: Vec<garage_api_types::LayoutRole>,
+    /// The probe's verdict; a fresh proof unless a test says otherwise.
+    gate: Option<Verdict>,
 }
 
 impl World {
@@ -60,6 +63,7 @@ impl World {
             topology_ready: false,
             foreign_paths: vec![],
             committed_roles: vec![],
+            gate: Some(Verdict::Proven(k8s_openapi::jiff::Timestamp::UNIX_EPOCH)),
         }
     }
 
@@ -85,6 +89,7 @@ impl World {
             topology_ready: self.topology_ready,
             foreign_paths: &self.foreign_paths,
             committed_roles: &self.committed_roles,
+            gate: self.gate.as_ref(),
         })
         .unwrap()
     }
@@ -400,6 +405,54 @@ fn a_host_path_another_clusters_pool_mounts_stops_the_pool() {
     // A sibling path with a common prefix only is not an overlap.
     assert!(!overlap("/data/a", "/data/ab"));
     assert!(overlap("/data/a/", "/data/a/b"));
+}
+
+#[test]
+fn without_a_fresh_proof_the_pools_write_nothing_and_say_why() {
+    let unavailable = Verdict::Unavailable {
+        reason: reason::REASON_SCHEDULING_GATES_UNAVAILABLE,
+        message: "the API server dropped the scheduling gate".into(),
+    };
+    let pending = Verdict::Pending("the gated probe pod is being created".into());
+    for (case, gate, why) in [
+        (
+            "never probed",
+            None,
+            reason::REASON_SCHEDULING_GATE_PROBE_PENDING,
+        ),
+        (
+            "probe pending",
+            Some(pending),
+            reason::REASON_SCHEDULING_GATE_PROBE_PENDING,
+        ),
+        (
+            "gates unavailable",
+            Some(unavailable),
+            reason::REASON_SCHEDULING_GATES_UNAVAILABLE,
+        ),
+    ] {
+        // A new pool on a selected Node: its DaemonSet would be created.
+        let mut w = World::new(&[("n1", Some("local"))]);
+        w.gate = gate;
+        let plan = w.plan();
+        assert!(plan.run_probe && plan.needs_probe, "{case}");
+        assert!(
+            plan.create_daemonsets.is_empty()
+                && plan.daemonsets.is_empty()
+                && plan.activate.is_empty()
+                && plan.claims.is_empty()
+                && plan.create_members.is_empty()
+                && plan.release.is_empty(),
+            "{case}: pool writes without a proof: {plan:?}"
+        );
+        let c = plan.condition.as_ref().unwrap();
+        assert!(!c.status, "{case}");
+        assert_eq!(c.reason, why, "{case}");
+    }
+    // With the proof the same world creates the DaemonSet.
+    let w = World::new(&[("n1", Some("local"))]);
+    let plan = w.plan();
+    assert!(!plan.run_probe && plan.create_daemonsets.len() == 1);
 }
 
 #[test]

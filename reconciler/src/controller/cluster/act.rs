@@ -48,7 +48,7 @@ pub async fn act(
     let gn_api: Api<GarageNode> = Api::namespaced(client.clone(), ns);
 
     let pools = std::mem::take(&mut d.pools);
-    crate::controller::pools::act::act(o, s, pools, &mut d.conditions, &mut d.notes, ctx).await?;
+    crate::controller::pools::act::act(o, s, pools, &mut d.notes, ctx).await?;
 
     if let (Some(token), false) = (&access.token, d.rejoin.is_empty()) {
         for (host, peers) in &d.rejoin {

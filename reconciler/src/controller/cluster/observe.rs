@@ -131,6 +131,8 @@ pub async fn observe(
         config_maps,
         k8s_nodes,
         foreign_paths,
+        // The probe itself runs in act, when a decision asks for it; a pass reads its verdict.
+        gate: ctx.gate_evidence.observed(&ns, Timestamp::now()),
         pods,
         garage,
         statefulsets,

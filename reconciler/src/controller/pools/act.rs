@@ -6,7 +6,7 @@ use k8s_openapi::api::core::v1::{ConfigMap, Node, Pod};
 use kube::api::{DeleteParams, Patch, PatchParams};
 use kube::{Api, ResourceExt};
 use serde_json::json;
-use shared_types::conditions::{cluster as cc, reason};
+use shared_types::conditions::reason;
 use shared_types::garage_node::GarageNode;
 use shared_types::keys::label;
 use shared_types::keys::scheduling_gate::SCHEDULING_GATE_NODE_LOCAL_POOL_ACTIVATION;
@@ -17,58 +17,28 @@ use crate::controller::{Context, Error};
 use crate::desired::Settings;
 use crate::desired::pool::node_label_value;
 use decide::cluster::observed::Observed;
-use decide::conditions::Desired;
 use decide::note::Note;
-use decide::pools::capability::Verdict;
 use decide::pools::plan::{PoolPlan, Release};
 
-/// Writes what the pools ask for. `conditions` receives the probe's verdict when it stops
-/// the pass.
+/// Writes what the pools ask for: the probe when the decision waits on it, else the pools'
+/// writes (which the decision made only on a fresh proof that the gate fences pods).
 pub async fn act(
     o: &Observed,
     s: &Settings,
     plan: PoolPlan,
-    conditions: &mut [Desired],
     notes: &mut Vec<Note>,
     ctx: &Context,
 ) -> Result<(), Error> {
-    // Nothing that lets a pool pod run somewhere, or takes that away, happens without a
-    // fresh proof that the gate fences pods; the proof holds for the rest of this pass.
-    if plan.needs_probe && !gate_proven(o, s, conditions, ctx).await? {
+    if plan.run_probe {
+        let m = &ctx.metrics;
+        let verdict =
+            probe::probe(&ctx.client, &o.cluster, &s.image, &ctx.gate_evidence, m).await?;
+        ctx.gate_evidence.record_verdict(&s.namespace, &verdict);
         return Ok(());
     }
     prepare(s, &plan, ctx).await?;
     start_members(o, s, &plan, notes, ctx).await?;
     finish(s, &plan, notes, ctx).await
-}
-
-/// Proves that the scheduling gate fences pods in this namespace; without the proof, the
-/// pools' condition says why and the pass changes nothing for them.
-async fn gate_proven(
-    o: &Observed,
-    s: &Settings,
-    conditions: &mut [Desired],
-    ctx: &Context,
-) -> Result<bool, Error> {
-    let m = &ctx.metrics;
-    let verdict = probe::probe(&ctx.client, &o.cluster, &s.image, &ctx.gate_evidence, m).await?;
-    let refused = match verdict {
-        Verdict::Proven(_) => None,
-        Verdict::Pending(message) => Some((reason::REASON_SCHEDULING_GATE_PROBE_PENDING, message)),
-        Verdict::Unavailable { reason, message } => Some((reason, message)),
-    };
-    if let Some((why, message)) = refused {
-        for c in conditions
-            .iter_mut()
-            .filter(|c| c.type_ == cc::CONDITION_NODE_LOCAL_POOLS_READY)
-        {
-            c.status = false;
-            c.reason = why;
-            c.message = message.clone();
-        }
-        return Ok(false);
-    }
-    Ok(true)
 }
 
 /// What must exist before a pool pod may run: the Nodes' disk claims, the pools' config
