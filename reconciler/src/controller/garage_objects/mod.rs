@@ -6,7 +6,10 @@
 pub mod access;
 pub mod admin_token;
 pub mod bucket;
+#[cfg(test)]
+pub(crate) mod fixtures;
 pub mod key;
+pub mod outcome;
 pub mod reach;
 pub mod reference_grant;
 
@@ -123,14 +126,18 @@ pub struct Snapshot {
     pub garage_buckets: Vec<crate::garage::BucketListItem>,
     /// The grants.
     pub grants: access::Grants,
+    /// The namespace of the GarageCluster the pass reached.
+    pub cluster_namespace: String,
+    /// Its name.
+    pub cluster_name: String,
 }
 
 impl Snapshot {
-    /// The view of the cluster `target` leads to.
-    pub fn view<'a>(&'a self, target: &'a reach::Target) -> access::Cluster<'a> {
+    /// The view of the cluster the pass reached.
+    pub fn view(&self) -> access::Cluster<'_> {
         access::Cluster {
-            namespace: &target.settings.namespace,
-            name: &target.settings.name,
+            namespace: &self.cluster_namespace,
+            name: &self.cluster_name,
             keys: &self.keys,
             buckets: &self.buckets,
             garage_buckets: &self.garage_buckets,
@@ -178,6 +185,8 @@ impl Stores {
             buckets,
             garage_buckets,
             grants,
+            cluster_namespace: target.settings.namespace.clone(),
+            cluster_name: target.settings.name.clone(),
         })
     }
 }
@@ -239,17 +248,7 @@ where
     K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
 {
     let generation = object.meta().generation;
-    let mut status = current.cloned().unwrap_or_default();
-    let conditions = with_ready(
-        status.conditions_mut().as_deref(),
-        ready,
-        why,
-        message,
-        generation,
-    );
-    *status.conditions_mut() = Some(conditions);
-    *status.observed_generation_mut() = generation;
-    adjust(&mut status);
+    let status = outcome::reported(current, generation, ready, why, message, adjust);
     patch_status_if_changed(api, ctx, object, current, &status).await
 }
 

@@ -421,7 +421,7 @@ async fn grants(
     let snapshot = stores
         .snapshot(ctx, target, super::Me::Bucket(me.clone()))
         .await?;
-    let view = snapshot.view(target);
+    let view = snapshot.view();
     let keys = &snapshot.keys;
     let own: BTreeSet<String> = view.bucket_declares(&me).into_keys().collect();
     let was: BTreeSet<String> = status
@@ -456,7 +456,7 @@ async fn grants(
         patch_status_if_changed(api, ctx, bucket, bucket.status.as_ref(), status).await?;
     }
     for c in &changes {
-        super::key::apply_change(ctx, target, c).await?;
+        super::key::act::apply_change(ctx, Some(target), c).await?;
     }
     status.managed_key_grants = Some(own.into_iter().collect());
     if changes.is_empty() {
