@@ -12,7 +12,7 @@ use shared_types::garage_key::GarageKey;
 
 use super::Snapshot;
 use super::access::Grants;
-use crate::garage::{BucketListItem, KeyInfo};
+use crate::garage::{BucketInfo, BucketListItem, KeyInfo};
 
 /// Overlays the fields of `over` on `base`, recursively for objects.
 fn merged(mut base: Value, over: Value) -> Value {
@@ -63,6 +63,18 @@ pub fn key_info(id: &str, name: &str, secret: &str, over: Value) -> KeyInfo {
 pub fn on(id: &str, rwo: [bool; 3]) -> Value {
     json!({"id": id, "globalAliases": [], "localAliases": [],
            "permissions": {"read": rwo[0], "write": rwo[1], "owner": rwo[2]}})
+}
+
+/// Garage's bucket `id` with global aliases `aliases`, empty, with `over` laid on it.
+pub fn bucket_info(id: &str, aliases: &[&str], over: Value) -> BucketInfo {
+    let base = json!({
+        "id": id, "created": "2026-01-01T00:00:00Z", "globalAliases": aliases,
+        "websiteAccess": false, "keys": [], "objects": 0, "bytes": 0,
+        "unfinishedUploads": 0, "unfinishedMultipartUploads": 0,
+        "unfinishedMultipartUploadParts": 0, "unfinishedMultipartUploadBytes": 0,
+        "quotas": {"maxSize": null, "maxObjects": null},
+    });
+    serde_json::from_value(merged(base, over)).unwrap()
 }
 
 /// An entry of Garage's bucket list.

@@ -10,6 +10,7 @@ pub mod bucket;
 pub(crate) mod fixtures;
 pub mod key;
 pub mod outcome;
+pub mod pass;
 pub mod reach;
 pub mod reference_grant;
 

@@ -82,14 +82,11 @@ async fn finalize(key: &GarageKey, ctx: &Context, api: &Api<GarageKey>) -> Resul
         true,
     )
     .await?;
-    let (target, cluster) = match reached {
-        Reach::Ready(t) => (Some(t), Ok(())),
-        Reach::Gone => (None, Ok(())),
-        Reach::HandsOff(action) => return Ok(action),
-        Reach::Waiting { reason, message } => (None, Err((reason, message))),
+    let reached = match reached.for_cleanup() {
+        Ok(reached) => reached,
+        Err(action) => return Ok(action),
     };
-    let cluster = cluster.map(|()| target.as_deref());
-    let observed = observe::observe_deletion(ctx, key, cluster).await?;
+    let observed = observe::observe_deletion(ctx, key, &reached).await?;
     let plan = plan::deletion(&observed);
-    act::act(api, ctx, key, target.as_deref(), plan).await
+    act::act(api, ctx, key, reached.target(), plan).await
 }

@@ -15,7 +15,7 @@ use super::derivation::{self, Access};
 use super::material::Material;
 use super::plan::{self, Cleanup, Facts, Observed, ObservedDeletion};
 use super::secret;
-use crate::controller::garage_objects::reach::Target;
+use crate::controller::garage_objects::reach::{Cleaning, Target};
 use crate::controller::garage_objects::{Me, Stores, cluster_deleting};
 use crate::controller::{Context, Error};
 use crate::garage::{KeyInfo, Lookup};
@@ -87,16 +87,15 @@ async fn key_in_garage(
     }
 }
 
-/// The facts of a pass over a deleted key: `reached` is its cluster as cleanup reaches it
-/// (`None`: gone), `unreachable` the reason and message when it cannot be reached now.
+/// The facts of a pass over a deleted key whose cluster cleanup reaches as `reached` says.
 pub async fn observe_deletion(
     ctx: &Context,
     key: &GarageKey,
-    reached: Result<Option<&Target>, (&'static str, String)>,
+    reached: &Cleaning,
 ) -> Result<ObservedDeletion, Error> {
     let ns = key.namespace().unwrap_or_default();
     let cluster = match reached {
-        Ok(Some(target)) => {
+        Cleaning::Reached(target) => {
             // Without a grant the key is deleted only when its ID proves it is this object's
             // own derived key; proving it derives the material, read-only.
             let derived = match (&key.status, target.granted) {
@@ -112,10 +111,10 @@ pub async fn observe_deletion(
             };
             Cleanup::Reached { id, in_garage }
         }
-        Ok(None) => Cleanup::Gone,
-        Err((reason, message)) => Cleanup::Unreachable {
+        Cleaning::Gone => Cleanup::Gone,
+        Cleaning::Unreachable { reason, message } => Cleanup::Unreachable {
             reason,
-            message,
+            message: message.clone(),
             cluster_deleting: cluster_deleting(ctx, &ns, &key.spec.cluster_ref).await?,
         },
     };

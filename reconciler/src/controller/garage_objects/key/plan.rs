@@ -25,7 +25,7 @@ use crate::controller::conditions::{self, Desired};
 use crate::controller::finalizer;
 use crate::controller::garage_objects::access::{self, Pair};
 use crate::controller::garage_objects::outcome::{self, Outcome, Refused};
-use crate::controller::garage_objects::{Snapshot, reach, timestamp};
+use crate::controller::garage_objects::{Snapshot, pass, reach, timestamp};
 use crate::desired::{DesiredError, Settings, is_controlled_by};
 use crate::garage::{BucketPermissions, KeyInfo, KeyPermissions, KeySpec};
 
@@ -112,17 +112,6 @@ pub enum Step {
     RemoveFinalizer,
 }
 
-/// The status a pass publishes once its steps are done.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Publish {
-    /// This status.
-    Status(Box<GarageKeyStatus>),
-    /// The status of a key in Garage ([`ready_status`]), from Garage's last answer.
-    Ready(Ready),
-    /// None.
-    Nothing,
-}
-
 /// What the status of a key in Garage says besides Garage's own answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ready {
@@ -134,19 +123,11 @@ pub struct Ready {
     pub secret_name: String,
 }
 
-/// Everything one pass does.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Plan {
-    /// The operations, in order.
-    pub steps: Vec<Step>,
-    /// Garage's key as the plan expects it before Garage answers: as observed, or as an import
-    /// creates it. Each answer of Garage replaces it; the status is published from the last.
-    pub garage: Option<KeyInfo>,
-    /// The status to publish.
-    pub publish: Publish,
-    /// How the pass ends.
-    pub outcome: Outcome,
-}
+/// Everything one pass over a key does.
+pub type Plan = pass::Plan<Step, KeyInfo, GarageKeyStatus, Ready>;
+
+/// The status a key's pass publishes: a [`Ready`] one is made by [`ready_status`].
+pub type Publish = pass::Publish<GarageKeyStatus, Ready>;
 
 /// The status of a key that waits: `Ready=False` with the outcome's reason and message, phase
 /// Pending.
@@ -163,12 +144,11 @@ pub fn waiting_status(key: &GarageKey, reason: &'static str, message: String) ->
 
 /// The plan of a key that cannot be made ready now: its status says why.
 pub fn waiting(key: &GarageKey, reason: &'static str, message: String) -> Plan {
-    Plan {
-        steps: Vec::new(),
-        garage: None,
-        publish: Publish::Status(Box::new(waiting_status(key, reason, message.clone()))),
-        outcome: Outcome::waiting(reason, message),
-    }
+    Plan::ending(
+        Vec::new(),
+        Publish::Status(Box::new(waiting_status(key, reason, message.clone()))),
+        Outcome::waiting(reason, message),
+    )
 }
 
 /// The key's name in Garage.
@@ -628,12 +608,7 @@ pub fn deletable(
 /// finalizer. A cluster that no longer exists has nothing left to clean.
 pub fn deletion(o: &ObservedDeletion) -> Plan {
     let key = &o.key;
-    let mut plan = Plan {
-        steps: Vec::new(),
-        garage: None,
-        publish: Publish::Nothing,
-        outcome: Outcome::Finished,
-    };
+    let mut plan = Plan::ending(Vec::new(), Publish::Nothing, Outcome::Finished);
     if !finalizer::has(key, finalizers::FINALIZER_KEY) {
         return plan;
     }
