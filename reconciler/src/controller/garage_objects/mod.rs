@@ -232,27 +232,6 @@ ready_status!(
     shared_types::garage_admin_token::GarageAdminTokenStatus
 );
 
-/// Writes `object`'s status with `Ready` as given, the generation observed and `adjust`
-/// applied (its phase, what else the verdict changes), unless that is what it already says.
-#[allow(clippy::too_many_arguments)]
-pub async fn report<K, S: ReadyStatus>(
-    api: &Api<K>,
-    ctx: &Context,
-    object: &K,
-    current: Option<&S>,
-    ready: bool,
-    why: &'static str,
-    message: String,
-    adjust: impl FnOnce(&mut S),
-) -> Result<(), Error>
-where
-    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
-{
-    let generation = object.meta().generation;
-    let status = outcome::reported(current, generation, ready, why, message, adjust);
-    patch_status_if_changed(api, ctx, object, current, &status).await
-}
-
 /// `current` with its `Ready` condition set (and nothing else of ours changed).
 pub fn with_ready(
     current: Option<&[Condition]>,
