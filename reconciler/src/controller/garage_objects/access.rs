@@ -322,4 +322,87 @@ mod tests {
             serde_json::json!({"clusterWide": true})
         )));
     }
+
+    fn p(read: bool, write: bool, owner: bool) -> BucketPermissions {
+        BucketPermissions { read, write, owner }
+    }
+
+    fn pair(b: &str) -> Pair {
+        (b.into(), "GK1".into())
+    }
+
+    #[test]
+    fn changes_bring_each_pair_in_scope_to_exactly_what_is_declared() {
+        let none = p(false, false, false);
+        type Case = (
+            &'static str,
+            Option<BucketPermissions>,
+            Option<BucketPermissions>,
+            Option<(BucketPermissions, BucketPermissions)>,
+        );
+        let cases: &[Case] = &[
+            (
+                "declared and held",
+                Some(p(true, true, false)),
+                Some(p(true, true, false)),
+                None,
+            ),
+            ("neither", None, None, None),
+            (
+                "declared, not held: allowed",
+                Some(p(true, false, true)),
+                None,
+                Some((p(true, false, true), none)),
+            ),
+            (
+                "held, no longer declared: denied",
+                None,
+                Some(p(true, true, false)),
+                Some((none, p(true, true, false))),
+            ),
+            (
+                "only the difference moves",
+                Some(p(true, false, false)),
+                Some(p(false, true, false)),
+                Some((p(true, false, false), p(false, true, false))),
+            ),
+            (
+                "an all-false declaration revokes",
+                Some(none),
+                Some(p(false, false, true)),
+                Some((none, p(false, false, true))),
+            ),
+        ];
+        for (what, declared, held, want) in cases {
+            let scope = BTreeSet::from([pair("b1")]);
+            let current: BTreeMap<Pair, BucketPermissions> =
+                held.iter().map(|h| (pair("b1"), *h)).collect();
+            let got = changes(&scope, &current, |_| *declared);
+            let want: Vec<Change> = want
+                .iter()
+                .map(|(allow, deny)| Change {
+                    pair: pair("b1"),
+                    allow: *allow,
+                    deny: *deny,
+                })
+                .collect();
+            assert_eq!(got, want, "{what}");
+        }
+    }
+
+    #[test]
+    fn pairs_outside_the_scope_are_never_changed() {
+        // A grant made outside the operator on a pair no object manages is left alone.
+        let current = BTreeMap::from([(pair("foreign"), p(true, true, true))]);
+        let scope = BTreeSet::from([pair("b1")]);
+        let got = changes(&scope, &current, |_| Some(p(true, false, false)));
+        assert_eq!(
+            got,
+            [Change {
+                pair: pair("b1"),
+                allow: p(true, false, false),
+                deny: p(false, false, false),
+            }]
+        );
+    }
 }

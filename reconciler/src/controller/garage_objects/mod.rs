@@ -6,7 +6,11 @@
 pub mod access;
 pub mod admin_token;
 pub mod bucket;
+#[cfg(test)]
+pub(crate) mod fixtures;
 pub mod key;
+pub mod outcome;
+pub mod pass;
 pub mod reach;
 pub mod reference_grant;
 
@@ -123,14 +127,18 @@ pub struct Snapshot {
     pub garage_buckets: Vec<crate::garage::BucketListItem>,
     /// The grants.
     pub grants: access::Grants,
+    /// The namespace of the GarageCluster the pass reached.
+    pub cluster_namespace: String,
+    /// Its name.
+    pub cluster_name: String,
 }
 
 impl Snapshot {
-    /// The view of the cluster `target` leads to.
-    pub fn view<'a>(&'a self, target: &'a reach::Target) -> access::Cluster<'a> {
+    /// The view of the cluster the pass reached.
+    pub fn view(&self) -> access::Cluster<'_> {
         access::Cluster {
-            namespace: &target.settings.namespace,
-            name: &target.settings.name,
+            namespace: &self.cluster_namespace,
+            name: &self.cluster_name,
             keys: &self.keys,
             buckets: &self.buckets,
             garage_buckets: &self.garage_buckets,
@@ -178,6 +186,8 @@ impl Stores {
             buckets,
             garage_buckets,
             grants,
+            cluster_namespace: target.settings.namespace.clone(),
+            cluster_name: target.settings.name.clone(),
         })
     }
 }
@@ -221,37 +231,6 @@ ready_status!(
     shared_types::garage_bucket::GarageBucketStatus,
     shared_types::garage_admin_token::GarageAdminTokenStatus
 );
-
-/// Writes `object`'s status with `Ready` as given, the generation observed and `adjust`
-/// applied (its phase, what else the verdict changes), unless that is what it already says.
-#[allow(clippy::too_many_arguments)]
-pub async fn report<K, S: ReadyStatus>(
-    api: &Api<K>,
-    ctx: &Context,
-    object: &K,
-    current: Option<&S>,
-    ready: bool,
-    why: &'static str,
-    message: String,
-    adjust: impl FnOnce(&mut S),
-) -> Result<(), Error>
-where
-    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
-{
-    let generation = object.meta().generation;
-    let mut status = current.cloned().unwrap_or_default();
-    let conditions = with_ready(
-        status.conditions_mut().as_deref(),
-        ready,
-        why,
-        message,
-        generation,
-    );
-    *status.conditions_mut() = Some(conditions);
-    *status.observed_generation_mut() = generation;
-    adjust(&mut status);
-    patch_status_if_changed(api, ctx, object, current, &status).await
-}
 
 /// `current` with its `Ready` condition set (and nothing else of ours changed).
 pub fn with_ready(

@@ -217,3 +217,43 @@ pub async fn reach(
         granted,
     })))
 }
+
+/// Where a deleted object's cleanup leads, once a cluster another install manages is ruled
+/// out ([`Reach::for_cleanup`]).
+pub enum Cleaning {
+    /// The cluster answers.
+    Reached(Box<Target>),
+    /// The cluster object does not exist.
+    Gone,
+    /// It cannot be reached now.
+    Unreachable {
+        /// Condition reason.
+        reason: &'static str,
+        /// Why.
+        message: String,
+    },
+}
+
+impl Cleaning {
+    /// The cluster, when it answers.
+    pub fn target(&self) -> Option<&Target> {
+        match self {
+            Cleaning::Reached(t) => Some(t),
+            _ => None,
+        }
+    }
+}
+
+impl Reach {
+    /// What cleanup can do here; `Err` with the action for a cluster another install manages:
+    /// that install finalizes the object, and removing the finalizer here would let it go
+    /// before that install has cleaned up in Garage.
+    pub fn for_cleanup(self) -> Result<Cleaning, Action> {
+        match self {
+            Reach::Ready(t) => Ok(Cleaning::Reached(t)),
+            Reach::Gone => Ok(Cleaning::Gone),
+            Reach::HandsOff(action) => Err(action),
+            Reach::Waiting { reason, message } => Ok(Cleaning::Unreachable { reason, message }),
+        }
+    }
+}

@@ -1,0 +1,117 @@
+//! What a GarageBucket pass reads before it decides: the bucket in Garage this object owns
+//! (by `spec.bucketId`, the ID in its status, or its reservation alias), the bucket its wanted
+//! global alias names when it lacks that alias, and the keys, buckets and grants of its
+//! cluster. A bucket Garage does not have is a fact; a failed read is an error.
+
+use kube::ResourceExt;
+use shared_types::garage_bucket::GarageBucket;
+
+use super::operations::{Cleanup, Found, Identity, Observed, ObservedDeletion};
+use super::{reservation_alias, status, wanted_alias};
+use crate::controller::garage_objects::reach::{Cleaning, Target};
+use crate::controller::garage_objects::{Me, Stores, cluster_deleting};
+use crate::controller::{Context, Error};
+use crate::garage::{AdminClient, BucketInfo, BucketLookup};
+
+/// The facts of a pass over a live bucket whose cluster `target` answers.
+pub async fn observe(
+    ctx: &Context,
+    stores: &Stores,
+    bucket: &GarageBucket,
+    target: &Target,
+) -> Result<Observed, Error> {
+    Ok(Observed {
+        bucket: bucket.clone(),
+        identity: identity(ctx, stores, bucket, target).await?,
+        web_endpoint: status::web_endpoint(&target.settings),
+    })
+}
+
+async fn identity(
+    ctx: &Context,
+    stores: &Stores,
+    bucket: &GarageBucket,
+    target: &Target,
+) -> Result<Identity, Error> {
+    let admin = &target.admin;
+    let known = bucket
+        .spec
+        .bucket_id
+        .clone()
+        .filter(|s| !s.is_empty())
+        .or_else(|| bucket.status.as_ref().and_then(|s| s.bucket_id.clone()));
+    let alias = wanted_alias(bucket);
+    let info = match known {
+        Some(id) => match lookup(admin, BucketLookup::Id(&id)).await? {
+            Some(info) => info,
+            None => return Ok(Identity::Missing(id)),
+        },
+        None => {
+            let reservation = reservation_alias(&bucket.uid().unwrap_or_default());
+            match lookup(admin, BucketLookup::GlobalAlias(&reservation)).await? {
+                Some(info) => info,
+                None => {
+                    let holder = lookup(admin, BucketLookup::GlobalAlias(&alias)).await?;
+                    return Ok(Identity::New {
+                        alias_holder: holder.map(|b| b.id),
+                    });
+                }
+            }
+        }
+    };
+    let alias_holder = if info.global_aliases.contains(&alias) {
+        None
+    } else {
+        lookup(admin, BucketLookup::GlobalAlias(&alias))
+            .await?
+            .map(|b| b.id)
+    };
+    let mut me = bucket.clone();
+    me.status.get_or_insert_with(Default::default).bucket_id = Some(info.id.clone());
+    let snapshot = stores.snapshot(ctx, target, Me::Bucket(me)).await?;
+    Ok(Identity::Found(Box::new(Found {
+        info,
+        alias_holder,
+        snapshot,
+    })))
+}
+
+/// The bucket `lookup` finds; `None` when Garage has none.
+async fn lookup(
+    admin: &AdminClient,
+    lookup: BucketLookup<'_>,
+) -> Result<Option<BucketInfo>, Error> {
+    match admin.bucket_info(lookup).await {
+        Ok(info) => Ok(Some(info)),
+        Err(e) if e.is_not_found() => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The facts of a pass over a deleted bucket whose cluster cleanup reaches as `reached` says.
+pub async fn observe_deletion(
+    ctx: &Context,
+    bucket: &GarageBucket,
+    reached: &Cleaning,
+) -> Result<ObservedDeletion, Error> {
+    let cluster = match reached {
+        Cleaning::Reached(target) => Cleanup::Reached {
+            granted: target.granted,
+        },
+        Cleaning::Gone => Cleanup::Gone,
+        Cleaning::Unreachable { reason, message } => Cleanup::Unreachable {
+            reason,
+            message: message.clone(),
+            cluster_deleting: cluster_deleting(
+                ctx,
+                &bucket.namespace().unwrap_or_default(),
+                &bucket.spec.cluster_ref,
+            )
+            .await?,
+        },
+    };
+    Ok(ObservedDeletion {
+        bucket: bucket.clone(),
+        cluster,
+    })
+}
