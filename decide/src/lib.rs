@@ -10,6 +10,8 @@
 //! - [`cluster`], [`node`]: the GarageCluster and GarageNode decisions, and what they are
 //!   decided from ([`cluster::observed`], [`node::observed`]).
 //! - [`pools`]: every decision about node-local pools.
+//! - [`garage_objects`]: the plans of the GarageKey, GarageBucket and GarageAdminToken
+//!   controllers, and the key-to-bucket grants they compute from ([`garage_objects::access`]).
 //! - [`ownership`]: which install manages a GarageCluster.
 //! - [`patch_holds`]: whether a live object already holds what a patch would write (drift).
 //! - [`config`], [`conditions`], [`note`], [`finalizers`], [`pods`], [`names`]: the timing,
@@ -20,6 +22,7 @@ pub mod conditions;
 pub mod config;
 pub mod desired;
 pub mod finalizers;
+pub mod garage_objects;
 pub mod layout;
 pub mod machine;
 pub mod names;

@@ -1,7 +1,7 @@
 //! Feeds the pure plans of GarageBuckets and GarageKeys arbitrary specs and Garage states:
-//! the bucket settings update (`controller::garage_objects::bucket::plan::update`) and the
-//! key-on-bucket permissions (`controller::garage_objects::access`: what every declaration grants
-//! a pair, and the changes that make Garage hold it).
+//! the bucket settings update (`decide::garage_objects::bucket::plan::update`) and the
+//! key-on-bucket permissions (`decide::garage_objects::access`: what every declaration grants a
+//! pair, and the changes that make Garage hold it).
 //!
 //! Input: a leading 0x01 byte makes the rest describe keys, buckets, grants and Garage's
 //! permissions (`AccessWorld`); anything else is a GarageBucket manifest as JSON (the sample
@@ -26,12 +26,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use arbitrary::{Arbitrary, Unstructured};
+use decide::garage_objects::access::{self, Cluster, Grants, Pair};
+use decide::garage_objects::bucket::plan;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use libfuzzer_sys::fuzz_target;
 use operator_fuzz::input;
 use operator_fuzz::world::at;
-use reconciler::controller::garage_objects::access::{self, Cluster, Grants, Pair};
-use reconciler::controller::garage_objects::bucket::plan;
 use reconciler::garage::{
     BucketInfo, BucketListItem, BucketPermissions, BucketUpdate, LifecycleRule, WebsiteConfig,
 };

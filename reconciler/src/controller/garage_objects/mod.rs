@@ -1,16 +1,13 @@
 //! The controllers of the objects that live inside a Garage cluster: GarageKey, GarageBucket,
-//! GarageAdminToken and GarageReferenceGrant. Keys and buckets declare grants on each other,
-//! so their controllers share reflector stores of both kinds and compute permissions from the
-//! same view ([`access`]).
+//! GarageAdminToken and GarageReferenceGrant. Each pass over a key, bucket or admin token is
+//! observe → a pure plan (in [`decide::garage_objects`]) → act; what is here reads and writes.
+//! Keys and buckets declare grants on each other, so their controllers share reflector stores
+//! of both kinds ([`Stores`]) and gather from them the [`Snapshot`] their plans compute
+//! permissions from.
 
-pub mod access;
 pub mod admin_token;
 pub mod bucket;
-#[cfg(test)]
-pub(crate) mod fixtures;
 pub mod key;
-pub mod outcome;
-pub mod pass;
 pub mod reach;
 pub mod reference_grant;
 
@@ -18,8 +15,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{Namespace, Secret};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::api::ListParams;
+use kube::runtime::controller::Action;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
 use kube::{Api, Client, ResourceExt};
@@ -34,9 +31,9 @@ use shared_types::keys::label;
 
 use super::triggers::{self, OwnsIn as _};
 use super::{Context, Error, runner, scoped};
-
-/// Requeue while a prerequisite (the cluster, a referenced object) is missing.
-pub const WAITING: Duration = Duration::from_secs(10);
+use decide::garage_objects::outcome::Outcome;
+use decide::garage_objects::reach::{leads_to, target_namespace};
+use decide::garage_objects::{Snapshot, access, merge_patch};
 
 /// Passes of one kind (keys, buckets) run at once. Each asks one Garage storage pod's Admin
 /// API; unbounded, a thousand objects created together overwhelm that pod until its health
@@ -117,36 +114,6 @@ pub enum Me {
     Bucket(GarageBucket),
 }
 
-/// What one pass decides permissions from.
-pub struct Snapshot {
-    /// Every key, the reconciled one as [`Me`] says.
-    pub keys: Vec<Arc<GarageKey>>,
-    /// Every bucket, the reconciled one as [`Me`] says.
-    pub buckets: Vec<Arc<GarageBucket>>,
-    /// The buckets Garage has.
-    pub garage_buckets: Vec<crate::garage::BucketListItem>,
-    /// The grants.
-    pub grants: access::Grants,
-    /// The namespace of the GarageCluster the pass reached.
-    pub cluster_namespace: String,
-    /// Its name.
-    pub cluster_name: String,
-}
-
-impl Snapshot {
-    /// The view of the cluster the pass reached.
-    pub fn view(&self) -> access::Cluster<'_> {
-        access::Cluster {
-            namespace: &self.cluster_namespace,
-            name: &self.cluster_name,
-            keys: &self.keys,
-            buckets: &self.buckets,
-            garage_buckets: &self.garage_buckets,
-            grants: &self.grants,
-        }
-    }
-}
-
 impl Stores {
     /// The stores, Garage's bucket list and the grants, with `me` in place of its stored copy.
     pub async fn snapshot(
@@ -159,7 +126,7 @@ impl Stores {
         // (a key granted every bucket, or naming buckets by ID or alias): it grows with every
         // bucket, and the pass of each key and bucket would fetch it.
         let view_needs_list = self.all_keys().iter().any(|k| {
-            reach::leads_to(k, &target.settings.namespace, &target.settings.name)
+            leads_to(k, &target.settings.namespace, &target.settings.name)
                 && access::reads_garage_buckets(k)
         });
         let garage_buckets =
@@ -192,74 +159,12 @@ impl Stores {
     }
 }
 
-/// When a converged key or bucket is looked at again: the drift resync, stretched by up to a
-/// tenth according to its UID, so that objects created together do not all ask Garage in the
-/// same second ever after.
-pub fn drift_check(base: Duration, uid: Option<&str>) -> Duration {
-    let spread = uid
-        .unwrap_or_default()
-        .bytes()
-        .fold(0u32, |h, b| h.wrapping_mul(31).wrapping_add(u32::from(b)))
-        % 1000;
-    base + base / 10 * spread / 1000
-}
-
-/// A status that reports readiness: a `Ready` condition among its conditions, and the
-/// generation it was decided from.
-pub trait ReadyStatus: Clone + Default + Serialize + PartialEq {
-    /// Its conditions.
-    fn conditions_mut(&mut self) -> &mut Option<Vec<Condition>>;
-    /// The generation it was decided from.
-    fn observed_generation_mut(&mut self) -> &mut Option<i64>;
-}
-
-macro_rules! ready_status {
-    ($($status:ty),*) => {$(
-        impl ReadyStatus for $status {
-            fn conditions_mut(&mut self) -> &mut Option<Vec<Condition>> {
-                &mut self.conditions
-            }
-            fn observed_generation_mut(&mut self) -> &mut Option<i64> {
-                &mut self.observed_generation
-            }
-        }
-    )*};
-}
-
-ready_status!(
-    shared_types::garage_key::GarageKeyStatus,
-    shared_types::garage_bucket::GarageBucketStatus,
-    shared_types::garage_admin_token::GarageAdminTokenStatus
-);
-
-/// `current` with its `Ready` condition set (and nothing else of ours changed).
-pub fn with_ready(
-    current: Option<&[Condition]>,
-    ready: bool,
-    reason: &'static str,
-    message: String,
-    generation: Option<i64>,
-) -> Vec<Condition> {
-    use shared_types::conditions::common::CONDITION_READY;
-    super::conditions::merge(
-        current,
-        &[super::conditions::Desired {
-            type_: CONDITION_READY,
-            status: ready,
-            reason,
-            message,
-        }],
-        &[CONDITION_READY],
-        generation,
-    )
-}
-
-/// Parses an RFC 3339 time as Garage writes it, cut to whole seconds: the API server keeps
-/// status times to the second, and a finer one would never compare equal to what it stored,
-/// so the status would be written again at every pass.
-pub fn timestamp(s: &str) -> Option<k8s_openapi::jiff::Timestamp> {
-    let t: k8s_openapi::jiff::Timestamp = s.parse().ok()?;
-    k8s_openapi::jiff::Timestamp::from_second(t.as_second()).ok()
+/// The requeue of a pass that ended with `outcome`; `resync` is its controller's period for
+/// converged objects.
+pub fn action(outcome: &Outcome, resync: Duration) -> Action {
+    outcome
+        .requeue(resync)
+        .map_or_else(Action::await_change, Action::requeue)
 }
 
 /// True when the GarageCluster `reference` leads to (from `from_ns`) is being deleted or gone.
@@ -268,7 +173,7 @@ pub async fn cluster_deleting(
     from_ns: &str,
     reference: &ClusterReference,
 ) -> Result<bool, Error> {
-    let ns = reach::target_namespace(from_ns, reference.namespace.as_deref());
+    let ns = target_namespace(from_ns, reference.namespace.as_deref());
     Ok(Api::<GarageCluster>::namespaced(ctx.client.clone(), ns)
         .get_opt(&reference.name)
         .await?
@@ -302,33 +207,6 @@ where
         merge_patch(&before, &after),
     )
     .await
-}
-
-/// The JSON merge patch (RFC 7386) that turns `before` into `after`: a field `after` no longer
-/// has is sent as `null`, so that clearing an optional status field really clears it.
-pub fn merge_patch(before: &serde_json::Value, after: &serde_json::Value) -> serde_json::Value {
-    use serde_json::Value;
-    match (before, after) {
-        (Value::Object(b), Value::Object(a)) => {
-            let mut out = serde_json::Map::new();
-            for (k, v) in a {
-                match b.get(k) {
-                    Some(old) if old == v => {}
-                    Some(old) => {
-                        out.insert(k.clone(), merge_patch(old, v));
-                    }
-                    None => {
-                        out.insert(k.clone(), v.clone());
-                    }
-                }
-            }
-            for k in b.keys().filter(|k| !a.contains_key(*k)) {
-                out.insert(k.clone(), Value::Null);
-            }
-            Value::Object(out)
-        }
-        _ => after.clone(),
-    }
 }
 
 /// The key, bucket, admin-token and reference-grant controllers of every scope (`None`: all
@@ -479,14 +357,14 @@ fn keys_of_bucket(b: &GarageBucket, stores: &Stores) -> Vec<ObjectRef<GarageKey>
         .flatten()
         .map(|p| {
             ObjectRef::new(&p.key_ref.name)
-                .within(reach::target_namespace(&ns, p.key_ref.namespace.as_deref()))
+                .within(target_namespace(&ns, p.key_ref.namespace.as_deref()))
         })
         .collect();
     for k in stores.all_keys() {
         let kns = k.namespace().unwrap_or_default();
         let names_it = k.spec.bucket_permissions.iter().flatten().any(|p| {
             p.bucket_ref.as_ref().is_some_and(|r| {
-                r.name == name && reach::target_namespace(&kns, r.namespace.as_deref()) == ns
+                r.name == name && target_namespace(&kns, r.namespace.as_deref()) == ns
             })
         }) || k.spec.all_buckets.is_some();
         if names_it {
@@ -506,15 +384,12 @@ fn buckets_of_key(k: &GarageKey, stores: &Stores) -> Vec<ObjectRef<GarageBucket>
         .iter()
         .flatten()
         .filter_map(|p| p.bucket_ref.as_ref())
-        .map(|r| {
-            ObjectRef::new(&r.name).within(reach::target_namespace(&ns, r.namespace.as_deref()))
-        })
+        .map(|r| ObjectRef::new(&r.name).within(target_namespace(&ns, r.namespace.as_deref())))
         .collect();
     for b in stores.all_buckets() {
         let bns = b.namespace().unwrap_or_default();
         let declares = b.spec.key_permissions.iter().flatten().any(|p| {
-            p.key_ref.name == name
-                && reach::target_namespace(&bns, p.key_ref.namespace.as_deref()) == ns
+            p.key_ref.name == name && target_namespace(&bns, p.key_ref.namespace.as_deref()) == ns
         }) || b
             .spec
             .local_aliases
@@ -530,9 +405,7 @@ fn buckets_of_key(k: &GarageKey, stores: &Stores) -> Vec<ObjectRef<GarageBucket>
 
 #[cfg(test)]
 mod tests {
-    use super::merge_patch;
     use serde_json::json;
-    use std::time::Duration;
 
     /// Stores of two watched namespaces, `d` holding `bucket` and `apps` holding `key`.
     fn two_scopes(bucket: serde_json::Value, key: serde_json::Value) -> super::Stores {
@@ -575,36 +448,5 @@ mod tests {
         assert_eq!(refs.len(), 1);
         assert_eq!(refs[0].name, "remote-key");
         assert_eq!(refs[0].namespace.as_deref(), Some("apps"));
-    }
-
-    #[test]
-    fn drift_checks_are_spread_over_a_tenth_of_the_interval() {
-        let base = Duration::from_secs(300);
-        let spread: std::collections::BTreeSet<Duration> = (0..100)
-            .map(|i| super::drift_check(base, Some(&format!("0e4f6a2c-{i:04}"))))
-            .collect();
-        assert!(spread.iter().all(|d| *d >= base && *d < base + base / 10));
-        assert!(spread.len() > 50, "{} distinct delays of 100", spread.len());
-        assert_eq!(
-            super::drift_check(base, Some("u")),
-            super::drift_check(base, Some("u"))
-        );
-    }
-
-    #[test]
-    fn garage_times_are_kept_to_the_second_as_the_api_server_stores_them() {
-        let t = super::timestamp("2026-12-02T07:54:47.123456789Z").unwrap();
-        assert_eq!(t.to_string(), "2026-12-02T07:54:47Z");
-    }
-
-    #[test]
-    fn a_merge_patch_clears_what_is_gone_and_sends_only_what_changed() {
-        let before = json!({"a": 1, "gone": "x", "nested": {"keep": 1, "drop": 2}, "list": [1, 2]});
-        let after = json!({"a": 1, "nested": {"keep": 1, "new": 3}, "list": [2], "added": true});
-        assert_eq!(
-            merge_patch(&before, &after),
-            json!({"gone": null, "nested": {"drop": null, "new": 3}, "list": [2], "added": true})
-        );
-        assert_eq!(merge_patch(&serde_json::Value::Null, &after), after);
     }
 }

@@ -23,6 +23,7 @@ use crate::controller::ownership::{self, Resolved};
 use crate::controller::{Context, Error};
 use crate::desired::{Settings, secrets};
 use crate::garage::AdminClient;
+use decide::garage_objects::reach::target_namespace;
 
 /// Where a reference leads.
 pub enum Reach {
@@ -54,18 +55,6 @@ pub struct Target {
     /// False when the reference crosses namespaces without a grant; only cleanup reaches a
     /// cluster that way, and it must prove what it deletes is its own.
     pub granted: bool,
-}
-
-/// The namespace a reference from an object in `from_ns` points into.
-pub fn target_namespace<'a>(from_ns: &'a str, namespace: Option<&'a str>) -> &'a str {
-    namespace.filter(|n| !n.is_empty()).unwrap_or(from_ns)
-}
-
-/// True when `key`'s cluster reference leads to GarageCluster `ns`/`name`.
-pub fn leads_to(key: &shared_types::garage_key::GarageKey, ns: &str, name: &str) -> bool {
-    let from = key.metadata.namespace.as_deref().unwrap_or_default();
-    key.spec.cluster_ref.name == name
-        && target_namespace(from, key.spec.cluster_ref.namespace.as_deref()) == ns
 }
 
 /// Every GarageReferenceGrant in `ns`, and the labels of `from_ns` when some grant needs them

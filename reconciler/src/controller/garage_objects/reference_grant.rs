@@ -17,9 +17,9 @@ use shared_types::garage_reference_grant::{
 };
 
 use super::patch_status_if_changed;
-use super::reach::target_namespace;
 use crate::controller::conditions::{self, Desired};
 use crate::controller::{Context, Error};
+use decide::garage_objects::reach::target_namespace;
 
 /// Controller name (metrics, logs).
 pub const CONTROLLER: &str = "garagereferencegrant";

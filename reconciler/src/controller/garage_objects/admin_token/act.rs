@@ -8,9 +8,9 @@ use kube::{Api, ResourceExt};
 use shared_types::garage_admin_token::GarageAdminToken;
 use shared_types::keys::finalizer as finalizers;
 
-use super::plan::{Plan, Step};
-use crate::controller::garage_objects::patch_status_if_changed;
+use crate::controller::garage_objects::{action, patch_status_if_changed};
 use crate::controller::{Context, Error, finalizer, write};
+use decide::garage_objects::admin_token::plan::{Plan, Step};
 
 /// Runs `plan` for token `t`; `secrets` is the Secrets of its namespace.
 pub async fn act(
@@ -56,5 +56,5 @@ pub async fn act(
     if let Some(status) = &plan.status {
         patch_status_if_changed(api, ctx, t, t.status.as_ref(), status).await?;
     }
-    Ok(plan.outcome.action(ctx.config.resync))
+    Ok(action(&plan.outcome, ctx.config.resync))
 }

@@ -3,11 +3,11 @@
 //! The token is generated once; an existing Secret is never regenerated or adopted, because
 //! the bytes in it are what the running Garage processes trust.
 //!
-//! A pass is observe ([`observe`]) → plan ([`plan`], pure) → act ([`act`]).
+//! A pass is observe ([`observe`]) → plan ([`plan`], pure, in the `decide` crate) → act
+//! ([`act`]).
 
 pub mod act;
 pub mod observe;
-pub mod plan;
 
 use std::sync::Arc;
 
@@ -19,47 +19,20 @@ use shared_types::keys::finalizer as finalizers;
 
 use crate::controller::ownership::{self, Resolved};
 use crate::controller::{Context, Error, finalizer};
+use decide::garage_objects::admin_token::plan::{self, PlanError};
 
 /// Controller name (metrics, logs).
 pub const CONTROLLER: &str = "garageadmintoken";
 
-/// `credential-kind` of the Secrets this controller writes.
-pub const STATIC_BOOTSTRAP: &str = "static-bootstrap";
-
-/// The Secret name and the data key of the token.
-pub fn secret_location(t: &GarageAdminToken) -> (String, String) {
-    let template = t.spec.secret_template.as_ref();
-    let name = template
-        .and_then(|s| s.name.clone())
-        .filter(|n| !n.is_empty())
-        .unwrap_or_else(|| t.name_any());
-    let key = template
-        .and_then(|s| s.token_key.clone())
-        .filter(|k| !k.is_empty())
-        .unwrap_or_else(|| "admin-token".into());
-    (name, key)
-}
-
-/// What is wrong with the spec, if anything; these fields exist for compatibility only.
-pub fn spec_problem(t: &GarageAdminToken) -> Option<String> {
-    let ns = t.namespace().unwrap_or_default();
-    if t.spec
-        .cluster_ref
-        .namespace
-        .as_deref()
-        .is_some_and(|n| !n.is_empty() && n != ns)
-    {
-        return Some(format!(
-            "spec.clusterRef.namespace must be empty or {ns}: an admin token never serves a cluster in another namespace"
-        ));
+impl From<PlanError> for Error {
+    /// A plan that cannot be made fails the pass under the reason and metric label of the
+    /// same error raised here.
+    fn from(e: PlanError) -> Self {
+        match e {
+            PlanError::Desired(e) => Error::Desired(e),
+            PlanError::Unsafe(message) => Error::Unsafe(message),
+        }
     }
-    if t.spec.name.as_deref().is_some_and(|n| !n.is_empty()) {
-        return Some("spec.name is not supported: the token is a static bearer with no Garage-side name; remove it".into());
-    }
-    if t.spec.expires_at.is_some() {
-        return Some("spec.expiresAt is not supported: a static bearer cannot expire; remove it and delete the object to retire the token".into());
-    }
-    None
 }
 
 /// One pass over a GarageAdminToken.

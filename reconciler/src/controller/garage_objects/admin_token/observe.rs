@@ -7,10 +7,10 @@ use kube::Api;
 use shared_types::garage_admin_token::GarageAdminToken;
 use shared_types::garage_cluster::v1beta2::GarageCluster;
 
-use super::plan::Observed;
-use super::secret_location;
 use crate::controller::Error;
 use crate::controller::garage_access::random_hex32;
+use decide::garage_objects::admin_token::plan::Observed;
+use decide::garage_objects::admin_token::secret_location;
 
 /// The facts of a pass over a live token whose cluster is `cluster` (`None`: absent).
 pub async fn observe(

@@ -7,14 +7,15 @@ use kube::{Api, ResourceExt};
 use shared_types::garage_bucket::{GarageBucket, GarageBucketStatus};
 use shared_types::keys::finalizer as finalizers;
 
-use super::operations::{Plan, Publish, Step};
-use super::status::ready_status;
 use crate::controller::garage_objects::key::act::{admin, apply_change};
-use crate::controller::garage_objects::outcome::Outcome;
 use crate::controller::garage_objects::reach::Target;
-use crate::controller::garage_objects::{drift_check, patch_status_if_changed};
+use crate::controller::garage_objects::{action, patch_status_if_changed};
 use crate::controller::{Context, Error, finalizer};
 use crate::garage::{BucketInfo, BucketLookup, CreateBucket, GarageError};
+use decide::garage_objects::bucket::operations::{Plan, Publish, Step};
+use decide::garage_objects::bucket::status::ready_status;
+use decide::garage_objects::drift_check;
+use decide::garage_objects::outcome::Outcome;
 
 /// What running a plan came to.
 pub enum Acted {
@@ -65,10 +66,10 @@ pub async fn act(
 }
 
 fn requeue(ctx: &Context, bucket: &GarageBucket, outcome: &Outcome) -> Action {
-    outcome.action(drift_check(
-        ctx.config.drift_resync,
-        bucket.metadata.uid.as_deref(),
-    ))
+    action(
+        outcome,
+        drift_check(ctx.config.drift_resync, bucket.metadata.uid.as_deref()),
+    )
 }
 
 /// What one step came to.

@@ -1,16 +1,14 @@
 //! The GarageBucket controller: the bucket in Garage, found or created
 //! crash-safely through a reservation alias bound to the object's UID, its global and local
 //! aliases, quotas, website and lifecycle rules, and the key grants it declares (see
-//! [`super::access`]). A bucket is deleted with its object only when it is empty.
+//! [`decide::garage_objects::access`]). A bucket is deleted with its object only when it is empty.
 //!
-//! A pass is observe ([`observe`]) → plan ([`operations`], pure; the settings in [`plan`]) →
-//! act ([`act`]); the status of a converged bucket is in [`status`].
+//! A pass is observe ([`observe`]) → plan ([`operations`], pure, in the `decide` crate, with
+//! the settings in [`decide::garage_objects::bucket::plan`] and the status of a converged
+//! bucket in [`decide::garage_objects::bucket::status`]) → act ([`act`]).
 
 pub mod act;
 pub mod observe;
-pub mod operations;
-pub mod plan;
-pub mod status;
 
 use std::sync::Arc;
 
@@ -22,30 +20,13 @@ use shared_types::keys::finalizer as finalizers;
 
 use self::act::Acted;
 use super::Stores;
-use super::outcome;
 use super::reach::{Reach, reach};
 use crate::controller::{Context, Error, finalizer};
+use decide::garage_objects::bucket::operations;
+use decide::garage_objects::outcome;
 
 /// Controller name (metrics, logs).
 pub const CONTROLLER: &str = "garagebucket";
-
-/// The global alias that marks a bucket as created for exactly this object: found again after
-/// a crash between the create and the status write, and never mistaken for someone else's.
-pub fn reservation_alias(uid: &str) -> String {
-    format!(
-        "garage-rsv-{}",
-        &crate::names::sha256_hex(uid.as_bytes())[..16]
-    )
-}
-
-/// The global alias the spec asks for (the object's name when it names none).
-pub fn wanted_alias(b: &GarageBucket) -> String {
-    b.spec
-        .global_alias
-        .clone()
-        .filter(|a| !a.is_empty())
-        .unwrap_or_else(|| b.name_any())
-}
 
 /// One pass over a GarageBucket.
 pub async fn reconcile(

@@ -6,12 +6,14 @@
 use kube::ResourceExt;
 use shared_types::garage_bucket::GarageBucket;
 
-use super::operations::{Cleanup, Found, Identity, Observed, ObservedDeletion};
-use super::{reservation_alias, status, wanted_alias};
 use crate::controller::garage_objects::reach::{Cleaning, Target};
 use crate::controller::garage_objects::{Me, Stores, cluster_deleting};
 use crate::controller::{Context, Error};
 use crate::garage::{AdminClient, BucketInfo, BucketLookup};
+use decide::garage_objects::bucket::operations::{
+    Cleanup, Found, Identity, Observed, ObservedDeletion,
+};
+use decide::garage_objects::bucket::{reservation_alias, status, wanted_alias};
 
 /// The facts of a pass over a live bucket whose cluster `target` answers.
 pub async fn observe(

@@ -9,13 +9,14 @@ use kube::{Api, ResourceExt};
 use shared_types::garage_key::GarageKey;
 use shared_types::keys::finalizer as finalizers;
 
-use super::plan::{self, Plan, Publish, SecretWrite, Step};
-use crate::controller::garage_objects::access;
-use crate::controller::garage_objects::outcome::Outcome;
 use crate::controller::garage_objects::reach::Target;
-use crate::controller::garage_objects::{drift_check, patch_status_if_changed};
+use crate::controller::garage_objects::{action, patch_status_if_changed};
 use crate::controller::{Context, Error, finalizer, write};
 use crate::garage::{AdminClient, BucketPermissions, GarageError, KeyInfo, Lookup};
+use decide::garage_objects::access;
+use decide::garage_objects::drift_check;
+use decide::garage_objects::key::plan::{self, Plan, Publish, SecretWrite, Step};
+use decide::garage_objects::outcome::Outcome;
 
 /// Runs `plan` for `key`; `target` is its cluster when the plan has Garage steps.
 pub async fn act(
@@ -52,10 +53,10 @@ pub async fn act(
 }
 
 fn requeue(ctx: &Context, key: &GarageKey, outcome: &Outcome) -> Action {
-    outcome.action(drift_check(
-        ctx.config.drift_resync,
-        key.metadata.uid.as_deref(),
-    ))
+    action(
+        outcome,
+        drift_check(ctx.config.drift_resync, key.metadata.uid.as_deref()),
+    )
 }
 
 /// Runs one step; `garage` is the key as Garage last answered. Returns the requeue when Garage

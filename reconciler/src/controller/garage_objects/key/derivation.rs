@@ -21,13 +21,14 @@ use kube::{Api, ResourceExt};
 use shared_types::garage_key::GarageKey;
 use shared_types::keys::annotation;
 
-use super::material::{self, Derivation, Material};
 use crate::controller::garage_access::random_hex32;
 use crate::controller::garage_objects::Stores;
-use crate::controller::garage_objects::reach::{Target, leads_to};
+use crate::controller::garage_objects::reach::Target;
 use crate::controller::{Context, Error};
 use crate::desired::{is_controlled_by, secrets};
 use crate::names;
+use decide::garage_objects::key::material::{self, Derivation, Material};
+use decide::garage_objects::reach::leads_to;
 
 /// What a pass does about the derivation of a key that imports nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

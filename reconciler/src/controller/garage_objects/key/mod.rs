@@ -1,16 +1,14 @@
 //! The GarageKey controller: an S3 key in Garage with the material
 //! derived from a cluster secret ([`derivation`]) or imported, its key-wide settings, its bucket
-//! grants (see [`super::access`]) and its credentials Secret; on deletion every grant is
-//! revoked and the key deleted from Garage before the finalizer goes.
+//! grants (see [`decide::garage_objects::access`]) and its credentials Secret; on deletion every
+//! grant is revoked and the key deleted from Garage before the finalizer goes.
 //!
-//! A pass is observe ([`observe`]) → plan ([`plan`], pure) → act ([`act`]).
+//! A pass is observe ([`observe`]) → plan ([`plan`], pure, in the `decide` crate with the key
+//! material and the credentials Secret it renders) → act ([`act`]).
 
 pub mod act;
 pub mod derivation;
-pub mod material;
 pub mod observe;
-pub mod plan;
-pub mod secret;
 
 use std::sync::Arc;
 
@@ -21,9 +19,10 @@ use shared_types::garage_reference_grant::GrantFromKind;
 use shared_types::keys::finalizer as finalizers;
 
 use super::Stores;
-use super::outcome;
 use super::reach::{Reach, reach};
 use crate::controller::{Context, Error, finalizer};
+use decide::garage_objects::key::plan;
+use decide::garage_objects::outcome;
 
 /// Controller name (metrics, logs).
 pub const CONTROLLER: &str = "garagekey";

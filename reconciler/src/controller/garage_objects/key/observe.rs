@@ -12,13 +12,13 @@ use kube::{Api, ResourceExt};
 use shared_types::garage_key::GarageKey;
 
 use super::derivation::{self, Access};
-use super::material::Material;
-use super::plan::{self, Cleanup, Facts, Observed, ObservedDeletion};
-use super::secret;
 use crate::controller::garage_objects::reach::{Cleaning, Target};
 use crate::controller::garage_objects::{Me, Stores, cluster_deleting};
 use crate::controller::{Context, Error};
 use crate::garage::{KeyInfo, Lookup};
+use decide::garage_objects::key::material::Material;
+use decide::garage_objects::key::plan::{self, Cleanup, Facts, Observed, ObservedDeletion};
+use decide::garage_objects::key::secret;
 
 /// The facts of a pass over a live key whose cluster `target` answers.
 pub async fn observe(

@@ -79,7 +79,7 @@ const KEY_DERIVATION_DOMAIN: &str = "garage-operator/garage-key-material/v1";
 
 /// The material of the GarageKey `namespace/name` under the key-derivation Secret's bytes.
 /// The fields are separated by NUL, which no namespace or name contains, so two identities
-/// never share a message; the nonce works as in [`derive`].
+/// never share a message; the nonce works as in [`derive()`].
 pub fn derive_from_key_derivation_secret(
     secret: &[u8],
     namespace: &str,

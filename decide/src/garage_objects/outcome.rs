@@ -1,11 +1,10 @@
 //! How a pass over a GarageKey, GarageBucket or GarageAdminToken ends, as its plan decides:
 //! converged, waiting with the reason and message its `Ready` condition says, or finished
-//! (finalized). Pure: the plans of the three controllers return it and their act turns it
-//! into the requeue.
+//! (finalized), and when each is looked at again. The plans of the three controllers return
+//! it and their act requeues as [`Outcome::requeue`] says.
 
 use std::time::Duration;
 
-use kube::runtime::controller::Action;
 use shared_types::conditions::reason;
 
 use super::{ReadyStatus, WAITING, with_ready};
@@ -34,12 +33,13 @@ impl Outcome {
         Outcome::Waiting { reason, message }
     }
 
-    /// The requeue of this outcome; `resync` is the controller's period for converged objects.
-    pub fn action(&self, resync: Duration) -> Action {
+    /// When to look again after this outcome (`None`: only when the object changes);
+    /// `resync` is the controller's period for converged objects.
+    pub fn requeue(&self, resync: Duration) -> Option<Duration> {
         match self {
-            Outcome::Converged => Action::requeue(resync),
-            Outcome::Waiting { .. } => Action::requeue(WAITING),
-            Outcome::Finished => Action::await_change(),
+            Outcome::Converged => Some(resync),
+            Outcome::Waiting { .. } => Some(WAITING),
+            Outcome::Finished => None,
         }
     }
 }
@@ -94,14 +94,14 @@ mod tests {
     fn each_outcome_requeues_as_its_controller_says() {
         let resync = Duration::from_secs(300);
         assert_eq!(
-            Outcome::Converged.action(resync),
-            Action::requeue(resync),
+            Outcome::Converged.requeue(resync),
+            Some(resync),
             "converged: the resync period"
         );
         assert_eq!(
-            Outcome::waiting("R", "m".into()).action(resync),
-            Action::requeue(WAITING)
+            Outcome::waiting("R", "m".into()).requeue(resync),
+            Some(WAITING)
         );
-        assert_eq!(Outcome::Finished.action(resync), Action::await_change());
+        assert_eq!(Outcome::Finished.requeue(resync), None);
     }
 }

@@ -7,10 +7,8 @@ use serde_json::{Value, json};
 use shared_types::garage_reference_grant::GarageReferenceGrant;
 
 use super::*;
-use crate::controller::garage_objects::access::{Change, Grants};
-use crate::controller::garage_objects::fixtures::{
-    bucket, key as key_named, key_info, listed, on, snapshot,
-};
+use crate::garage_objects::access::{Change, Grants};
+use crate::garage_objects::fixtures::{bucket, key as key_named, key_info, listed, on, snapshot};
 
 const ID: &str = "GK000000000000000000000001";
 const SECRET: &str = "s3cr3t";

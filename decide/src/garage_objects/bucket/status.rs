@@ -2,6 +2,7 @@
 //! `LifecycleConfigured` when the spec sets rules), usage against quotas, website, keys and
 //! lifecycle rules. Pure.
 
+use garage_api_types::BucketInfo;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use shared_types::conditions::common::CONDITION_READY;
 use shared_types::conditions::{bucket as bucket_conditions, reason};
@@ -10,9 +11,8 @@ use shared_types::garage_bucket::{
     LifecycleRuleState, LifecycleRuleStatus, QuotaUsage, WebsiteStatus,
 };
 
-use crate::controller::conditions::{self, Desired};
-use crate::controller::garage_objects::timestamp;
-use crate::garage::BucketInfo;
+use crate::conditions::{self, Desired};
+use crate::garage_objects::timestamp;
 
 /// `status` (what the pass decided: aliases, managed grants) completed from `info`; websites
 /// are served at `web_endpoint` (`<service>.<namespace>.svc:<port>`).

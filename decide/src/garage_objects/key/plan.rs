@@ -7,6 +7,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use garage_api_types::{BucketPermissions, KeyInfo, KeyPermissions, KeySpec};
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::ResourceExt;
@@ -21,13 +22,12 @@ use shared_types::keys::{annotation, finalizer as finalizers};
 
 use super::material::Material;
 use super::secret::{self, Endpoint};
-use crate::controller::conditions::{self, Desired};
-use crate::controller::finalizer;
-use crate::controller::garage_objects::access::{self, Pair};
-use crate::controller::garage_objects::outcome::{self, Outcome, Refused};
-use crate::controller::garage_objects::{Snapshot, pass, reach, timestamp};
+use crate::conditions::{self, Desired};
 use crate::desired::{DesiredError, Settings, is_controlled_by};
-use crate::garage::{BucketPermissions, KeyInfo, KeyPermissions, KeySpec};
+use crate::finalizers as finalizer;
+use crate::garage_objects::access::{self, Pair};
+use crate::garage_objects::outcome::{self, Outcome, Refused};
+use crate::garage_objects::{Snapshot, pass, reach, timestamp};
 
 /// What a pass over a live GarageKey observed.
 pub struct Observed {

@@ -2,17 +2,15 @@
 
 #![allow(clippy::unwrap_used)]
 
+use garage_api_types::BucketQuotas;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use serde_json::{Value, json};
 use shared_types::garage_key::GarageKey;
 
 use super::*;
-use crate::controller::garage_objects::access::{Change, Grants};
-use crate::controller::garage_objects::bucket::status::ready_status;
-use crate::controller::garage_objects::fixtures::{
-    bucket as bucket_named, bucket_info, key, snapshot,
-};
-use crate::garage::BucketQuotas;
+use crate::garage_objects::access::{Change, Grants};
+use crate::garage_objects::bucket::status::ready_status;
+use crate::garage_objects::fixtures::{bucket as bucket_named, bucket_info, key, snapshot};
 
 const ID: &str = "b1";
 const WEB: &str = "garage-api.apps.svc:3902";

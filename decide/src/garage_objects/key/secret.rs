@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
-use kube::api::ObjectMeta;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use shared_types::garage_key::{GarageKey, KeySecretTemplate};
 use shared_types::keys::{annotation, label};
 

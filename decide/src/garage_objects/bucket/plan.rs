@@ -2,13 +2,13 @@
 //! rules), as the one `UpdateBucket` that brings Garage there, or nothing when it already is.
 //! Pure.
 
-use shared_types::garage_bucket::{GarageBucketSpec, LifecycleRuleState, Rule};
-
-use crate::desired::quantity::to_bytes;
-use crate::garage::{
+use garage_api_types::{
     AbortIncompleteMultipartUpload, BucketInfo, BucketQuotas, BucketUpdate, LifecycleExpiration,
     LifecycleFilter, LifecycleRule, WebsiteAccess,
 };
+use shared_types::garage_bucket::{GarageBucketSpec, LifecycleRuleState, Rule};
+
+use crate::desired::quantity::to_bytes;
 
 /// The index document Garage serves when the spec names none.
 pub const DEFAULT_INDEX: &str = "index.html";

@@ -11,6 +11,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use garage_api_types::{BucketAlias, BucketInfo, BucketKey, BucketPermissions, BucketUpdate};
 use kube::ResourceExt;
 use shared_types::conditions::reason;
 use shared_types::garage_bucket::{
@@ -20,11 +21,10 @@ use shared_types::keys::finalizer as finalizers;
 
 use super::plan as settings;
 use super::{reservation_alias, wanted_alias};
-use crate::controller::finalizer;
-use crate::controller::garage_objects::access::{self, Pair};
-use crate::controller::garage_objects::outcome::{self, Outcome, Refused};
-use crate::controller::garage_objects::{Snapshot, pass, with_ready};
-use crate::garage::{BucketAlias, BucketInfo, BucketKey, BucketPermissions, BucketUpdate};
+use crate::finalizers as finalizer;
+use crate::garage_objects::access::{self, Pair};
+use crate::garage_objects::outcome::{self, Outcome, Refused};
+use crate::garage_objects::{Snapshot, pass, with_ready};
 
 /// What a pass over a live GarageBucket observed.
 pub struct Observed {

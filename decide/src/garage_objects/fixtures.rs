@@ -2,6 +2,8 @@
 //! and GarageBuckets of cluster `apps/garage`, Garage's answers, and the snapshot a pass
 //! decides grants from.
 
+// Test fixtures only (built for tests, or with the `test-support` feature): a malformed
+// fixture is a bug in the test, so it panics.
 #![allow(clippy::unwrap_used)]
 
 use std::sync::Arc;
@@ -12,7 +14,7 @@ use shared_types::garage_key::GarageKey;
 
 use super::Snapshot;
 use super::access::Grants;
-use crate::garage::{BucketInfo, BucketListItem, KeyInfo};
+use garage_api_types::{BucketInfo, BucketListItem, KeyInfo};
 
 /// Overlays the fields of `over` on `base`, recursively for objects.
 fn merged(mut base: Value, over: Value) -> Value {

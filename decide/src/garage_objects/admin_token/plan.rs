@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::ResourceExt;
-use kube::api::ObjectMeta;
 use shared_types::common::{KeyPhase, SecretReference};
 use shared_types::conditions::reason;
 use shared_types::garage_admin_token::{GarageAdminToken, GarageAdminTokenStatus};
@@ -15,10 +15,9 @@ use shared_types::garage_cluster::v1beta2::GarageCluster;
 use shared_types::keys::{annotation, finalizer as finalizers, label};
 
 use super::{STATIC_BOOTSTRAP, secret_location, spec_problem};
-use crate::controller::Error;
-use crate::controller::finalizer;
-use crate::controller::garage_objects::outcome::{self, Outcome};
-use crate::desired::{Settings, controller_ref, is_controlled_by};
+use crate::desired::{DesiredError, Settings, controller_ref, is_controlled_by};
+use crate::finalizers as finalizer;
+use crate::garage_objects::outcome::{self, Outcome};
 
 /// What a pass over a GarageAdminToken observed.
 pub struct Observed {
@@ -59,13 +58,26 @@ pub struct Plan {
     pub outcome: Outcome,
 }
 
+/// Why a pass over a live token cannot be planned; the pass fails, and the reconciler reports
+/// each as its own error of the same kind.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlanError {
+    /// The cluster's settings or the Secret cannot be rendered.
+    #[error(transparent)]
+    Desired(#[from] DesiredError),
+    /// What was observed breaks a safety invariant (no new token for a missing Secret);
+    /// nothing is written.
+    #[error("{0}")]
+    Unsafe(String),
+}
+
 /// The first 12 hex digits of the digest: enough to tell tokens apart in `kubectl get`.
 fn fingerprint(digest: &str) -> String {
     digest.chars().take(12).collect()
 }
 
 /// The pass over a live token.
-pub fn plan(o: &Observed) -> Result<Plan, Error> {
+pub fn plan(o: &Observed) -> Result<Plan, PlanError> {
     let t = &o.token;
     let ns = t.namespace().unwrap_or_default();
     let (secret_name, token_key) = secret_location(t);
@@ -110,7 +122,7 @@ pub fn plan(o: &Observed) -> Result<Plan, Error> {
         },
         None => {
             let Some(token) = &o.fresh else {
-                return Err(Error::Unsafe(format!(
+                return Err(PlanError::Unsafe(format!(
                     "no new token was drawn for the missing Secret {ns}/{secret_name}"
                 )));
             };
@@ -264,7 +276,7 @@ pub fn render(
     s: &Settings,
     token: &str,
     digest: &str,
-) -> Result<Secret, Error> {
+) -> Result<Secret, DesiredError> {
     let (name, key) = secret_location(t);
     let template = t.spec.secret_template.as_ref();
     let mut data = BTreeMap::from([(key, ByteString(token.as_bytes().to_vec()))]);

@@ -14,7 +14,7 @@ use shared_types::garage_reference_grant::{
 };
 
 use super::reach::target_namespace;
-use crate::garage::{BucketListItem, BucketPermissions};
+use garage_api_types::{BucketListItem, BucketPermissions};
 
 /// A bucket ID and an access key ID.
 pub type Pair = (String, String);
