@@ -356,8 +356,34 @@ impl Setup {
 
     /// Runs every target for its time; a finding fails with the artifact's path.
     pub fn run_targets(&self) -> Result<()> {
-        for &(target, default_seconds) in TARGETS {
-            self.run_target(target, self.seconds.unwrap_or(default_seconds))?;
+        // libFuzzer runs one target on one core, so the targets run side by side, one per
+        // core: each still gets its whole time on a core of its own, and the step takes half
+        // the wall time on two cores. Each writes to its own log; the step prints the verdict.
+        let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let failures = std::sync::Mutex::new(Vec::new());
+        std::thread::scope(|scope| {
+            for _ in 0..workers.min(TARGETS.len()) {
+                scope.spawn(|| {
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        let Some(&(target, default_seconds)) = TARGETS.get(i) else {
+                            return;
+                        };
+                        let seconds = self.seconds.unwrap_or(default_seconds);
+                        if let Err(e) = self.run_target(target, seconds) {
+                            failures
+                                .lock()
+                                .unwrap_or_else(|p| p.into_inner())
+                                .push(format!("{e:#}"));
+                        }
+                    }
+                });
+            }
+        });
+        let failures = failures.into_inner().unwrap_or_else(|p| p.into_inner());
+        if !failures.is_empty() {
+            bail!("{}", failures.join("\n"));
         }
         Ok(())
     }
@@ -368,8 +394,16 @@ impl Setup {
         std::fs::create_dir_all(&corpus)?;
         let seeded = seed(target, &seeds)?;
         let artifacts = self.fuzz_dir.join("artifacts").join(target);
+        let logs = self.target_dir.join("logs");
+        std::fs::create_dir_all(&logs)?;
+        let log_path = logs.join(format!("{target}.log"));
+        let log = std::fs::File::create(&log_path)
+            .with_context(|| format!("creating {}", log_path.display()))?;
         let started = SystemTime::now();
-        println!("==> fuzzing {target} for {seconds} s ({seeded} seeds)");
+        println!(
+            "==> fuzzing {target} for {seconds} s ({seeded} seeds), logging to {}",
+            log_path.display()
+        );
         let began = Instant::now();
         // libFuzzer writes new inputs into the first directory only, so the seeds stay as
         // generated.
@@ -382,14 +416,25 @@ impl Setup {
             .arg(format!("-max_total_time={seconds}"))
             .arg(format!("-timeout={INPUT_TIMEOUT_SECONDS}"))
             .arg("-print_final_stats=1")
+            .stdout(log.try_clone()?)
+            .stderr(log)
             .status()
             .with_context(|| format!("running cargo fuzz run {target}"))?;
+        let output = std::fs::read_to_string(&log_path).unwrap_or_default();
+        let lines: Vec<&str> = output.lines().collect();
+        if !status.success() {
+            println!("--- the end of {}:", log_path.display());
+            for line in &lines[lines.len().saturating_sub(60)..] {
+                println!("{line}");
+            }
+        }
         if !status.success() {
             let found = new_files(&artifacts, started);
             let inputs = if found.is_empty() {
                 format!(
-                    "no new input under {} (see the output above)",
-                    artifacts.display()
+                    "no new input under {} (see {})",
+                    artifacts.display(),
+                    log_path.display()
                 )
             } else {
                 found
@@ -405,8 +450,12 @@ impl Setup {
                 self.flags()
             );
         }
+        let runs = lines
+            .iter()
+            .find(|l| l.starts_with("stat::number_of_executed_units:"))
+            .map_or("?", |l| l.rsplit(' ').next().unwrap_or("?"));
         println!(
-            "fuzzed {target} for {:.0} s without a finding",
+            "fuzzed {target} for {:.0} s without a finding ({runs} inputs run)",
             began.elapsed().as_secs_f64()
         );
         Ok(())
