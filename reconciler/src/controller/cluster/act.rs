@@ -308,25 +308,50 @@ pub async fn publish(
 }
 
 /// Stage, re-read, verify that staging holds exactly what was intended, apply.
-async fn apply(admin: &AdminClient, change: &LayoutChange) -> Result<(), String> {
+/// Why a planned layout change was not applied. Each is reported in a warning Event and the
+/// next pass plans again from what Garage then reports.
+#[derive(Debug, thiserror::Error)]
+pub enum ApplyError {
+    /// Garage refused or failed one of the calls.
+    #[error("{step}: {source}")]
+    Garage {
+        /// The call: staging, reading back, applying.
+        step: &'static str,
+        /// Garage's answer.
+        source: crate::garage::GarageError,
+    },
+    /// Someone else changed the layout between the plan and the apply.
+    #[error("the layout moved to version {live} while staging; re-planning")]
+    Moved {
+        /// The version Garage reported.
+        live: u64,
+    },
+    /// The staged changes read back are not exactly the plan's.
+    #[error("{0}")]
+    NotAsPlanned(String),
+}
+
+/// Stages the change, reads it back, verifies it is exactly the plan's, then applies it.
+async fn apply(admin: &AdminClient, change: &LayoutChange) -> Result<(), ApplyError> {
+    let garage = |step| move |source| ApplyError::Garage { step, source };
     if !change.stage.is_empty() {
         admin
             .stage_layout(&change.stage, None)
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(garage("staging the changes"))?;
     }
-    let live = admin.layout().await.map_err(|e| e.to_string())?;
+    let live = admin
+        .layout()
+        .await
+        .map_err(garage("reading the staged layout back"))?;
     if live.version + 1 != change.version {
-        return Err(format!(
-            "the layout moved to version {} while staging; re-planning",
-            live.version
-        ));
+        return Err(ApplyError::Moved { live: live.version });
     }
-    layout::verify_staged(&live, &change.intended)?;
+    layout::verify_staged(&live, &change.intended).map_err(ApplyError::NotAsPlanned)?;
     admin
         .apply_layout(change.version)
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(garage("applying"))?;
     Ok(())
 }
 
@@ -619,4 +644,40 @@ async fn rollout_step(
         RolloutStep::Converged | RolloutStep::Wait { .. } => {}
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ApplyError;
+    use crate::garage::GarageError;
+
+    #[test]
+    fn a_layout_not_applied_says_which_call_failed_or_why_it_was_not_ours() {
+        let refused = GarageError::from_status(
+            "ApplyClusterLayout",
+            400,
+            br#"{"code":"InvalidRequest","message":"wrong version","region":"garage","path":"/"}"#,
+        );
+        let table = [
+            (
+                ApplyError::Garage {
+                    step: "applying",
+                    source: refused,
+                },
+                "applying: ",
+            ),
+            (
+                ApplyError::Moved { live: 7 },
+                "the layout moved to version 7 while staging; re-planning",
+            ),
+            (
+                ApplyError::NotAsPlanned("staged roles differ".into()),
+                "staged roles differ",
+            ),
+        ];
+        for (error, starts) in table {
+            let text = error.to_string();
+            assert!(text.starts_with(starts), "{text:?} should start {starts:?}");
+        }
+    }
 }
