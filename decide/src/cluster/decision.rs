@@ -18,9 +18,11 @@ use shared_types::garage_node::GarageNode;
 use super::garage_facts::{GarageFacts, garage_facts, hold_removal};
 use super::members::{self, MemberView};
 use super::observed::{GarageRead, GarageView, Observed};
+use super::pool_members::pools_and_leavers;
 use super::readiness::Readiness;
 use super::stale_configs::stale_config_revisions;
 use super::status;
+use super::volume_attributes::volume_attributes;
 use super::{capacity, expansion, removal};
 use crate::conditions::Desired;
 use crate::config::Config;
@@ -763,166 +765,6 @@ fn layout_write(
         ));
     }
     (plan, layout_change, notes)
-}
-
-/// What the node-local pools ask for, and the members to take out of the layout, in order:
-/// the default group's surplus (highest ordinal first), then retiring pool members.
-fn pools_and_leavers<'a>(
-    o: &'a Observed,
-    s: &Settings,
-    views: &[MemberView],
-    config: &ConfigRevision,
-    rpc: &secrets::SecretSource,
-    admin: &secrets::SecretSource,
-) -> Result<(pools::PoolPlan, Vec<&'a GarageNode>), DesiredError> {
-    let cluster = o.cluster.as_ref();
-    let mut extra_nodes: Vec<&GarageNode> = o
-        .generated
-        .iter()
-        .filter(|(ordinal, _)| **ordinal >= s.replicas && !s.manual)
-        .map(|(_, gn)| gn)
-        .collect();
-    extra_nodes.reverse();
-    // Pool members leave the same way, after the default group's surplus: a started one
-    // always continues, the next starts only once its replacements are in the layout.
-    let pool_in_layout = pool_placement(o, views);
-    let pools = pools::decide(&pools::PoolFacts {
-        cluster,
-        settings: s,
-        config,
-        rpc_secret: rpc,
-        admin_token: admin,
-        nodes: &o.k8s_nodes,
-        daemonsets: &o.daemonsets,
-        config_maps: &o.config_maps,
-        pods: &o.pods,
-        members: &o.pool_members,
-        in_layout: &pool_in_layout.0,
-        topology_ready: pool_in_layout.1,
-        foreign_paths: &o.foreign_paths,
-        gate: o.gate.as_ref(),
-        committed_roles: match &o.garage {
-            GarageView::Read(read) => &read.layout.roles,
-            GarageView::Unavailable(_) => &[],
-        },
-    })?;
-    extra_nodes.extend(o.pool_members.iter().filter(|gn| {
-        pools.retire.contains(&gn.name_any()) && (pools.retire_now || removal::drain_requested(gn))
-    }));
-    Ok((pools, extra_nodes))
-}
-
-/// `StorageVolumeAttributesReady`: the members' `VolumeAttributesClassApplied`, rolled up;
-/// absent when no member's volumes ask for a class. Informational: nothing waits for it.
-fn volume_attributes(o: &Observed) -> Option<Desired> {
-    use shared_types::conditions::node::CONDITION_VOLUME_ATTRIBUTES_CLASS_APPLIED;
-    let mut any = false;
-    let mut failing: Vec<String> = Vec::new();
-    let mut worst: Option<&'static str> = None;
-    let members = o
-        .generated
-        .values()
-        .chain(o.user_nodes.iter())
-        .filter(|gn| gn.metadata.deletion_timestamp.is_none());
-    for gn in members {
-        let Some(c) = gn
-            .status
-            .as_ref()
-            .and_then(|s| s.conditions.as_ref())
-            .and_then(|cs| {
-                cs.iter()
-                    .find(|c| c.type_ == CONDITION_VOLUME_ATTRIBUTES_CLASS_APPLIED)
-            })
-        else {
-            continue;
-        };
-        any = true;
-        if c.status != "True" {
-            failing.push(format!("{} ({})", gn.name_any(), c.reason));
-            let rank = |r: &str| {
-                [
-                    reason::REASON_MODIFY_IN_PROGRESS,
-                    reason::REASON_WAITING_FOR_BIND,
-                    reason::REASON_INFEASIBLE,
-                    reason::REASON_UNSUPPORTED,
-                ]
-                .iter()
-                .position(|x| *x == r)
-            };
-            let this = [
-                reason::REASON_MODIFY_IN_PROGRESS,
-                reason::REASON_WAITING_FOR_BIND,
-                reason::REASON_INFEASIBLE,
-                reason::REASON_UNSUPPORTED,
-            ]
-            .into_iter()
-            .find(|x| *x == c.reason)
-            .unwrap_or(reason::REASON_MODIFY_IN_PROGRESS);
-            if worst.is_none_or(|w| rank(this) > rank(w)) {
-                worst = Some(this);
-            }
-        }
-    }
-    if !any {
-        return None;
-    }
-    failing.sort();
-    let shown = failing.len().min(5);
-    Some(Desired {
-        type_: cc::CONDITION_STORAGE_VOLUME_ATTRIBUTES_READY,
-        status: failing.is_empty(),
-        reason: worst.unwrap_or(reason::REASON_APPLIED),
-        message: if failing.is_empty() {
-            String::new()
-        } else {
-            format!(
-                "{} of the members' claims are not on their VolumeAttributesClass: {}{}; see their VolumeAttributesClassApplied",
-                failing.len(),
-                failing[..shown].join(", "),
-                if failing.len() > shown { ", ..." } else { "" }
-            )
-        },
-    })
-}
-
-/// Which pool members hold their desired role in the committed layout, and whether the
-/// layout is settled with every member placed (the add-before-remove gate for retirements).
-fn pool_placement(o: &Observed, views: &[MemberView]) -> (BTreeMap<String, bool>, bool) {
-    let GarageView::Read(read) = &o.garage else {
-        return (BTreeMap::new(), false);
-    };
-    let placed = |v: &MemberView| {
-        v.member.node_id.as_ref().is_some_and(|id| {
-            read.layout.role(id).is_some_and(|r| {
-                r.zone == v.member.role.zone
-                    && r.capacity == Some(v.member.role.capacity)
-                    && layout::tags::same_multiset(&r.tags, &v.member.role.tags)
-            })
-        })
-    };
-    let map = views
-        .iter()
-        .filter(|v| v.pool.is_some())
-        .map(|v| (v.member.name.clone(), placed(v)))
-        .collect();
-    let members: Vec<layout::Member> = views.iter().map(|v| v.member.clone()).collect();
-    let settled = matches!(
-        layout::plan_layout(&layout::Observed {
-            replication_factor: o
-                .cluster
-                .spec
-                .replication
-                .as_ref()
-                .and_then(|r| r.factor)
-                .and_then(|f| u32::try_from(f).ok())
-                .unwrap_or(3),
-            members: &members,
-            layout: &read.layout,
-            history: &read.history,
-        }),
-        Plan::Converged
-    );
-    (map, settled && views.iter().all(placed))
 }
 
 /// The condition a cluster whose settings cannot be used reports; nothing else happens.

@@ -10,12 +10,14 @@ pub mod expansion;
 mod garage_facts;
 pub mod members;
 pub mod observed;
+mod pool_members;
 mod readiness;
 pub mod recovery;
 pub mod removal;
 pub mod rollout;
 mod stale_configs;
 pub mod status;
+mod volume_attributes;
 
 #[cfg(test)]
 mod tests;
