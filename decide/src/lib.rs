@@ -14,6 +14,7 @@
 //!   controllers, and the key-to-bucket grants they compute from ([`garage_objects::access`]).
 //! - [`ownership`]: which install manages a GarageCluster.
 //! - [`patch_holds`]: whether a live object already holds what a patch would write (drift).
+//! - [`suspension`]: whether the user paused a cluster or a node, and what it says.
 //! - [`config`], [`conditions`], [`note`], [`finalizers`], [`pods`], [`names`]: the timing,
 //!   conditions, Events, finalizer lists, pod facts and object names the decisions share.
 
@@ -32,6 +33,7 @@ pub mod ownership;
 pub mod patch_holds;
 pub mod pods;
 pub mod pools;
+pub mod suspension;
 
 #[cfg(any(test, feature = "test-support"))]
 pub mod fixtures;

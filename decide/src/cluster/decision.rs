@@ -107,9 +107,14 @@ pub struct Decision {
     pub requeue: Duration,
 }
 
+/// Condition types a suspended pass changes: every other condition keeps what the last
+/// acting pass said.
+pub const OWNED_WHILE_SUSPENDED: &[&str] = &[shared_types::conditions::node::CONDITION_SUSPENDED];
+
 /// Condition types the cluster controller owns.
 pub const OWNED: &[&str] = &[
     common::CONDITION_READY,
+    shared_types::conditions::node::CONDITION_SUSPENDED,
     cc::CONDITION_STORAGE_SCALE_DOWN_BLOCKED,
     cc::CONDITION_STORAGE_TOPOLOGY_READY,
     cc::CONDITION_STORAGE_ROLLOUT_READY,
@@ -321,7 +326,14 @@ fn placement<'a>(
     transaction_recorded: bool,
 ) -> Result<Placement<'a>, DesiredError> {
     let cluster = o.cluster.as_ref();
-    let layout_members: Vec<layout::Member> = views.iter().map(|v| v.member.clone()).collect();
+    // A suspended member's layout entry is frozen: the planner, which only assigns and
+    // changes roles of the members it is given, never sees it (role removals are the drain's,
+    // planned elsewhere).
+    let layout_members: Vec<layout::Member> = views
+        .iter()
+        .filter(|v| !v.suspended)
+        .map(|v| v.member.clone())
+        .collect();
 
     let mut facts = garage_facts(o, s, views, &layout_members);
     let plan = facts.plan.take();

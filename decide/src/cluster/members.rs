@@ -34,6 +34,9 @@ pub struct MemberView {
     pub pod_name: Option<String>,
     /// The node-local pool it belongs to.
     pub pool: Option<String>,
+    /// The user (or an operation) suspended this GarageNode: its layout entry is not changed
+    /// and its pod is not replaced until the suspension is lifted.
+    pub suspended: bool,
 }
 
 /// The pod that runs `node`: its StatefulSet's pod, or for a pool member the pool pod
@@ -63,6 +66,8 @@ pub fn member(
     generated: bool,
 ) -> Option<MemberView> {
     let shape = nodes::shape(node).ok()?;
+    // The parent's own suspension stops the whole cluster pass before members are computed.
+    let suspended = crate::suspension::of_node(node, None).is_some();
     // A node whose volumes do not fit the cluster's garage.toml gets no workload.
     if shape == nodes::NodeShape::Managed && data_dirs::check_node(node, s).is_err() {
         return None;
@@ -115,6 +120,7 @@ pub fn member(
             started_at: None,
             pod_name: None,
             pool: None,
+            suspended,
         }),
         nodes::NodeShape::Managed | nodes::NodeShape::Pool { .. } => {
             let pool = match &shape {
@@ -153,6 +159,7 @@ pub fn member(
                     .map(|t| t.0),
                 pod_name: pod.map(ResourceExt::name_any),
                 pool,
+                suspended,
             })
         }
     }

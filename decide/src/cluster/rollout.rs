@@ -154,6 +154,7 @@ fn member(
         generation: gn.metadata.generation,
         pool,
         node_id,
+        suspended: v.suspended,
         workload_uid,
         desired_revision: desired,
         pod: pod.map(|p| PodState {

@@ -11,6 +11,7 @@ use shared_types::conditions::reason;
 use shared_types::garage_cluster::common::LayoutPolicy;
 use shared_types::garage_cluster::v1beta2::GarageCluster;
 use shared_types::garage_node::{ExternalNodeConfig, GarageNode};
+use shared_types::keys::annotation::ANNOTATION_PAUSE_RECONCILE;
 
 use super::decision::{Decision, OWNED, RECONNECT_GRACE, decide, refuse};
 use super::observed::{GarageRead, GarageView, Observed};
@@ -325,6 +326,31 @@ fn a_manual_node_joins_through_the_same_coordinator() {
     let statuses = d.status.nodes.unwrap();
     assert_eq!(statuses.len(), 4);
     assert_eq!(statuses[3].pod_name.as_deref(), Some("manual-a-0"));
+}
+
+#[test]
+fn a_suspended_member_gets_no_layout_change() {
+    for annotation in [None, Some(ANNOTATION_PAUSE_RECONCILE)] {
+        let mut o = converged();
+        let mut m = manual("manual-a", Some(id(9)));
+        match annotation {
+            Some(a) => {
+                m.metadata
+                    .annotations
+                    .get_or_insert_default()
+                    .insert(a.into(), "true".into());
+            }
+            None => {
+                m.spec.maintenance = Some(shared_types::common::MaintenanceConfig {
+                    suspended: Some(true),
+                });
+            }
+        }
+        o.pods.push(pod("manual-a", 30, "sts-m"));
+        o.user_nodes.push(m);
+        let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
+        assert!(d.layout.is_none(), "{annotation:?}: {:?}", d.layout);
+    }
 }
 
 #[test]

@@ -44,6 +44,9 @@ pub struct Member {
     pub pool: Option<(String, String)>,
     /// The identity its GarageNode recorded.
     pub node_id: Option<NodeId>,
+    /// Its GarageNode is suspended: its pod is not replaced (nor its recorded replacement
+    /// advanced) until the suspension is lifted.
+    pub suspended: bool,
     /// UID of the workload (StatefulSet or pool DaemonSet) that owns its pods.
     pub workload_uid: Option<String>,
     /// The revision its workload wants pods to run; `None` while the workload controller has
@@ -162,15 +165,36 @@ pub fn step(o: &Observed<'_>) -> Step {
 }
 
 fn start(o: &Observed<'_>) -> Step {
-    let outdated: Vec<&Member> = o.members.iter().filter(|m| outdated(m)).collect();
+    // A suspended member's workload is not re-rendered either, so its revision may be
+    // unknown as well as behind: it is left out of both and named when only it is left.
+    let outdated: Vec<&Member> = o
+        .members
+        .iter()
+        .filter(|m| !m.suspended && outdated(m))
+        .collect();
     let unknown: Vec<&str> = o
         .members
         .iter()
-        .filter(|m| m.desired_revision.is_none())
+        .filter(|m| !m.suspended && m.desired_revision.is_none())
         .map(|m| m.name.as_str())
         .collect();
     if outdated.is_empty() && unknown.is_empty() {
-        return Step::Converged;
+        let held: Vec<&str> = o
+            .members
+            .iter()
+            .filter(|m| m.suspended && (m.desired_revision.is_none() || self::outdated(m)))
+            .map(|m| m.name.as_str())
+            .collect();
+        if held.is_empty() {
+            return Step::Converged;
+        }
+        return wait(
+            reason::REASON_STORAGE_ROLLOUT_WAITING,
+            format!(
+                "the pods of {} are not replaced while suspended; the rollout finishes once the suspension is lifted",
+                list(&held)
+            ),
+        );
     }
     if !unknown.is_empty() {
         return wait(
@@ -258,6 +282,15 @@ fn advance(o: &Observed<'_>, record: &StorageRolloutStatus) -> Step {
         // this transaction remains to finish.
         return Step::Clear;
     };
+    if actor.suspended {
+        return wait(
+            reason::REASON_STORAGE_ROLLOUT_WAITING,
+            format!(
+                "the replacement of the pod of {} is recorded and goes on once its suspension is lifted",
+                actor.name
+            ),
+        );
+    }
     if let Some(why) = claim_replaced(o, record) {
         return wait(
             reason::REASON_CLAIM_REPLACED,

@@ -38,7 +38,12 @@ pub const OWNED: &[&str] = &[
     node_conditions::CONDITION_VOLUME_ATTRIBUTES_CLASS_APPLIED,
     node_conditions::CONDITION_STORAGE_EXPANSION_IN_PROGRESS,
     node_conditions::CONDITION_STORAGE_EXPANSION_BLOCKED,
+    node_conditions::CONDITION_SUSPENDED,
 ];
+
+/// Condition types a suspended pass changes: every other condition keeps what the last
+/// pass before the suspension said.
+pub const OWNED_WHILE_SUSPENDED: &[&str] = &[node_conditions::CONDITION_SUSPENDED];
 
 /// Everything one pass does.
 #[derive(Debug, Clone, Default)]
@@ -68,6 +73,8 @@ pub struct Decision {
     pub notes: Vec<Note>,
     /// When to look again; `None` waits for a change.
     pub requeue: Option<Duration>,
+    /// The node is suspended: only [`OWNED_WHILE_SUSPENDED`] conditions change.
+    pub suspended: bool,
 }
 
 /// The decision for `o`: the node's preconditions, then its workload, its identity, its drain
@@ -77,6 +84,9 @@ pub fn decide(o: &Observed, t: &Config) -> Result<Decision, DesiredError> {
         return Ok(finalize(o, t));
     }
     let node = o.node.as_ref();
+    if let Some(cause) = crate::suspension::of_node(node, o.parent.as_ref()) {
+        return Ok(suspended(o, &cause, t));
+    }
     let mut status = node.status.clone().unwrap_or_default();
     status.zone = Some(node.spec.zone.clone());
     let a = match admitted(o, &mut status, t) {
@@ -121,6 +131,19 @@ pub fn decide(o: &Observed, t: &Config) -> Result<Decision, DesiredError> {
     keep_claims(&mut d, o, &status, t);
     d.status = Some(status);
     Ok(d)
+}
+
+/// The decision of a suspended node: no workload, claim, Node or identity write, status as
+/// it was but for the `Suspended` condition, and a look again at the resync interval (the
+/// lifting of the node's own switch is a change that triggers a pass by itself).
+fn suspended(o: &Observed, cause: &crate::suspension::Cause, t: &Config) -> Decision {
+    Decision {
+        status: Some(o.node.status.clone().unwrap_or_default()),
+        conditions: vec![cause.condition()],
+        requeue: Some(t.resync),
+        suspended: true,
+        ..Decision::default()
+    }
 }
 
 /// What a node that passed its preconditions runs under.

@@ -635,3 +635,60 @@ fn a_finalized_node_releases_its_claims_before_its_finalizer_and_marks_them_afte
     )];
     assert_eq!(decide(&o, &timing()).unwrap().finalizer, Some(false));
 }
+
+#[test]
+fn a_suspended_node_writes_nothing_but_its_suspended_condition() {
+    let mut held = cluster(3);
+    held.spec.maintenance = Some(shared_types::common::MaintenanceConfig {
+        suspended: Some(true),
+    });
+    let mut own = manual("manual-a", Some(id(1)));
+    own.spec.maintenance = held.spec.maintenance.clone();
+    let cases = [
+        (own, cluster(3), reason::REASON_MAINTENANCE_SUSPENDED),
+        (
+            manual("manual-a", Some(id(1))),
+            held,
+            reason::REASON_CLUSTER_MAINTENANCE_SUSPENDED,
+        ),
+    ];
+    for (node, parent, why) in cases {
+        let before = node.status.clone().unwrap_or_default();
+        let mut o = observed(node, Some(parent));
+        // A new identity and a workload to render: both would be written if not suspended.
+        o.discovered = Some(Discovered {
+            id: id(2),
+            pod_uid: "pod-9".into(),
+            ip: "198.18.0.9".into(),
+        });
+        let d = decide(&o, &timing()).unwrap();
+        assert!(d.suspended, "{why}");
+        assert!(d.statefulset.is_none() && d.service.is_none() && !d.delete_workload);
+        assert!(d.claim_classes.is_empty() && d.claim_sizes.is_empty());
+        assert!(d.claim_patches.is_empty() && d.unbind.is_none());
+        assert_eq!(d.finalizer, None);
+        assert_eq!(d.status, Some(before), "status is left as it was");
+        let c: Vec<(&str, bool, &str)> = d
+            .conditions
+            .iter()
+            .map(|c| (c.type_, c.status, c.reason))
+            .collect();
+        assert_eq!(c, [("Suspended", true, why)]);
+        assert_eq!(d.requeue, Some(timing().resync));
+    }
+}
+
+#[test]
+fn a_suspended_node_can_still_be_torn_down_with_its_parent() {
+    let mut parent = cluster(3);
+    parent.metadata.deletion_timestamp = deleting();
+    parent.spec.maintenance = Some(shared_types::common::MaintenanceConfig {
+        suspended: Some(true),
+    });
+    let mut node = deleting_node();
+    node.spec.maintenance = parent.spec.maintenance.clone();
+    let mut o = observed(node, Some(parent));
+    o.statefulset = Some(statefulset());
+    let d = decide(&o, &timing()).unwrap();
+    assert!(d.delete_workload && !d.suspended);
+}

@@ -3,7 +3,8 @@
 //! GarageNode, its StatefulSet, the cluster's Services, the disruption budget and the
 //! NetworkPolicy), and so is a field of its spec (a claim retention policy, a Service's
 //! `publishNotReadyAddresses`, the budget's `minAvailable`, the NetworkPolicy's rules), with
-//! no layout change and the cluster Ready at the repair's end.
+//! no layout change and the cluster Ready at the repair's end. The changes are made while the
+//! cluster is suspended ([`crate::suspension`]), and stay until the suspension is lifted.
 
 use std::collections::BTreeMap;
 use std::fmt::Debug;
@@ -194,8 +195,9 @@ async fn fields(w: &World<'_>) -> anyhow::Result<Vec<DriftedField>> {
     ])
 }
 
-/// Changes one label on an object of each kind, and one spec field on each kind but the
-/// GarageNode, and waits until every one is back.
+/// Suspends the cluster, changes one label on an object of each kind and one spec field on
+/// each kind but the GarageNode, proves that none is put back while suspended, lifts the
+/// suspension and waits until every one is back.
 pub(crate) async fn put_back(w: &World<'_>) -> anyhow::Result<()> {
     let t = Instant::now();
     let c = &w.client;
@@ -206,6 +208,8 @@ pub(crate) async fn put_back(w: &World<'_>) -> anyhow::Result<()> {
         .status
         .and_then(|s| s.layout_version);
     let node = format!("{NAME}-storage-0");
+    // Made while the cluster is suspended: nothing is put back until it is lifted.
+    crate::suspension::hold(w).await?;
     let drifted = vec![
         // The slot label names which Auto member a GarageNode is; the tier, its kind.
         drift::<GarageNode>(c, &node, label::LABEL_AUTO_NODE_SLOT, Some("drifted")).await?,
@@ -236,6 +240,23 @@ pub(crate) async fn put_back(w: &World<'_>) -> anyhow::Result<()> {
         .await?,
     ];
     let fields = fields(w).await?;
+    crate::suspension::still_held(w).await?;
+    for d in &drifted {
+        let now = (d.read)().await?;
+        ensure!(
+            d.labels.iter().any(|(k, v)| now.get(k) != Some(v)),
+            "{} was put back while the cluster was suspended",
+            d.what
+        );
+    }
+    for f in &fields {
+        ensure!(
+            (f.read)().await? != f.before,
+            "{} was put back while the cluster was suspended",
+            f.what
+        );
+    }
+    crate::suspension::lift(w).await?;
     wait(
         "every drifted label and field put back",
         Duration::from_secs(120),
@@ -281,8 +302,11 @@ pub(crate) async fn put_back(w: &World<'_>) -> anyhow::Result<()> {
         layout_after == layout_before,
         "the layout changed from {layout_before:?} to {layout_after:?} while labels were repaired"
     );
+    if let Some(store) = &w.store {
+        verify(store, &s3(w.sim, &format!("{node}-0"))?, &w.checksummed).await?;
+    }
     println!(
-        "drift: {} labels (GarageNode, StatefulSet, Service, PodDisruptionBudget, NetworkPolicy) and {} spec fields (StatefulSet, Service, PodDisruptionBudget, NetworkPolicy) put back in {:.1}s, layout version unchanged",
+        "drift: {} labels (GarageNode, StatefulSet, Service, PodDisruptionBudget, NetworkPolicy) and {} spec fields (StatefulSet, Service, PodDisruptionBudget, NetworkPolicy) left alone while suspended, put back after, in {:.1}s; layout version unchanged, objects read back",
         drifted.len(),
         fields.len(),
         t.elapsed().as_secs_f64()

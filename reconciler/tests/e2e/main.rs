@@ -111,6 +111,7 @@ mod replication;
 mod rollout;
 mod second_install;
 mod support;
+mod suspension;
 mod teardown;
 mod volumes;
 

@@ -129,7 +129,7 @@ pub mod node {
     /// `Cycling`: an add-before-remove replacement requested with the `cycle` annotation is in
     /// progress; `False` means it is blocked and nothing was changed.
     pub const CONDITION_CYCLING: &str = "Cycling";
-    /// `Suspended`: reconciliation of this node is paused, by the user's maintenance setting,
+    /// `Suspended`: reconciliation of this node (or cluster) is paused, by the user's maintenance setting,
     /// by the parent cluster's maintenance, or by the operator itself.
     pub const CONDITION_SUSPENDED: &str = "Suspended";
     /// `VolumeAttributesClassApplied`: `True` once every managed claim of the node that should

@@ -103,8 +103,8 @@ pub const ANNOTATION_CYCLE: &str = "garage.rajsingh.info/cycle";
 /// Declared for `GarageNode` (meant to keep a node out of the layout for a while) but ignored
 /// by the controllers.
 pub const ANNOTATION_SKIP_LAYOUT: &str = "garage.rajsingh.info/skip-layout";
-/// Former pause switch on `GarageNode`. No longer supported and never honoured; users pause a
-/// node with `spec.maintenance.suspended`.
+/// Former pause switch, kept as an alias: `"true"` on a `GarageCluster` or a `GarageNode`
+/// suspends it exactly like `spec.maintenance.suspended`, which is the documented switch.
 pub const ANNOTATION_PAUSE_RECONCILE: &str = "garage.rajsingh.info/pause-reconcile";
 
 // --- User requests on GarageBucket ---

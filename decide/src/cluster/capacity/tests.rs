@@ -30,6 +30,7 @@ fn view(name: &str, node: Option<u8>) -> MemberView {
         started_at: None,
         pod_name: None,
         pool: None,
+        suspended: false,
     }
 }
 

@@ -14,6 +14,7 @@ fn member(name: &str, c: char, running: &str, wanted: &str) -> Member {
         generation: Some(1),
         pool: None,
         node_id: Some(id(c)),
+        suspended: false,
         workload_uid: Some(format!("sts-{name}")),
         desired_revision: Some(wanted.into()),
         pod: Some(PodState {
@@ -86,6 +87,41 @@ fn the_first_outdated_member_is_recorded_before_anything_is_deleted() {
     assert_eq!(r.cluster_generation, Some(2));
     assert_eq!(r.desired_config_hash.as_deref(), Some("cfg"));
     assert_eq!(r.desired_pod_spec_hash.as_deref(), Some("r2"));
+}
+
+#[test]
+fn a_suspended_member_is_passed_over_and_its_recorded_replacement_waits() {
+    let mut m = vec![member("a", 'a', "r1", "r2"), member("b", 'b', "r1", "r2")];
+    m[0].suspended = true;
+    let r = record_of(step(&observed(&m, None)));
+    assert_eq!(r.garage_node_name.as_deref(), Some("b"), "a is passed over");
+    // Only the suspended member is left: behind, or with a workload not re-rendered.
+    m[1] = member("b", 'b', "r2", "r2");
+    waits(
+        &step(&observed(&m, None)),
+        reason::REASON_STORAGE_ROLLOUT_WAITING,
+        "pods of a are not replaced while suspended",
+    );
+    m[0].desired_revision = None;
+    waits(
+        &step(&observed(&m, None)),
+        reason::REASON_STORAGE_ROLLOUT_WAITING,
+        "suspended",
+    );
+    // A replacement recorded before the suspension keeps its record and deletes nothing.
+    let mut m = vec![member("a", 'a', "r1", "r2")];
+    let r = record_of(step(&observed(&m, None)));
+    m[0].suspended = true;
+    waits(
+        &step(&observed(&m, Some(&r))),
+        reason::REASON_STORAGE_ROLLOUT_WAITING,
+        "once its suspension is lifted",
+    );
+    m[0].suspended = false;
+    assert!(matches!(
+        step(&observed(&m, Some(&r))),
+        Step::DeletePod { .. }
+    ));
 }
 
 #[test]

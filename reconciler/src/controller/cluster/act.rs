@@ -307,6 +307,35 @@ pub async fn publish(
     write::patch_status(&api, &ctx.metrics, &cluster.name_any(), value).await
 }
 
+/// Publishes the `Suspended` condition of a suspended cluster and nothing else: the other
+/// conditions and `observedGeneration` stay what the last acting pass wrote, since nothing of
+/// a later generation was acted on.
+pub async fn publish_suspended(
+    cluster: &GarageCluster,
+    ctx: &Context,
+    cause: &decide::suspension::Cause,
+) -> Result<(), Error> {
+    let current = cluster.status.clone().unwrap_or_default();
+    let merged = conditions::merge(
+        current.conditions.as_deref(),
+        &[cause.condition()],
+        decide::cluster::decision::OWNED_WHILE_SUSPENDED,
+        cluster.metadata.generation,
+    );
+    if current.conditions.as_ref() == Some(&merged) {
+        return Ok(());
+    }
+    let api: Api<GarageCluster> =
+        Api::namespaced(ctx.client.clone(), &cluster.namespace().unwrap_or_default());
+    write::patch_status(
+        &api,
+        &ctx.metrics,
+        &cluster.name_any(),
+        json!({"conditions": merged}),
+    )
+    .await
+}
+
 /// Stage, re-read, verify that staging holds exactly what was intended, apply.
 /// Why a planned layout change was not applied. Each is reported in a warning Event and the
 /// next pass plans again from what Garage then reports.

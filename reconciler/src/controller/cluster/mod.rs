@@ -55,6 +55,11 @@ pub async fn reconcile(cluster: Arc<GarageCluster>, ctx: Arc<Context>) -> Result
         // The write triggers the next pass with the finalizer in place.
         return Ok(Action::await_change());
     }
+    // A suspended cluster gets no write but its condition; deletion above still proceeds.
+    if let Some(cause) = decide::suspension::of_cluster(&cluster) {
+        act::publish_suspended(&cluster, &ctx, &cause).await?;
+        return Ok(Action::requeue(ctx.config.resync));
+    }
     let settings = Settings::from_cluster(&cluster).map(|mut s| {
         s.use_default_image(&cluster, ctx.config.default_garage_image.as_deref());
         s

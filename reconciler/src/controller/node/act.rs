@@ -12,7 +12,7 @@ use crate::controller::write::{self, ensure};
 use crate::controller::{Context, Error, finalizer};
 use crate::names;
 use decide::conditions;
-use decide::node::decision::{Decision, OWNED};
+use decide::node::decision::{Decision, OWNED, OWNED_WHILE_SUSPENDED};
 use decide::note::Note;
 
 /// Writes what `d` asks for.
@@ -110,11 +110,20 @@ pub async fn act(node: &GarageNode, d: Decision, ctx: &Context) -> Result<(), Er
     ctx.events.publish(node, &d.notes).await;
     if let Some(mut status) = d.status {
         let current = node.status.clone().unwrap_or_default();
-        status.observed_generation = node.metadata.generation;
+        // A suspended node has not acted on its generation: observedGeneration stays where
+        // the last acting pass put it.
+        if !d.suspended {
+            status.observed_generation = node.metadata.generation;
+        }
+        let owned = if d.suspended {
+            OWNED_WHILE_SUSPENDED
+        } else {
+            OWNED
+        };
         status.conditions = Some(conditions::merge(
             current.conditions.as_deref(),
             &d.conditions,
-            OWNED,
+            owned,
             node.metadata.generation,
         ));
         if status != current {
