@@ -69,10 +69,17 @@ fn timing() -> Config {
 }
 
 /// The layout after `stage` is staged on top of what is staged already.
-fn staged_on_top(layout: &ClusterLayout, stage: &[RoleChange]) -> ClusterLayout {
+fn staged_on_top(
+    layout: &ClusterLayout,
+    stage: &[RoleChange],
+    parameters: Option<&garage_admin::LayoutParameters>,
+) -> ClusterLayout {
     let mut next = layout.clone();
     next.staged_role_changes
         .extend(stage.iter().cloned().map(StagedRoleChange::from));
+    if let Some(p) = parameters {
+        next.staged_parameters = Some(p.clone());
+    }
     next
 }
 
@@ -128,8 +135,9 @@ fn check(b: &Built, d: &Decision, t: &Config) {
         }
         assert!(change.stage.iter().all(|c| change.intended.contains(c)));
         if let Err(e) = verify_staged(
-            &staged_on_top(&read.layout, &change.stage),
+            &staged_on_top(&read.layout, &change.stage, change.parameters.as_ref()),
             &change.intended,
+            change.parameters.as_ref(),
         ) {
             panic!("staging the change would not verify: {e}");
         }

@@ -50,6 +50,8 @@ pub struct LayoutChange {
     pub version: u64,
     /// True for the first storage version.
     pub bootstrap: bool,
+    /// Layout parameters (the zone redundancy) to stage with it, when they change.
+    pub parameters: Option<garage_api_types::LayoutParameters>,
 }
 
 /// Everything one pass does, decided before anything is written.
@@ -97,6 +99,8 @@ pub struct Decision {
     pub rollout: Option<machine_rollout::Step>,
     /// Config revisions no pod or workload template mounts any more: delete.
     pub prune_configs: Vec<String>,
+    /// `spec.workers` variables to set, on the members that report another value.
+    pub worker_variables: Vec<super::workers::SetVariable>,
     /// Status to publish (conditions merged by act).
     pub status: GarageClusterStatus,
     /// Conditions this controller owns.
@@ -228,11 +232,30 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         pools: m.pools,
         rollout: Some(r.step).filter(|_| r.acts),
         prune_configs: r.prune_configs,
+        worker_variables: worker_variables(cluster, &m.views, p.facts.read),
         status,
         conditions,
         notes,
         requeue,
     })
+}
+
+/// The `spec.workers` variables to set on this cluster's members (external ones included:
+/// they are storage nodes of the same layout).
+fn worker_variables(
+    cluster: &shared_types::garage_cluster::v1beta2::GarageCluster,
+    views: &[MemberView],
+    read: Option<&GarageRead>,
+) -> Vec<super::workers::SetVariable> {
+    let Some(read) = read else {
+        return Vec::new();
+    };
+    let ids: Vec<garage_api_types::NodeId> = views
+        .iter()
+        .filter_map(|v| v.member.node_id.clone())
+        .collect();
+    let wanted = super::workers::wanted(cluster.spec.workers.as_ref());
+    super::workers::to_set(&wanted, &ids, &read.worker_variables)
 }
 
 /// Under the Manual policy generated members are handed to the user (ejected), never
@@ -753,11 +776,13 @@ fn layout_write(
             intended,
             apply_version,
             bootstrap,
+            parameters,
         }) => Some(LayoutChange {
             stage: stage.clone(),
             intended: intended.clone(),
             version: *apply_version,
             bootstrap: *bootstrap,
+            parameters: parameters.clone(),
         }),
         _ => None,
     };

@@ -135,6 +135,7 @@ pub(super) fn garage_facts<'a>(
             members: layout_members,
             layout: &read.layout,
             history: &read.history,
+            zone_redundancy: s.zone_redundancy,
         }));
     }
     GarageFacts {

@@ -18,6 +18,7 @@ pub mod rollout;
 mod stale_configs;
 pub mod status;
 mod volume_attributes;
+pub mod workers;
 
 #[cfg(test)]
 mod tests;

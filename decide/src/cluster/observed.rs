@@ -75,6 +75,12 @@ pub struct GarageRead {
     /// Every storage pod has a running process that answered, and each reports every storage
     /// node connected and every partition fully replicated from where it stands.
     pub every_view_healthy: bool,
+    /// `GetWorkerVariable(node=*)` by node, read only when `spec.workers` sets a variable
+    /// (empty otherwise, or when the read failed).
+    pub worker_variables: std::collections::BTreeMap<
+        garage_api_types::NodeId,
+        std::collections::BTreeMap<String, String>,
+    >,
 }
 
 /// True when `node` names the cluster `name` in namespace `ns` as its parent.

@@ -96,6 +96,8 @@ fn pool_placement(o: &Observed, views: &[MemberView]) -> (BTreeMap<String, bool>
             members: &members,
             layout: &read.layout,
             history: &read.history,
+            // Placement of roles only: the parameters are the coordinator's own business.
+            zone_redundancy: None,
         }),
         Plan::Converged
     );

@@ -109,6 +109,7 @@ fn read(layout: garage_api_types::ClusterLayout, up: &[&NodeId], health: bool) -
         layout,
         health: health.then(|| healthy(3)),
         every_view_healthy: health,
+        worker_variables: BTreeMap::new(),
     }))
 }
 

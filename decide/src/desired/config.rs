@@ -29,6 +29,10 @@ pub const RPC_SECRET_KEY: &str = "rpc-secret";
 pub const ADMIN_TOKEN_DIR: &str = "/secrets/admin";
 /// File name of the admin token (also the key in its Secret).
 pub const ADMIN_TOKEN_KEY: &str = "admin-token";
+/// Directory of the metrics token file.
+pub const METRICS_TOKEN_DIR: &str = "/secrets/metrics";
+/// File name of the metrics token (also its key in the credentials copy).
+pub const METRICS_TOKEN_KEY: &str = "metrics-token";
 
 /// The rendered garage.toml of the cluster's shared config.
 pub fn render(c: &GarageCluster, s: &Settings) -> Result<String, DesiredError> {
@@ -156,6 +160,9 @@ fn rpc_section(t: &mut String, c: &GarageCluster, s: &Settings) {
             &s.rpc_timeout.as_millis().to_string(),
         );
     }
+    if let Some(ping) = s.rpc_ping_timeout {
+        line(t, "rpc_ping_timeout_msec", &ping.as_millis().to_string());
+    }
     if network.and_then(|n| n.rpc_bind_outgoing) == Some(true) {
         line(t, "rpc_bind_outgoing", "true");
     }
@@ -211,6 +218,16 @@ fn api_sections(t: &mut String, c: &GarageCluster, s: &Settings) {
         "admin_token_file",
         &quote(&format!("{ADMIN_TOKEN_DIR}/{ADMIN_TOKEN_KEY}")),
     );
+    if admin
+        .and_then(|a| a.metrics_token_secret_ref.as_ref())
+        .is_some()
+    {
+        line(
+            t,
+            "metrics_token_file",
+            &quote(&format!("{METRICS_TOKEN_DIR}/{METRICS_TOKEN_KEY}")),
+        );
+    }
     if admin.and_then(|a| a.metrics_require_token) == Some(true) {
         line(t, "metrics_require_token", "true");
     }
@@ -394,6 +411,59 @@ mod tests {
             .rpc_timeout = Some("soon".into());
         let e = Settings::from_cluster(&c).unwrap_err();
         assert!(e.to_string().contains("spec.network.rpcTimeout"), "{e}");
+    }
+
+    #[test]
+    fn the_zone_redundancy_is_read_with_its_bounds() {
+        use garage_api_types::ZoneRedundancy;
+        use shared_types::garage_cluster::common::ZoneRedundancyMode::{AtLeast, Maximum};
+        let cases = [
+            (None, None, Ok(None)),
+            (Some(Maximum), None, Ok(Some(ZoneRedundancy::Maximum))),
+            (Some(AtLeast), Some(2), Ok(Some(ZoneRedundancy::AtLeast(2)))),
+            (Some(AtLeast), Some(3), Ok(Some(ZoneRedundancy::AtLeast(3)))),
+            (
+                Some(AtLeast),
+                Some(4),
+                Err("between 1 and the replication factor 3"),
+            ),
+            (Some(AtLeast), Some(0), Err("between 1")),
+            (Some(AtLeast), None, Err("is required")),
+            (Some(Maximum), Some(2), Err("only valid")),
+            (None, Some(2), Err("only valid")),
+        ];
+        for (mode, min, want) in cases {
+            let mut c = cluster(3);
+            let r = c.spec.replication.get_or_insert_with(Default::default);
+            r.zone_redundancy_mode = mode;
+            r.zone_redundancy_min_zones = min;
+            match (Settings::from_cluster(&c), want) {
+                (Ok(s), Ok(z)) => assert_eq!(s.zone_redundancy, z, "{mode:?} {min:?}"),
+                (Err(e), Err(text)) => {
+                    let e = e.to_string();
+                    assert!(e.contains("spec.replication.zoneRedundancyMinZones"), "{e}");
+                    assert!(e.contains(text), "{e}");
+                }
+                (got, want) => panic!("{mode:?} {min:?}: {got:?} vs {want:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn the_rpc_ping_timeout_is_rendered_in_milliseconds_only_when_set() {
+        let mut c = cluster(3);
+        assert!(!rendered(&c).contains("rpc_ping_timeout_msec"));
+        c.spec
+            .network
+            .get_or_insert_with(Default::default)
+            .rpc_ping_timeout = Some("2500ms".into());
+        assert!(rendered(&c).contains("rpc_ping_timeout_msec = 2500\n"));
+        c.spec
+            .network
+            .get_or_insert_with(Default::default)
+            .rpc_ping_timeout = Some("0s".into());
+        let e = Settings::from_cluster(&c).unwrap_err();
+        assert!(e.to_string().contains("spec.network.rpcPingTimeout"), "{e}");
     }
 
     #[test]

@@ -14,7 +14,7 @@ use shared_types::garage_cluster::common::VolumeConfig;
 use shared_types::garage_cluster::v1beta2::{NodeLocalPoolSpec, StorageSpec};
 use shared_types::garage_node::{GarageNode, NodeVolumeConfig};
 
-use super::config::{ADMIN_TOKEN_DIR, CONFIG_DIR, METADATA_DIR, RPC_SECRET_DIR};
+use super::config::{ADMIN_TOKEN_DIR, CONFIG_DIR, METADATA_DIR, METRICS_TOKEN_DIR, RPC_SECRET_DIR};
 use super::{DesiredError, Settings, quantity};
 
 /// Field every refusal of a cluster path names.
@@ -72,7 +72,13 @@ pub fn cluster_data_dirs(storage: &StorageSpec) -> Result<Option<Vec<DataDir>>, 
             .or_else(|| p.volume.as_ref().and_then(|v| v.size.as_ref()))
             .or(top_size),
     });
-    let own = [METADATA_DIR, CONFIG_DIR, RPC_SECRET_DIR, ADMIN_TOKEN_DIR];
+    let own = [
+        METADATA_DIR,
+        CONFIG_DIR,
+        RPC_SECRET_DIR,
+        ADMIN_TOKEN_DIR,
+        METRICS_TOKEN_DIR,
+    ];
     data_dirs(FIELD, "", &own, entries).map(Some)
 }
 
@@ -94,6 +100,7 @@ pub fn pool_data_dirs(pool: &NodeLocalPoolSpec) -> Result<Option<Vec<DataDir>>, 
         CONFIG_DIR,
         RPC_SECRET_DIR,
         ADMIN_TOKEN_DIR,
+        METRICS_TOKEN_DIR,
         super::pool::MARKER_DIR,
     ];
     let context = format!("pool {}: ", pool.name);

@@ -8,6 +8,7 @@
 //! than rendered half-way.
 
 pub mod config;
+pub mod credentials;
 pub mod data_dirs;
 pub mod disk_layout;
 pub mod hostpath_claim;
@@ -111,6 +112,9 @@ pub struct Settings {
     pub manual: bool,
     /// Garage `replication_factor`.
     pub replication_factor: u32,
+    /// The layout's zone redundancy (`spec.replication.zoneRedundancyMode`); `None` leaves
+    /// Garage's parameter as it is.
+    pub zone_redundancy: Option<garage_api_types::ZoneRedundancy>,
     /// Garage `consistency_mode`.
     pub consistency_mode: &'static str,
     /// RPC port.
@@ -134,6 +138,8 @@ pub struct Settings {
     /// checks a block it was told about only after twice this, so the drain proof's quiet
     /// window must cover that.
     pub rpc_timeout: Duration,
+    /// Garage's RPC ping timeout (`network.rpcPingTimeout`), rendered only when set.
+    pub rpc_ping_timeout: Option<Duration>,
     /// Node-local pools (`spec.storage.nodeLocalPools`), as declared.
     pub pools: Vec<NodeLocalPoolSpec>,
     /// `spec.network.rpcPublicAddrSubnet`: a pool member whose Pod IP lies in it publishes
@@ -204,6 +210,7 @@ impl Settings {
         // Under the Manual policy every storage identity is a GarageNode the user wrote.
         let replicas = if manual { 0 } else { replicas };
         let (replication_factor, consistency_mode) = replication(spec)?;
+        let zone_redundancy = zone_redundancy(spec, replication_factor)?;
         let rpc_public_addr_subnet = rpc_public_addr_subnet(spec)?;
         let Ports {
             rpc_port,
@@ -223,6 +230,12 @@ impl Settings {
         };
         let capacity = auto_capacity(storage, data_dirs.as_deref())?;
         let rpc_timeout = rpc_timeout(spec)?;
+        let rpc_ping_timeout = spec
+            .network
+            .as_ref()
+            .and_then(|n| n.rpc_ping_timeout.as_deref())
+            .map(|text| duration("spec.network.rpcPingTimeout", text))
+            .transpose()?;
         Ok(Self {
             name,
             namespace,
@@ -230,6 +243,7 @@ impl Settings {
             replicas,
             manual,
             replication_factor,
+            zone_redundancy,
             consistency_mode,
             rpc_port,
             s3_port,
@@ -240,6 +254,7 @@ impl Settings {
             capacity,
             data_dirs,
             rpc_timeout,
+            rpc_ping_timeout,
             pools,
             rpc_public_addr_subnet,
         })
@@ -318,6 +333,39 @@ fn replication(spec: &GarageClusterSpec) -> Result<(u32, &'static str), DesiredE
     Ok((replication_factor, consistency_mode))
 }
 
+/// The zone redundancy the layout is computed with: `AtLeast` needs `zoneRedundancyMinZones`
+/// between 1 and the factor; `Maximum` takes none.
+fn zone_redundancy(
+    spec: &GarageClusterSpec,
+    factor: u32,
+) -> Result<Option<garage_api_types::ZoneRedundancy>, DesiredError> {
+    use garage_api_types::ZoneRedundancy;
+    use shared_types::garage_cluster::common::ZoneRedundancyMode;
+    let replication = spec.replication.as_ref();
+    let min = replication.and_then(|r| r.zone_redundancy_min_zones);
+    let invalid = |message: String| DesiredError::Invalid {
+        field: "spec.replication.zoneRedundancyMinZones",
+        message,
+    };
+    match (replication.and_then(|r| r.zone_redundancy_mode), min) {
+        (None, None) => Ok(None),
+        (None | Some(ZoneRedundancyMode::Maximum), Some(_)) => Err(invalid(
+            "is only valid with zoneRedundancyMode AtLeast; remove it or set the mode".into(),
+        )),
+        (Some(ZoneRedundancyMode::Maximum), None) => Ok(Some(ZoneRedundancy::Maximum)),
+        (Some(ZoneRedundancyMode::AtLeast), None) => Err(invalid(
+            "is required with zoneRedundancyMode AtLeast: the number of zones each partition spans"
+                .into(),
+        )),
+        (Some(ZoneRedundancyMode::AtLeast), Some(n)) => match u32::try_from(n) {
+            Ok(n) if (1..=factor).contains(&n) => Ok(Some(ZoneRedundancy::AtLeast(u64::from(n)))),
+            _ => Err(invalid(format!(
+                "{n} is not between 1 and the replication factor {factor}"
+            ))),
+        },
+    }
+}
+
 /// The subnet Garage picks its advertised RPC address from, when one is set.
 fn rpc_public_addr_subnet(
     spec: &GarageClusterSpec,
@@ -342,16 +390,20 @@ fn rpc_public_addr_subnet(
 
 /// Garage's RPC timeout: the spec's, or Garage's default.
 fn rpc_timeout(spec: &GarageClusterSpec) -> Result<Duration, DesiredError> {
-    let rpc_timeout = match spec.network.as_ref().and_then(|n| n.rpc_timeout.as_deref()) {
-        None => GARAGE_DEFAULT_RPC_TIMEOUT,
-        Some(text) => shared_types::duration::go_duration(text)
-            .filter(|d| *d >= Duration::from_millis(1))
-            .ok_or_else(|| DesiredError::Invalid {
-                field: "spec.network.rpcTimeout",
-                message: format!("{text:?} is not a duration of at least 1ms such as '30s'"),
-            })?,
-    };
-    Ok(rpc_timeout)
+    match spec.network.as_ref().and_then(|n| n.rpc_timeout.as_deref()) {
+        None => Ok(GARAGE_DEFAULT_RPC_TIMEOUT),
+        Some(text) => duration("spec.network.rpcTimeout", text),
+    }
+}
+
+/// A duration field of at least a millisecond (Garage takes milliseconds).
+fn duration(field: &'static str, text: &str) -> Result<Duration, DesiredError> {
+    shared_types::duration::go_duration(text)
+        .filter(|d| *d >= Duration::from_millis(1))
+        .ok_or_else(|| DesiredError::Invalid {
+            field,
+            message: format!("{text:?} is not a duration of at least 1ms such as '30s'"),
+        })
 }
 
 /// The ports Garage listens on; no web port when the web endpoint is off.

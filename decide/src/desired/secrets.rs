@@ -3,8 +3,9 @@
 //! Both are generated once, stored in immutable Secrets controlled by the cluster, and mounted
 //! as files of mode 0400: Garage refuses secret files with group or other permission bits, and
 //! an immutable Secret means kubelet can never change bytes under a running process.
-//! A Secret the user names (`spec.network.rpcSecretRef`, `spec.admin.adminTokenSecretRef`) is
-//! mounted as it is (no snapshot yet).
+//! A Secret the user names is mounted from an immutable copy: the RPC secret's
+//! (`C-rpc-secret-snapshot`, here) and the credentials copy of the admin and metrics tokens
+//! ([`super::credentials`]).
 
 use std::collections::BTreeMap;
 
@@ -87,15 +88,6 @@ pub fn admin_token_user_source(c: &GarageCluster) -> Option<SecretSource> {
     )
 }
 
-/// False while a user-named admin token has no copy yet: nothing that mounts it may be
-/// rendered before, or every pod would be replaced as soon as the copy exists.
-pub fn admin_token_pinned(c: &GarageCluster, s: &Settings) -> bool {
-    admin_token_user_source(c).is_none()
-        || admin_token_source(c, s)
-            .name
-            .starts_with(&format!("{}-credentials-", s.name))
-}
-
 /// The static admin token the pods mount. A user-named token is mounted from its immutable
 /// copy once the cluster controller has made it (the cluster's `static-credentials-secret`
 /// annotation names it), so an edit of the user's Secret reaches pods only through a rollout.
@@ -105,15 +97,10 @@ pub fn admin_token_source(c: &GarageCluster, s: &Settings) -> SecretSource {
         .as_ref()
         .and_then(|a| a.admin_token_secret_ref.as_ref())
         .is_some()
-        && let Some(copy) = c
-            .metadata
-            .annotations
-            .as_ref()
-            .and_then(|a| a.get(annotation::ANNOTATION_STATIC_CREDENTIALS_SECRET))
-            .filter(|n| n.starts_with(&format!("{}-credentials-", s.name)))
+        && let Some(copy) = super::credentials::pinned_copy(c, s)
     {
         return SecretSource {
-            name: copy.clone(),
+            name: copy.to_owned(),
             key: ADMIN_TOKEN_KEY.into(),
             generated: false,
         };
@@ -250,39 +237,6 @@ pub fn rpc_fingerprint(value: &str) -> Option<String> {
         .filter_map(|i| u8::from_str_radix(&canonical[2 * i..2 * i + 2], 16).ok())
         .collect();
     Some(names::sha256_hex(&raw))
-}
-
-/// Revision of a user-named admin token: keyed by the RPC secret, so the name of its copy
-/// reveals nothing about a weak token to someone who can only list Secret names.
-pub fn credentials_revision(rpc_secret: &[u8], source: &SecretSource, value: &str) -> String {
-    let message = format!(
-        "garage-operator/static-credentials/v1\0admin-token\0{}:{}\0{value}",
-        source.name, source.key
-    );
-    names::hex(&names::hmac_sha256(rpc_secret, message.as_bytes()))
-}
-
-/// The immutable copy of a user-named admin token, named by its revision.
-pub fn credentials_snapshot(
-    c: &GarageCluster,
-    s: &Settings,
-    revision: &str,
-    value: &str,
-    source: &SecretSource,
-) -> Result<Secret, DesiredError> {
-    let mut secret = admin_token_secret(c, s, value.trim()).map_err(|_| DesiredError::Invalid {
-        field: "spec.admin.adminTokenSecretRef",
-        message: format!(
-            "Secret {} key {} must hold visible ASCII without '.' (Garage reads a dotted bearer as a dynamic token)",
-            source.name, source.key
-        ),
-    })?;
-    secret.metadata.name = Some(names::credentials_snapshot(&s.name, revision));
-    secret.metadata.annotations = Some(BTreeMap::from([(
-        annotation::ANNOTATION_STATIC_CREDENTIALS_REVISION.to_owned(),
-        revision.to_owned(),
-    )]));
-    Ok(secret)
 }
 
 fn immutable_secret(
@@ -467,22 +421,34 @@ mod tests {
             key: "admin-token".into(),
             generated: false,
         };
-        let a = credentials_revision(b"rpc", &source, "one");
-        assert_eq!(a, credentials_revision(b"rpc", &source, "one"));
-        assert_ne!(a, credentials_revision(b"rpc", &source, "two"));
-        assert_ne!(a, credentials_revision(b"other", &source, "one"));
+        let part = |value: &str| {
+            vec![(
+                super::super::credentials::Part {
+                    key: "admin-token",
+                    field: "spec.admin.adminTokenSecretRef",
+                    source: source.clone(),
+                },
+                value.to_owned(),
+            )]
+        };
+        let revision = super::super::credentials::revision;
+        let a = revision(b"rpc", &part("one"));
+        assert_eq!(a, revision(b"rpc", &part("one")));
+        assert_ne!(a, revision(b"rpc", &part("two")));
+        assert_ne!(a, revision(b"other", &part("one")));
         assert_ne!(
             a,
             names::sha256_hex(b"one"),
             "the name must not be a plain hash of the token"
         );
-        let copy = credentials_snapshot(&c, &s, &a, "one", &source).unwrap();
+        let snapshot = super::super::credentials::snapshot;
+        let copy = snapshot(&c, &s, &a, &part("one")).unwrap();
         assert_eq!(
             copy.metadata.name,
             Some(format!("garage-credentials-{}", &a[..16]))
         );
         assert_eq!(copy.immutable, Some(true));
-        let e = credentials_snapshot(&c, &s, &a, "dotted.token", &source).unwrap_err();
+        let e = snapshot(&c, &s, &a, &part("dotted.token")).unwrap_err();
         assert!(
             matches!(
                 e,

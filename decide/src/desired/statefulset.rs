@@ -28,7 +28,7 @@ use shared_types::keys::{annotation, label};
 
 use super::config::{
     ADMIN_TOKEN_DIR, ADMIN_TOKEN_KEY, CONFIG_DIR, CONFIG_KEY, ConfigRevision, DATA_DIR,
-    METADATA_DIR, RPC_SECRET_DIR, RPC_SECRET_KEY,
+    METADATA_DIR, METRICS_TOKEN_DIR, METRICS_TOKEN_KEY, RPC_SECRET_DIR, RPC_SECRET_KEY,
 };
 use super::pod_security::{self, DiskOwnership};
 use super::secrets::{SECRET_FILE_MODE, SecretSource};
@@ -353,10 +353,15 @@ fn claim_retention(
 pub(super) fn pod_spec(
     i: NodeInputs<'_>,
     disks: DiskOwnership,
-    mounts: Vec<VolumeMount>,
-    volumes: Vec<Volume>,
+    mut mounts: Vec<VolumeMount>,
+    mut volumes: Vec<Volume>,
 ) -> PodSpec {
     let s = i.settings;
+    // Every Garage pod, StatefulSet or pool DaemonSet, reads the metrics token the same way.
+    if let Some(token) = super::credentials::metrics_token_source(i.cluster, s) {
+        volumes.push(secret_volume("metrics-token", &token, METRICS_TOKEN_KEY));
+        mounts.push(mount("metrics-token", METRICS_TOKEN_DIR, true));
+    }
     let st = i.cluster.spec.storage.as_ref();
     let n = &i.node.spec;
     let security = pod_security::contexts(

@@ -16,13 +16,18 @@
 //! - a new role is never staged past Garage's limit of [`MAX_ROLES`] positive-capacity roles
 //!   (staged additions count; a staged removal frees nothing until it is committed), while a
 //!   member that already has a role may still have it corrected;
-//! - roles are never removed.
+//! - roles are never removed;
+//! - the zone redundancy parameter, when the cluster sets one, is staged with the next
+//!   version (alone when every role is in place), under the same rules.
 
 pub mod tags;
 
 use std::collections::BTreeMap;
 
-use garage_api_types::{ClusterLayout, LayoutHistory, NodeId, RoleChange, StagedRoleChange};
+use garage_api_types::{
+    ClusterLayout, LayoutHistory, LayoutParameters, NodeId, RoleChange, StagedRoleChange,
+    ZoneRedundancy,
+};
 
 /// Garage's hard limit on positive-capacity roles in one layout.
 pub const MAX_ROLES: usize = 256;
@@ -60,6 +65,8 @@ pub struct Observed<'a> {
     pub layout: &'a ClusterLayout,
     /// The layout history as just read.
     pub history: &'a LayoutHistory,
+    /// The zone redundancy the cluster asks for; `None` leaves Garage's as it is.
+    pub zone_redundancy: Option<ZoneRedundancy>,
 }
 
 /// Why the planner holds back.
@@ -93,6 +100,9 @@ pub enum Plan {
         apply_version: u64,
         /// True for the first storage version.
         bootstrap: bool,
+        /// Layout parameters to stage with the changes (the zone redundancy), when they differ
+        /// from the current version's.
+        parameters: Option<LayoutParameters>,
     },
     /// Do nothing this pass.
     Hold {
@@ -114,7 +124,8 @@ pub fn plan_layout(o: &Observed<'_>) -> Plan {
         .filter_map(|m| m.node_id.as_ref().map(|id| (m, id)))
         .collect();
     // Staged leftovers are adopted only when they are exactly what we would stage.
-    let intended = match adopt_staged(o, &known) {
+    let parameters = wanted_parameters(o);
+    let intended = match adopt_staged(o, &known, parameters.as_ref()) {
         Ok(intended) => intended,
         Err(plan) => return plan,
     };
@@ -124,7 +135,7 @@ pub fn plan_layout(o: &Observed<'_>) -> Plan {
         .copied()
         .filter(|(m, id)| !role_matches(o.layout, id, &m.role))
         .collect();
-    if missing.is_empty() {
+    if missing.is_empty() && parameters.is_none() {
         return Plan::Converged;
     }
     if !o.history.is_settled() {
@@ -179,7 +190,17 @@ pub fn plan_layout(o: &Observed<'_>) -> Plan {
         intended,
         apply_version: o.layout.version + 1,
         bootstrap,
+        parameters,
     }
+}
+
+/// The parameters to stage: the cluster's zone redundancy when the current version was
+/// computed with another.
+fn wanted_parameters(o: &Observed<'_>) -> Option<LayoutParameters> {
+    let wanted = LayoutParameters {
+        zone_redundancy: o.zone_redundancy?,
+    };
+    (wanted != o.layout.parameters).then_some(wanted)
 }
 
 /// A hold when two members report the same Garage node: acting on either could give one
@@ -205,7 +226,11 @@ fn identity_collision(o: &Observed<'_>) -> Option<Plan> {
 
 /// The changes already staged in Garage, adopted only when each is exactly what this
 /// operator would stage for a member it knows; anything else is someone else's and holds.
-fn adopt_staged(o: &Observed<'_>, known: &[(&Member, &NodeId)]) -> Result<Vec<RoleChange>, Plan> {
+fn adopt_staged(
+    o: &Observed<'_>,
+    known: &[(&Member, &NodeId)],
+    parameters: Option<&LayoutParameters>,
+) -> Result<Vec<RoleChange>, Plan> {
     let wanted = |id: &NodeId| known.iter().find(|(_, k)| *k == id).map(|(m, _)| *m);
     let mut intended: Vec<RoleChange> = Vec::new();
     for staged in &o.layout.staged_role_changes {
@@ -237,7 +262,7 @@ fn adopt_staged(o: &Observed<'_>, known: &[(&Member, &NodeId)]) -> Result<Vec<Ro
     if o.layout
         .staged_parameters
         .as_ref()
-        .is_some_and(|p| *p != o.layout.parameters)
+        .is_some_and(|p| *p != o.layout.parameters && Some(p) != parameters)
     {
         return Err(hold(
             HoldReason::ForeignStagedChanges,
@@ -289,14 +314,22 @@ fn role_limit(
 }
 
 /// Checks a layout re-read after staging: every intended change is staged and nothing else
-/// is. The apply must not run otherwise (someone else staged in between).
-pub fn verify_staged(layout: &ClusterLayout, intended: &[RoleChange]) -> Result<(), String> {
-    if layout
+/// is, parameters included (`parameters`: the ones intended, if any). The apply must not run
+/// otherwise (someone else staged in between).
+pub fn verify_staged(
+    layout: &ClusterLayout,
+    intended: &[RoleChange],
+    parameters: Option<&LayoutParameters>,
+) -> Result<(), String> {
+    let staged_parameters = layout
         .staged_parameters
         .as_ref()
-        .is_some_and(|p| *p != layout.parameters)
-    {
-        return Err("layout parameters were staged by someone else".into());
+        .filter(|p| **p != layout.parameters);
+    if staged_parameters != parameters {
+        return Err(match parameters {
+            Some(p) => format!("the layout parameters {p:?} are not staged as intended"),
+            None => "layout parameters were staged by someone else".into(),
+        });
     }
     let staged: Vec<RoleChange> = layout
         .staged_role_changes

@@ -53,11 +53,21 @@ fn draining(version: u64) -> LayoutHistory {
 }
 
 fn plan(members: &[Member], l: &ClusterLayout, h: &LayoutHistory) -> Plan {
+    plan_with(members, l, h, None)
+}
+
+fn plan_with(
+    members: &[Member],
+    l: &ClusterLayout,
+    h: &LayoutHistory,
+    zone_redundancy: Option<ZoneRedundancy>,
+) -> Plan {
     plan_layout(&Observed {
         replication_factor: 3,
         members,
         layout: l,
         history: h,
+        zone_redundancy,
     })
 }
 
@@ -93,7 +103,8 @@ fn bootstrap_adds_every_known_member_in_one_version() {
             stage: changes(&[0, 1, 2]),
             intended: changes(&[0, 1, 2]),
             apply_version: 1,
-            bootstrap: true
+            bootstrap: true,
+            parameters: None,
         }
     );
 }
@@ -109,7 +120,8 @@ fn an_interrupted_bootstrap_resumes_with_its_own_staged_roles() {
             stage: changes(&[2]),
             intended: changes(&[0, 1, 2]),
             apply_version: 1,
-            bootstrap: true
+            bootstrap: true,
+            parameters: None,
         }
     );
     let all = [role_json(0), role_json(1), role_json(2)];
@@ -144,7 +156,8 @@ fn scale_up_adds_one_role_per_version() {
             stage: changes(&[3]),
             intended: changes(&[3]),
             apply_version: 2,
-            bootstrap: false
+            bootstrap: false,
+            parameters: None,
         }
     );
 }
@@ -272,15 +285,88 @@ fn tag_order_does_not_count_as_drift() {
 #[test]
 fn verification_after_staging_is_exact() {
     let intended = changes(&[0, 1]);
-    assert!(verify_staged(&layout(0, &[], &[role_json(0), role_json(1)]), &intended).is_ok());
-    assert!(verify_staged(&layout(0, &[], &[role_json(0)]), &intended).is_err());
+    assert!(
+        verify_staged(
+            &layout(0, &[], &[role_json(0), role_json(1)]),
+            &intended,
+            None
+        )
+        .is_ok()
+    );
+    assert!(verify_staged(&layout(0, &[], &[role_json(0)]), &intended, None).is_err());
     assert!(
         verify_staged(
             &layout(0, &[], &[role_json(0), role_json(1), role_json(2)]),
-            &intended
+            &intended,
+            None
         )
         .is_err()
     );
+}
+
+fn with_staged_parameters(mut l: ClusterLayout, z: ZoneRedundancy) -> ClusterLayout {
+    l.staged_parameters = Some(LayoutParameters { zone_redundancy: z });
+    l
+}
+
+#[test]
+fn a_zone_redundancy_change_is_staged_alone_once_roles_are_in_place_and_the_history_settled() {
+    let members = [member(0, true), member(1, true), member(2, true)];
+    let l = layout(4, &[role_json(0), role_json(1), role_json(2)], &[]);
+    let at_least = ZoneRedundancy::AtLeast(2);
+    // Unset, or what the layout already has: nothing to do.
+    assert_eq!(plan_with(&members, &l, &settled(4), None), Plan::Converged);
+    assert_eq!(
+        plan_with(&members, &l, &settled(4), Some(ZoneRedundancy::Maximum)),
+        Plan::Converged
+    );
+    assert_eq!(
+        plan_with(&members, &l, &settled(4), Some(at_least)),
+        Plan::Apply {
+            stage: vec![],
+            intended: vec![],
+            apply_version: 5,
+            bootstrap: false,
+            parameters: Some(LayoutParameters {
+                zone_redundancy: at_least
+            }),
+        }
+    );
+    assert!(matches!(
+        plan_with(&members, &l, &draining(4), Some(at_least)),
+        Plan::Hold {
+            reason: HoldReason::HistoryNotSettled,
+            ..
+        }
+    ));
+    // Staged by this operator in an earlier pass: adopted. Anything else: someone else's.
+    let staged = with_staged_parameters(l.clone(), at_least);
+    assert!(matches!(
+        plan_with(&members, &staged, &settled(4), Some(at_least)),
+        Plan::Apply { .. }
+    ));
+    let foreign = with_staged_parameters(l, ZoneRedundancy::AtLeast(3));
+    assert!(matches!(
+        plan_with(&members, &foreign, &settled(4), Some(at_least)),
+        Plan::Hold {
+            reason: HoldReason::ForeignStagedChanges,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn verification_covers_the_parameters() {
+    let wanted = LayoutParameters {
+        zone_redundancy: ZoneRedundancy::AtLeast(2),
+    };
+    let l = layout(4, &[role_json(0)], &[]);
+    let staged = with_staged_parameters(l.clone(), ZoneRedundancy::AtLeast(2));
+    assert!(verify_staged(&staged, &[], Some(&wanted)).is_ok());
+    assert!(verify_staged(&l, &[], Some(&wanted)).is_err(), "not staged");
+    assert!(verify_staged(&staged, &[], None).is_err(), "not ours");
+    let other = with_staged_parameters(l, ZoneRedundancy::AtLeast(3));
+    assert!(verify_staged(&other, &[], Some(&wanted)).is_err());
 }
 
 /// A layout of `n` committed storage roles of nodes 0..n (node IDs by two bytes).

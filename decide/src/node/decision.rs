@@ -293,7 +293,7 @@ fn workload(
                 ),
             });
         }
-    } else if o.config_published && secrets::admin_token_pinned(a.cluster, a.settings) {
+    } else if o.config_published && crate::desired::credentials::pinned(a.cluster, a.settings) {
         let revision = config::revision(a.cluster, a.settings)?;
         d.statefulset = Some(statefulset(NodeInputs {
             cluster: a.cluster,

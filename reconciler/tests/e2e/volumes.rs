@@ -36,7 +36,9 @@ const CLASSES: [(&str, &str); 3] = [
 pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
     let t = Instant::now();
     ensure_classes(&w.client).await?;
+    crate::metrics_token::create_secret(w).await?;
     let mut gc = crate::cluster_manifest();
+    gc["spec"]["admin"]["metricsTokenSecretRef"] = crate::metrics_token::reference();
     gc["spec"]["storage"]["metadata"]["volumeAttributesClassName"] = json!("e2e-fast");
     gc["spec"]["storage"]["data"]["volumeAttributesClassName"] = json!("e2e-fast");
     let gc: GarageCluster = serde_json::from_value(gc)?;

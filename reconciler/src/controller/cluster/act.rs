@@ -83,6 +83,7 @@ pub async fn act(
     delete_retired(ns, &d.prune_configs, &d.delete_nodes, &mut d.notes, ctx).await?;
     if let Some(admin) = &access.admin {
         reconnect(admin, &d.reconnect).await;
+        super::workers::apply(admin, &d.worker_variables, &mut d.notes).await;
         if let Some(change) = &d.layout
             && let Some(version) = apply_layout(admin, change, &mut d.notes, m).await
         {
@@ -247,9 +248,14 @@ async fn apply_layout(
                 "LayoutApplied",
                 "ApplyLayout",
                 format!(
-                    "Garage layout version {} applied ({} role change(s){})",
+                    "Garage layout version {} applied ({} role change(s){}{})",
                     change.version,
                     change.intended.len(),
+                    change
+                        .parameters
+                        .as_ref()
+                        .map(|p| format!(", zone redundancy {:?}", p.zone_redundancy))
+                        .unwrap_or_default(),
                     if change.bootstrap {
                         ", first layout"
                     } else {
@@ -363,9 +369,9 @@ pub enum ApplyError {
 /// Stages the change, reads it back, verifies it is exactly the plan's, then applies it.
 async fn apply(admin: &AdminClient, change: &LayoutChange) -> Result<(), ApplyError> {
     let garage = |step| move |source| ApplyError::Garage { step, source };
-    if !change.stage.is_empty() {
+    if !change.stage.is_empty() || change.parameters.is_some() {
         admin
-            .stage_layout(&change.stage, None)
+            .stage_layout(&change.stage, change.parameters.as_ref())
             .await
             .map_err(garage("staging the changes"))?;
     }
@@ -376,7 +382,8 @@ async fn apply(admin: &AdminClient, change: &LayoutChange) -> Result<(), ApplyEr
     if live.version + 1 != change.version {
         return Err(ApplyError::Moved { live: live.version });
     }
-    layout::verify_staged(&live, &change.intended).map_err(ApplyError::NotAsPlanned)?;
+    layout::verify_staged(&live, &change.intended, change.parameters.as_ref())
+        .map_err(ApplyError::NotAsPlanned)?;
     admin
         .apply_layout(change.version)
         .await
@@ -492,6 +499,7 @@ async fn drain_step(
                 intended: vec![RoleChange::remove(id.clone())],
                 version,
                 bootstrap: false,
+                parameters: None,
             };
             match apply(admin, &change).await {
                 Ok(()) => {
@@ -507,7 +515,7 @@ async fn drain_step(
                     // Staged leftovers of ours would block every writer: take them back.
                     if let Ok(live) = admin.layout().await
                         && live.role(&id).is_some()
-                        && layout::verify_staged(&live, &change.intended).is_ok()
+                        && layout::verify_staged(&live, &change.intended, None).is_ok()
                     {
                         let _ = admin.revert_layout().await;
                     }

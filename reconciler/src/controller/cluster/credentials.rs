@@ -7,10 +7,11 @@
 //!   secrets cannot talk to each other, so it cannot change one pod at a time: a later change
 //!   of the source stops the cluster's reconciliation with a message to restore it; a deleted
 //!   source changes nothing (the copy stays).
-//! - The admin token is copied under a name derived from its value (`C-credentials-<16 hex>`)
-//!   and the cluster's `static-credentials-secret` annotation names the current copy: a new
-//!   value gets a new copy, the pod templates change and the rollout replaces pods one at a
-//!   time. A copy goes once no pod mounts it.
+//! - The admin and metrics tokens are copied together under a name derived from their values
+//!   (`C-credentials-<16 hex>`); the cluster's `static-credentials-secret` annotation names the
+//!   current copy and `static-credentials-sources` the references it was made from: a new
+//!   value or reference gets a new copy, the pod templates change and the rollout replaces
+//!   pods one at a time. A copy goes once no pod mounts it.
 
 use k8s_openapi::api::apps::v1::{DaemonSet, StatefulSet};
 use k8s_openapi::api::core::v1::{Pod, PodSpec, Secret};
@@ -44,8 +45,8 @@ fn value_of(secret: &Secret, key: &str) -> Option<String> {
         .filter(|v| !v.trim().is_empty())
 }
 
-/// Copies the user-named RPC secret and admin token, and drops admin token copies no pod
-/// mounts any more.
+/// Copies the user-named RPC secret and the admin and metrics tokens, and drops credentials
+/// copies no pod mounts any more.
 pub async fn pin(cluster: &GarageCluster, s: &Settings, ctx: &Context) -> Result<Pinned, Error> {
     let secrets_api: Api<Secret> = Api::namespaced(ctx.client.clone(), &s.namespace);
     let uid = s.uid.clone();
@@ -60,35 +61,42 @@ pub async fn pin(cluster: &GarageCluster, s: &Settings, ctx: &Context) -> Result
             value_of(&live, crate::desired::config::RPC_SECRET_KEY)
         }
     };
-    let Some(source) = secrets::admin_token_user_source(cluster) else {
+    let parts = crate::desired::credentials::parts(cluster);
+    if parts.is_empty() {
         return Ok(Pinned::Unchanged);
-    };
+    }
     // The copy's name is keyed by the RPC secret; without it nothing can be named yet.
     let Some(rpc_value) = rpc_value else {
         return Ok(Pinned::Unchanged);
     };
-    let current = cluster
-        .annotations()
-        .get(annotation::ANNOTATION_STATIC_CREDENTIALS_SECRET)
-        .cloned();
-    let Some(value) = secrets_api
-        .get_opt(&source.name)
-        .await?
-        .and_then(|sec| value_of(&sec, &source.key))
-    else {
-        // A source that went away leaves the copy the pods run with in place.
-        return Ok(Pinned::Unchanged);
-    };
-    let value = value.trim().to_owned();
-    let revision = secrets::credentials_revision(rpc_value.trim_end().as_bytes(), &source, &value);
-    let desired = secrets::credentials_snapshot(cluster, s, &revision, &value, &source)?;
+    let mut values = Vec::new();
+    for part in parts {
+        let Some(value) = secrets_api
+            .get_opt(&part.source.name)
+            .await?
+            .and_then(|sec| value_of(&sec, &part.source.key))
+        else {
+            // A source that went away (or is not there yet) leaves the copy the pods run
+            // with in place.
+            return Ok(Pinned::Unchanged);
+        };
+        values.push((part, value.trim().to_owned()));
+    }
+    let credentials = &crate::desired::credentials::snapshot;
+    let revision = crate::desired::credentials::revision(rpc_value.trim_end().as_bytes(), &values);
+    let desired = credentials(cluster, s, &revision, &values)?;
     let name = desired.name_any();
     ensure_immutable(&secrets_api, &ctx.metrics, &desired, &uid, |live| {
         live.data == desired.data
     })
     .await?;
     prune(s, ctx, &secrets_api, &name, &uid).await?;
-    if current.as_deref() == Some(name.as_str()) {
+    let parts: Vec<_> = values.into_iter().map(|(p, _)| p).collect();
+    let sources = crate::desired::credentials::sources_annotation(&parts);
+    let annotations = cluster.annotations();
+    if annotations.get(annotation::ANNOTATION_STATIC_CREDENTIALS_SECRET) == Some(&name)
+        && annotations.get(annotation::ANNOTATION_STATIC_CREDENTIALS_SOURCES) == Some(&sources)
+    {
         return Ok(Pinned::Unchanged);
     }
     let api: Api<GarageCluster> = Api::namespaced(ctx.client.clone(), &s.namespace);
@@ -102,12 +110,13 @@ pub async fn pin(cluster: &GarageCluster, s: &Settings, ctx: &Context) -> Result
                 "annotations": {
                     annotation::ANNOTATION_STATIC_CREDENTIALS_SECRET: name,
                     annotation::ANNOTATION_STATIC_CREDENTIALS_REVISION: revision,
+                    annotation::ANNOTATION_STATIC_CREDENTIALS_SOURCES: sources,
                 },
             }
         })),
     )
     .await?;
-    tracing::info!(cluster = %s.name, copy = %name, "admin token copy pinned; pods follow through the storage rollout");
+    tracing::info!(cluster = %s.name, copy = %name, "credentials copy pinned; pods follow through the storage rollout");
     Ok(Pinned::Annotated)
 }
 

@@ -13,6 +13,7 @@ pub mod network_policy;
 pub mod observe;
 pub mod recovery;
 pub mod teardown;
+pub mod workers;
 
 use std::sync::Arc;
 
@@ -71,9 +72,9 @@ pub async fn reconcile(cluster: Arc<GarageCluster>, ctx: Arc<Context>) -> Result
         return Ok(Action::await_change());
     }
     if let Ok(s) = &settings
-        && !crate::desired::secrets::admin_token_pinned(&cluster, s)
+        && !crate::desired::credentials::pinned(&cluster, s)
     {
-        tracing::info!(cluster = %s.name, "waiting for the admin token Secret named in spec.admin.adminTokenSecretRef before rendering any workload");
+        tracing::info!(cluster = %s.name, "waiting for the Secrets named in spec.admin.adminTokenSecretRef and spec.admin.metricsTokenSecretRef before rendering any workload");
         return Ok(Action::requeue(ctx.config.short_requeue));
     }
     let (observed, access) = observe::observe(cluster.clone(), &settings, &ctx).await?;

@@ -278,12 +278,24 @@ async fn read_garage(
                 return Ok((GarageView::Unavailable(e.to_string()), None, Some(token)));
             }
         };
+        // Read only when the spec sets a variable: a pass without spec.workers costs no call.
+        let worker_variables =
+            if decide::cluster::workers::wanted(cluster.spec.workers.as_ref()).is_empty() {
+                BTreeMap::new()
+            } else {
+                admin
+                    .worker_variables(&NodeTarget::All, None)
+                    .await
+                    .map(|r| r.into_parts().0)
+                    .unwrap_or_default()
+            };
         let read = GarageRead {
             status,
             layout,
             history,
             health,
             every_view_healthy,
+            worker_variables,
         };
         return Ok((GarageView::Read(Box::new(read)), Some(admin), Some(token)));
     }
