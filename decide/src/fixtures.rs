@@ -185,3 +185,28 @@ pub fn ready_of(conditions: &[crate::conditions::Desired]) -> (bool, &'static st
         .expect("a Ready condition");
     (c.status, c.reason)
 }
+
+/// A pass over `c` that found nothing but `garage`: no member, pod, workload or claim.
+pub fn observed_cluster(
+    c: GarageCluster,
+    garage: crate::cluster::observed::GarageView,
+) -> crate::cluster::observed::Observed {
+    crate::cluster::observed::Observed {
+        cluster: std::sync::Arc::new(c),
+        generated: Default::default(),
+        user_nodes: vec![],
+        pool_members: vec![],
+        daemonsets: vec![],
+        config_maps: vec![],
+        k8s_nodes: vec![],
+        foreign_paths: vec![],
+        gate: None,
+        pods: vec![],
+        garage,
+        statefulsets: vec![],
+        claims: vec![],
+        proof: None,
+        now: k8s_openapi::jiff::Timestamp::UNIX_EPOCH,
+        transaction_id: "tx".into(),
+    }
+}

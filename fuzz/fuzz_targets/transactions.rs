@@ -387,6 +387,7 @@ struct MemberW {
     up: bool,
     in_layout: bool,
     resize_pending: bool,
+    suspended: bool,
 }
 
 #[derive(Debug, Arbitrary)]
@@ -434,6 +435,7 @@ fn rollout_machine(i: RolloutInput) {
             generation: Some(1),
             pool: m.pool.then(|| ("fast".to_owned(), format!("worker-{k}"))),
             node_id: m.node_id.map(node),
+            suspended: m.suspended,
             workload_uid: m.workload.map(|u| format!("wl-{}", u % 4)),
             desired_revision: m.desired.map(|r| format!("rev-{}", r % 3)),
             pod: m.pod.as_ref().map(|p| PodState {
@@ -548,6 +550,7 @@ fn rollout_machine(i: RolloutInput) {
                 &pod.name == name && &pod.uid == uid && !pod.terminating,
                 "deletes another pod"
             );
+            assert!(!actor.suspended, "deletes the pod of a suspended member");
         }
         rollout::Step::Record(r) => match &record {
             None => {
@@ -571,6 +574,7 @@ fn rollout_machine(i: RolloutInput) {
                     .find(|m| Some(&m.uid) == r.garage_node_uid.as_ref())
                     .expect("the actor is a member");
                 assert!(outdated(actor), "a current member is replaced");
+                assert!(!actor.suspended, "a suspended member is picked");
                 assert_eq!(
                     r.previous_pod_uid.as_ref(),
                     actor.pod.as_ref().map(|p| &p.uid)
@@ -584,6 +588,7 @@ fn rollout_machine(i: RolloutInput) {
         },
         rollout::Step::Clear => assert!(record.is_some()),
         rollout::Step::Converged => {
+            // A suspended member behind its revision holds the rollout open.
             assert!(record.is_none() && !members.iter().any(outdated));
             assert!(members.iter().all(|m| m.desired_revision.is_some()));
         }

@@ -11,7 +11,8 @@
 //!   appears as a field access or a struct pattern field, or inside the body of the
 //!   shared-types function the entry names in `via`, which the reconciler calls. A status
 //!   field is acted on when every segment after `status` is written (a struct literal field or
-//!   an assignment). An acted-on annotation's constant is named in that code;
+//!   an assignment). An acted-on annotation's constant is named in that code (or in its `via`
+//!   function);
 //! - a **refused** entry names a rule ID of `docs/admission-rules.md`, or `Unsupported` and its
 //!   path is the start of a message the reconciler reports as `Unsupported`;
 //! - a **gap** is not read by every name (else it is probably acted on; `read_elsewhere`

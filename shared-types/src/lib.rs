@@ -23,6 +23,7 @@ pub mod garage_key;
 pub mod garage_node;
 pub mod garage_reference_grant;
 pub mod keys;
+pub mod operations;
 pub mod quantity;
 pub mod schema;
 pub mod selector;

@@ -101,6 +101,8 @@ pub struct Decision {
     pub prune_configs: Vec<String>,
     /// `spec.workers` variables to set, on the members that report another value.
     pub worker_variables: Vec<super::workers::SetVariable>,
+    /// The one-shot operational annotation this pass runs.
+    pub operation: Option<super::operations::Pending>,
     /// Status to publish (conditions merged by act).
     pub status: GarageClusterStatus,
     /// Conditions this controller owns.
@@ -233,6 +235,7 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         rollout: Some(r.step).filter(|_| r.acts),
         prune_configs: r.prune_configs,
         worker_variables: worker_variables(cluster, &m.views, p.facts.read),
+        operation: super::operations::next(o, drain_recorded || rollout_recorded),
         status,
         conditions,
         notes,

@@ -7,9 +7,11 @@
 pub mod capacity;
 pub mod decision;
 pub mod expansion;
+pub mod factor;
 mod garage_facts;
 pub mod members;
 pub mod observed;
+pub mod operations;
 mod pool_members;
 mod readiness;
 pub mod recovery;

@@ -82,22 +82,11 @@ fn observed(
         })
         .collect();
     Observed {
-        cluster: Arc::new(c),
         generated,
         user_nodes,
-        pool_members: vec![],
-        daemonsets: vec![],
-        config_maps: vec![],
-        k8s_nodes: vec![],
-        foreign_paths: vec![],
-        gate: None,
         pods,
-        garage,
         statefulsets,
-        claims: Vec::new(),
-        proof: None,
-        now: k8s_openapi::jiff::Timestamp::UNIX_EPOCH,
-        transaction_id: "tx".into(),
+        ..observed_cluster(c, garage)
     }
 }
 
@@ -610,4 +599,57 @@ fn a_larger_size_reaches_the_layout_only_after_the_claims_and_one_member_at_a_ti
     let d = decide(&grown(proven), &settings(&converged().cluster), &timing()).unwrap();
     let change = d.layout.expect("the grown disks reach the layout");
     assert_eq!(change.stage.len(), 1, "one member's capacity per version");
+}
+
+#[test]
+fn a_factor_the_running_pods_cannot_take_is_refused_until_set_back() {
+    use k8s_openapi::api::core::v1::{ConfigMap, ConfigMapVolumeSource, Volume};
+    let mut o = converged();
+    let s = settings(&o.cluster);
+    let config = config_map_running(&mut o, "garage-config-a", 3);
+    o.config_maps.push(config);
+    assert!(super::factor::refused_change(&o, 3).is_none());
+    let e = super::factor::refused_change(&o, 2).expect("refused");
+    assert_eq!(e.reported_as().0, reason::REASON_UNSUPPORTED);
+    let text = e.to_string();
+    assert!(
+        text.contains("spec.replication.factor") && text.contains("back to 3"),
+        "{text}"
+    );
+    // Before the first layout nothing is persisted: the factor may still change.
+    let mut fresh = converged();
+    let config = config_map_running(&mut fresh, "garage-config-a", 3);
+    fresh.config_maps.push(config);
+    if let GarageView::Read(r) = &mut fresh.garage {
+        r.layout.version = 0;
+    }
+    assert!(super::factor::refused_change(&fresh, 2).is_none());
+    // No pod runs yet: nothing to compare with.
+    let mut empty = converged();
+    empty.pods.clear();
+    assert!(super::factor::refused_change(&empty, s.replication_factor + 1).is_none());
+
+    fn config_map_running(o: &mut Observed, name: &str, factor: u32) -> ConfigMap {
+        for p in &mut o.pods {
+            p.spec.get_or_insert_default().volumes = Some(vec![Volume {
+                name: "config".into(),
+                config_map: Some(ConfigMapVolumeSource {
+                    name: name.into(),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }]);
+        }
+        ConfigMap {
+            metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                name: Some(name.into()),
+                ..Default::default()
+            },
+            data: Some(BTreeMap::from([(
+                "garage.toml".to_owned(),
+                format!("metadata_dir = \"/data/metadata\"\nreplication_factor = {factor}\n"),
+            )])),
+            ..Default::default()
+        }
+    }
 }

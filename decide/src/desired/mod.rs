@@ -66,6 +66,15 @@ pub enum DesiredError {
         "{0} is not supported by this operator version yet; nothing was created or changed for it"
     )]
     Unsupported(&'static str),
+    /// The spec asks for a change this reconciler cannot carry out safely yet; nothing is
+    /// changed until the field is set back.
+    #[error("{field}: {message}")]
+    UnsupportedChange {
+        /// Field path.
+        field: &'static str,
+        /// What was asked, why it is not done, and how to undo it.
+        message: String,
+    },
 }
 
 impl DesiredError {
@@ -82,7 +91,7 @@ impl DesiredError {
         use shared_types::common::ClusterPhase;
         use shared_types::conditions::reason;
         match self {
-            Self::Unsupported(_) => (
+            Self::Unsupported(_) | Self::UnsupportedChange { .. } => (
                 reason::REASON_UNSUPPORTED,
                 ClusterPhase::Pending,
                 "unsupported",

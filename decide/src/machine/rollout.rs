@@ -159,9 +159,25 @@ pub enum Step {
 /// The next step.
 pub fn step(o: &Observed<'_>) -> Step {
     match o.record {
-        Some(record) => advance(o, record),
+        Some(record) => suspended_actor(o, record).unwrap_or_else(|| advance(o, record)),
         None => start(o),
     }
+}
+
+/// A recorded replacement whose member was suspended since waits, record kept, pod untouched.
+fn suspended_actor(o: &Observed<'_>, record: &StorageRolloutStatus) -> Option<Step> {
+    let actor = o
+        .members
+        .iter()
+        .find(|m| Some(&m.uid) == record.garage_node_uid.as_ref())
+        .filter(|m| m.suspended)?;
+    Some(wait(
+        reason::REASON_STORAGE_ROLLOUT_WAITING,
+        format!(
+            "the replacement of the pod of {} is recorded and goes on once its suspension is lifted",
+            actor.name
+        ),
+    ))
 }
 
 fn start(o: &Observed<'_>) -> Step {
@@ -282,15 +298,6 @@ fn advance(o: &Observed<'_>, record: &StorageRolloutStatus) -> Step {
         // this transaction remains to finish.
         return Step::Clear;
     };
-    if actor.suspended {
-        return wait(
-            reason::REASON_STORAGE_ROLLOUT_WAITING,
-            format!(
-                "the replacement of the pod of {} is recorded and goes on once its suspension is lifted",
-                actor.name
-            ),
-        );
-    }
     if let Some(why) = claim_replaced(o, record) {
         return wait(
             reason::REASON_CLAIM_REPLACED,

@@ -106,6 +106,7 @@ mod lost;
 mod membership;
 mod metrics_token;
 mod network_policy;
+mod operations;
 mod pool_disks;
 mod pools;
 mod reconciler_log;
@@ -456,6 +457,8 @@ async fn scenario(
                 drift::put_back(&d).await?;
                 workers::variables(&d).await?;
                 layout_parameters::zone_redundancy(&d).await?;
+                layout_parameters::factor_change_refused(&d).await?;
+                operations::run(&d).await?;
                 volumes::manual_nodes(&d).await?;
                 expansion::manual_node(&d).await?;
                 teardown::destroy(&mut d, &[buckets::TOKEN_SECRET]).await?;

@@ -157,6 +157,43 @@ pub(crate) async fn admin_client_at(
     )?)
 }
 
+/// An Admin API client of pod `pod` with the token that pod runs: the Secret and key its
+/// `admin-token` volume mounts (a user-named token's immutable copy, once the cluster uses
+/// one).
+pub(crate) async fn admin_client_as_mounted(
+    client: &Client,
+    sim: &KubeSim,
+    pod: &str,
+) -> anyhow::Result<AdminClient> {
+    let p = Api::<k8s_openapi::api::core::v1::Pod>::namespaced(client.clone(), ns())
+        .get(pod)
+        .await?;
+    let secret = p
+        .spec
+        .as_ref()
+        .and_then(|s| s.volumes.as_ref())
+        .and_then(|vs| vs.iter().find(|v| v.name == "admin-token"))
+        .and_then(|v| v.secret.as_ref())
+        .context("the pod mounts no admin token")?;
+    let name = secret.secret_name.clone().context("no Secret name")?;
+    let key = secret
+        .items
+        .as_ref()
+        .and_then(|i| i.first())
+        .map_or_else(|| "admin-token".to_owned(), |i| i.key.clone());
+    let data = Api::<Secret>::namespaced(client.clone(), ns())
+        .get(&name)
+        .await?
+        .data
+        .context("the admin token Secret is empty")?;
+    let token = String::from_utf8(data.get(&key).context("no token key")?.0.clone())?;
+    let ip = sim.pod_ip(ns(), pod).context("pod has no address")?;
+    Ok(AdminClient::new(
+        &format!("http://{ip}:3903"),
+        &AdminToken::new(token.trim().to_owned()),
+    )?)
+}
+
 pub(crate) async fn node_ids(gns: &Api<GarageNode>) -> anyhow::Result<BTreeMap<String, String>> {
     Ok(gns
         .list(&ListParams::default())

@@ -67,7 +67,7 @@ pub(crate) async fn variables(w: &World<'_>) -> anyhow::Result<()> {
             }}})),
         )
         .await?;
-    let admin = admin_client_at(&w.client, w.sim, &format!("{NAME}-storage-0-0")).await?;
+    let admin = admin_client_as_mounted(&w.client, w.sim, &format!("{NAME}-storage-0-0")).await?;
     wait(
         "spec.workers on every member",
         Duration::from_secs(120),

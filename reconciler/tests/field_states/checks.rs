@@ -16,7 +16,7 @@ pub struct World {
     schemas: Schemas,
     file: Classification,
     code: Names,
-    shared_fns: BTreeMap<String, BTreeSet<String>>,
+    shared_fns: BTreeMap<String, source::Names>,
     rust_names: BTreeMap<String, BTreeSet<String>>,
     annotations: BTreeSet<String>,
     rule_ids: BTreeSet<String>,
@@ -127,7 +127,15 @@ impl World {
             }
         }
         for (name, entry) in &self.file.annotations {
-            if entry.state == State::Acted && !self.code.paths.contains(name) {
+            // Or named by the shared-types function of `via`, which the reconciler calls.
+            let via = entry.via.as_ref().is_some_and(|v| {
+                self.code.calls.contains(v)
+                    && self
+                        .shared_fns
+                        .get(v)
+                        .is_some_and(|f| f.paths.contains(name))
+            });
+            if entry.state == State::Acted && !self.code.paths.contains(name) && !via {
                 out.push(format!("annotation {name}: never named in reconciler/src"));
             }
         }
@@ -213,7 +221,7 @@ impl World {
         out: &mut Vec<String>,
     ) -> Option<&BTreeSet<String>> {
         let via = entry.via.as_ref()?;
-        let reads = self.shared_fns.get(via);
+        let reads = self.shared_fns.get(via).map(|f| &f.read);
         if reads.is_none() || !self.code.calls.contains(via) {
             out.push(format!(
                 "{kv} {key}: via `{via}` must be a function of shared-types/src that reconciler/src calls"

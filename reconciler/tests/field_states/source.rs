@@ -38,14 +38,17 @@ pub fn scan(roots: &[&Path]) -> Names {
     names
 }
 
-/// The field names each function of the files under `root` reads, by function name.
-pub fn reads_by_function(root: &Path) -> BTreeMap<String, BTreeSet<String>> {
-    let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+/// The field names each function of the files under `root` reads, and the paths (constants)
+/// it names, by function name.
+pub fn reads_by_function(root: &Path) -> BTreeMap<String, Names> {
+    let mut out: BTreeMap<String, Names> = BTreeMap::new();
     for file in rust_files(root) {
         let mut bodies = Bodies::default();
         bodies.visit_file(&parse(&file));
-        for (name, reads) in bodies.0 {
-            out.entry(name).or_default().extend(reads);
+        for (name, names) in bodies.0 {
+            let entry = out.entry(name).or_default();
+            entry.read.extend(names.read);
+            entry.paths.extend(names.paths);
         }
     }
     out
@@ -128,6 +131,19 @@ impl<'ast> Visit<'ast> for Names {
         }
         syn::visit::visit_expr_assign(self, a);
     }
+    // A constant in a match arm (`ANNOTATION_DRAIN => ..`) parses as an identifier pattern;
+    // one in SCREAMING_CASE is a constant, not a new binding.
+    fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
+        let name = p.ident.unraw().to_string();
+        if name.len() > 1
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+        {
+            self.paths.insert(name);
+        }
+        syn::visit::visit_pat_ident(self, p);
+    }
     fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
         self.paths
             .extend(p.path.segments.last().map(|s| s.ident.to_string()));
@@ -161,16 +177,15 @@ fn literal(e: &syn::Expr) -> Option<String> {
 
 /// The fields each function body reads, by function name (free functions and methods).
 #[derive(Default)]
-struct Bodies(BTreeMap<String, BTreeSet<String>>);
+struct Bodies(BTreeMap<String, Names>);
 
 impl Bodies {
     fn record(&mut self, name: &syn::Ident, block: &syn::Block) {
         let mut names = Names::default();
         names.visit_block(block);
-        self.0
-            .entry(name.to_string())
-            .or_default()
-            .extend(names.read);
+        let entry = self.0.entry(name.to_string()).or_default();
+        entry.read.extend(names.read);
+        entry.paths.extend(names.paths);
     }
 }
 

@@ -84,6 +84,10 @@ pub async fn act(
     if let Some(admin) = &access.admin {
         reconnect(admin, &d.reconnect).await;
         super::workers::apply(admin, &d.worker_variables, &mut d.notes).await;
+        if let Some(p) = &d.operation {
+            d.status.last_operation =
+                Some(super::operations::run(cluster, admin, p, &mut d.notes, ctx).await?);
+        }
         if let Some(change) = &d.layout
             && let Some(version) = apply_layout(admin, change, &mut d.notes, m).await
         {

@@ -11,6 +11,7 @@ pub mod act;
 pub mod credentials;
 pub mod network_policy;
 pub mod observe;
+pub mod operations;
 pub mod recovery;
 pub mod teardown;
 pub mod workers;
@@ -78,6 +79,13 @@ pub async fn reconcile(cluster: Arc<GarageCluster>, ctx: Arc<Context>) -> Result
         return Ok(Action::requeue(ctx.config.short_requeue));
     }
     let (observed, access) = observe::observe(cluster.clone(), &settings, &ctx).await?;
+    // A factor the running pods cannot be rolled to is refused before anything is rendered.
+    let settings = settings.and_then(|s| {
+        match decide::cluster::factor::refused_change(&observed, s.replication_factor) {
+            Some(e) => Err(e),
+            None => Ok(s),
+        }
+    });
     let settings = match settings {
         Ok(s) => s,
         Err(e) => {
