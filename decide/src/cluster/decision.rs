@@ -20,7 +20,7 @@ use super::members::{self, MemberView};
 use super::observed::{GarageRead, GarageView, Observed};
 use super::pool_members::pools_and_leavers;
 use super::readiness::Readiness;
-use super::stale_configs::stale_config_revisions;
+use super::rollout_pass::{RolloutInputs, rollout_pass};
 use super::status;
 use super::volume_attributes::volume_attributes;
 use super::{capacity, expansion, removal};
@@ -103,6 +103,8 @@ pub struct Decision {
     pub worker_variables: Vec<super::workers::SetVariable>,
     /// The one-shot operational annotation this pass runs.
     pub operation: Option<super::operations::Pending>,
+    /// Members whose GarageNode `connected` or `inLayout` changed.
+    pub member_facts: Vec<super::member_status::MemberFacts>,
     /// Status to publish (conditions merged by act).
     pub status: GarageClusterStatus,
     /// Conditions this controller owns.
@@ -173,7 +175,7 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
     let layout_changes = p.layout_change.is_some();
     let r = rollout_pass(o, s, &inputs, drain_starts, layout_changes, &p.capacity);
     conditions.push(r.condition);
-    let status = status::build(status::Inputs {
+    let mut status = status::build(status::Inputs {
         current: o.cluster.status.as_ref(),
         settings: s,
         views: &m.views,
@@ -182,6 +184,7 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         ready_members: st.ready_members,
         wanted_members: st.wanted_members,
     });
+    status.layout_diagnosis = status::diagnosis(&conditions);
     let pools_busy = m.pools.condition.as_ref().is_some_and(|c| !c.status);
     let creating = !p.slots.create.is_empty();
     let converged = st.ready
@@ -236,6 +239,7 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         prune_configs: r.prune_configs,
         worker_variables: worker_variables(cluster, &m.views, p.facts.read),
         operation: super::operations::next(o, drain_recorded || rollout_recorded),
+        member_facts: super::member_status::changed(o, &m.views, p.facts.read),
         status,
         conditions,
         notes,
@@ -527,29 +531,6 @@ fn ready_and_topology(
     ]
 }
 
-/// One transaction at a time within a pass too: the rollout's gates were read before this
-/// pass's drain intent or layout change, which the next pass sees (a recorded drain, a
-/// history that is migrating) and the rollout then waits for.
-fn one_transaction(
-    step: machine_rollout::Step,
-    drain_starts: bool,
-    layout_changes: bool,
-) -> machine_rollout::Step {
-    match step {
-        machine_rollout::Step::Record(_) if drain_starts || layout_changes => {
-            machine_rollout::Step::Wait {
-                reason: reason::REASON_STORAGE_ROLLOUT_WAITING,
-                message: if drain_starts {
-                    "a drain starts in this pass and is finished first".into()
-                } else {
-                    "a layout change is applied in this pass; the next pod is replaced once it has settled".into()
-                },
-            }
-        }
-        other => other,
-    }
-}
-
 /// How soon a pass looks again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Pace {
@@ -603,91 +584,6 @@ fn member_views(o: &Observed, s: &Settings) -> (Vec<MemberView>, Vec<String>) {
         }
     }
     (views, unsupported)
-}
-
-/// The storage rollout's next step, from what this pass renders for every workload.
-/// What the rollout of a pass reads besides the observation.
-struct RolloutInputs<'a> {
-    views: &'a [MemberView],
-    read: Option<&'a GarageRead>,
-    pools: &'a pools::PoolPlan,
-    config: &'a ConfigRevision,
-    admin_secret: &'a str,
-    update_nodes: &'a [GarageNode],
-}
-
-/// What the rollout does this pass.
-struct RolloutPass {
-    /// Its step, after the one-transaction rule and the capacity hold.
-    step: machine_rollout::Step,
-    /// `StorageRolloutReady`.
-    condition: Desired,
-    /// Config revisions no pod mounts any more, pruned once the rollout converged.
-    prune_configs: Vec<String>,
-    /// The step writes something.
-    acts: bool,
-}
-
-/// The rollout's step this pass. One transaction at a time within a pass too: the
-/// rollout's gates were read before this pass's drain intent (`drain_starts`) or layout
-/// change, which the next pass sees and the rollout then waits for.
-fn rollout_pass(
-    o: &Observed,
-    s: &Settings,
-    i: &RolloutInputs<'_>,
-    drain_starts: bool,
-    layout_changes: bool,
-    capacity: &capacity::Assessment,
-) -> RolloutPass {
-    let recorded = o
-        .cluster
-        .status
-        .as_ref()
-        .and_then(|st| st.storage_rollout.as_ref());
-    let step = rollout(o, i);
-    let step = one_transaction(step, drain_starts, layout_changes);
-    let step = capacity.hold_rollout(step, recorded.is_some());
-    let condition = machine_rollout::condition(&step, recorded);
-    // Old config revisions go once every pod runs the current one and nothing mounts them.
-    let prune_configs = if step == machine_rollout::Step::Converged {
-        let mut current: Vec<&str> = vec![i.config.name.as_str()];
-        current.extend(i.pools.configs.iter().map(|c| c.name.as_str()));
-        stale_config_revisions(o, &current, s)
-    } else {
-        Vec::new()
-    };
-    let acts = matches!(
-        step,
-        machine_rollout::Step::Record(_)
-            | machine_rollout::Step::DeletePod { .. }
-            | machine_rollout::Step::Clear
-    );
-    RolloutPass {
-        step,
-        condition,
-        prune_configs,
-        acts,
-    }
-}
-
-fn rollout(o: &Observed, i: &RolloutInputs<'_>) -> machine_rollout::Step {
-    let membership_settled = i.pools.condition.as_ref().is_none_or(|c| c.status);
-    let rendered = super::rollout::Rendered {
-        config_hash: &i.config.revision,
-        admin_secret: i.admin_secret,
-        nodes: i
-            .update_nodes
-            .iter()
-            .filter_map(|gn| Some((gn.name_any(), super::rollout::rendered_hash_of(gn)?)))
-            .collect(),
-        daemonsets: i
-            .pools
-            .daemonsets
-            .iter()
-            .filter_map(|d| Some((d.name_any(), super::rollout::rendered_hash_of(d)?)))
-            .collect(),
-    };
-    super::rollout::step(o, i.views, i.read, membership_settled, &rendered)
 }
 
 /// Which Auto slots are missing and which to create this pass.
@@ -822,6 +718,7 @@ pub fn refuse(
         reason,
         message: e.to_string(),
     }];
+    status.layout_diagnosis = status::diagnosis(&wanted);
     (status, wanted, t.resync)
 }
 

@@ -45,6 +45,9 @@ pub fn build(i: Inputs<'_>) -> GarageClusterStatus {
         &i.settings.name,
     )));
     status.selector = status.scale_selector.clone();
+    // This version runs no gateway tier.
+    status.gateway_replicas = Some(0);
+    status.gateway_ready_replicas = Some(0);
     status.phase = Some(if i.ready_members == 0 {
         ClusterPhase::Pending
     } else if i.ready_members < i.wanted_members {
@@ -58,6 +61,7 @@ pub fn build(i: Inputs<'_>) -> GarageClusterStatus {
         // recorded: the record is what tells its view apart from the cluster's.
         let recorded = i.current.and_then(|c| c.layout_version).unwrap_or(0);
         status.layout_version = Some(seen.max(recorded));
+        super::layout_status::fill(&mut status, r);
     }
     status.nodes = Some(
         i.views
@@ -92,4 +96,53 @@ pub fn build(i: Inputs<'_>) -> GarageClusterStatus {
         });
     }
     status
+}
+
+/// `status.layoutDiagnosis`: the reason and first sentence of a `Ready=False` condition,
+/// short enough for a printer column; nothing while the cluster is Ready.
+pub fn diagnosis(conditions: &[crate::conditions::Desired]) -> Option<String> {
+    let ready = conditions
+        .iter()
+        .find(|c| c.type_ == shared_types::conditions::common::CONDITION_READY)?;
+    if ready.status {
+        return None;
+    }
+    let first = ready.message.split("; ").next().unwrap_or_default();
+    let mut line = format!("{}: {first}", ready.reason);
+    if line.len() > 160 {
+        let mut end = 157;
+        while !line.is_char_boundary(end) {
+            end -= 1;
+        }
+        line.truncate(end);
+        line.push_str("...");
+    }
+    Some(line)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::diagnosis;
+    use crate::conditions::Desired;
+
+    fn ready(status: bool, message: &str) -> Vec<Desired> {
+        vec![Desired {
+            type_: "Ready",
+            status,
+            reason: "LayoutNotReady",
+            message: message.into(),
+        }]
+    }
+
+    #[test]
+    fn the_diagnosis_is_the_first_sentence_of_a_false_ready_and_fits_a_column() {
+        assert_eq!(diagnosis(&ready(true, "all good")), None);
+        assert_eq!(diagnosis(&[]), None);
+        assert_eq!(
+            diagnosis(&ready(false, "member a is down; the rest waits")).as_deref(),
+            Some("LayoutNotReady: member a is down")
+        );
+        let long = diagnosis(&ready(false, &"é".repeat(200))).unwrap();
+        assert!(long.len() <= 160 && long.ends_with("..."), "{long}");
+    }
 }

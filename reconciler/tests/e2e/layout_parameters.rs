@@ -98,7 +98,8 @@ pub(crate) async fn zone_redundancy(w: &World<'_>) -> anyhow::Result<()> {
         .await?;
     wait(
         "the layout computed with zone redundancy AtLeast(1)",
-        Duration::from_secs(180),
+        // Pods replaced by an earlier step hold layout changes for their reconnect grace.
+        Duration::from_secs(300),
         || async {
             let l = admin.layout().await?;
             Ok(l.parameters.zone_redundancy == ZoneRedundancy::AtLeast(1)

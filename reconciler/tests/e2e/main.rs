@@ -113,6 +113,7 @@ mod reconciler_log;
 mod replication;
 mod rollout;
 mod second_install;
+mod status_fields;
 mod support;
 mod suspension;
 mod teardown;
@@ -454,11 +455,16 @@ async fn scenario(
                 expansion::auto_group(&d).await?;
                 buckets::run(&mut d).await?;
                 metrics_token::guards_metrics(&d).await?;
+                // Read back after each change below, with the token the pods run now.
+                let via = "garage-storage-0-0";
+                let admin = support::admin_client_as_mounted(&d.client, d.sim, via).await?;
+                support::write_checksummed(&mut d, &admin, via).await?;
                 drift::put_back(&d).await?;
                 workers::variables(&d).await?;
                 layout_parameters::zone_redundancy(&d).await?;
                 layout_parameters::factor_change_refused(&d).await?;
                 operations::run(&d).await?;
+                status_fields::columns(&d).await?;
                 volumes::manual_nodes(&d).await?;
                 expansion::manual_node(&d).await?;
                 teardown::destroy(&mut d, &[buckets::TOKEN_SECRET]).await?;

@@ -59,6 +59,7 @@ pub async fn act(
         }
     }
     mark_nodes(&gn_api, &d.eject, &d.annotate_drain, &mut d.notes, m).await?;
+    super::member_status::write(ns, &d.member_facts, ctx).await?;
     // Before the drain: the recovery is what unblocks a drain held by a dead node (the
     // decision holds the drain step back in a pass that runs it).
     if let (Some(allow), Some(admin), GarageView::Read(read)) =
@@ -306,11 +307,18 @@ pub async fn publish(
         Api::namespaced(ctx.client.clone(), &cluster.namespace().unwrap_or_default());
     let mut value = serde_json::to_value(&status)
         .map_err(|e| Error::Encoding(format!("encoding the cluster status: {e}")))?;
-    if let Some(map) = value.as_object_mut() {
+    // Fields that disappeared must be cleared explicitly in a merge patch.
+    let before = serde_json::to_value(&current)
+        .map_err(|e| Error::Encoding(format!("encoding the cluster status: {e}")))?;
+    if let (Some(map), Some(was)) = (value.as_object_mut(), before.as_object()) {
+        for key in was.keys() {
+            if !map.contains_key(key) {
+                map.insert(key.clone(), serde_json::Value::Null);
+            }
+        }
         map.remove("storageDrain");
         map.remove("storageRollout");
     }
-    // Fields that disappeared must be cleared explicitly in a merge patch.
     if status.conditions.as_ref().is_some_and(Vec::is_empty) {
         value["conditions"] = json!(null);
     }

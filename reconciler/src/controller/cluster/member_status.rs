@@ -1,0 +1,25 @@
+//! Writes the `connected` and `inLayout` status fields of the members' GarageNodes that the
+//! decision found changed: a merge patch of those two fields alone, so the node controller's
+//! own fields are never touched.
+
+use kube::Api;
+use serde_json::json;
+use shared_types::garage_node::GarageNode;
+
+use crate::controller::write;
+use crate::controller::{Context, Error};
+use decide::cluster::member_status::MemberFacts;
+
+/// Patches each of `facts` into its GarageNode's status; a node gone meanwhile is skipped.
+pub async fn write(ns: &str, facts: &[MemberFacts], ctx: &Context) -> Result<(), Error> {
+    let api: Api<GarageNode> = Api::namespaced(ctx.client.clone(), ns);
+    for f in facts {
+        let body = json!({"connected": f.connected, "inLayout": f.in_layout});
+        match write::patch_status(&api, &ctx.metrics, &f.node, body).await {
+            Ok(()) => {}
+            Err(Error::Kube(kube::Error::Api(e))) if e.code == 404 => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
