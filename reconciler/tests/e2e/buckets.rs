@@ -329,6 +329,16 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
         message.contains("empty it"),
         "a held bucket does not say what to do: {message}"
     );
+    let blocked = held
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .and_then(|c| c.iter().find(|c| c.type_ == "DeletionBlocked"))
+        .map(|c| c.status.clone());
+    ensure!(
+        blocked.as_deref() == Some("True"),
+        "a held bucket does not report DeletionBlocked=True: {blocked:?}"
+    );
     quota_store.delete(&endpoint, "q1").await?;
     quota_store.delete(&endpoint, "q2").await?;
     wait(
@@ -338,9 +348,10 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
     )
     .await?;
     println!(
-        "buckets: a bucket with objects is kept (and says so) until emptied, then deleted ({:.1}s)",
+        "buckets: a bucket with objects is kept (DeletionBlocked, and says so) until emptied, then deleted ({:.1}s)",
         t.elapsed().as_secs_f64()
     );
+    retained(w, &buckets).await?;
 
     // A deleted key stops authenticating and its Secret goes.
     let t = Instant::now();
@@ -736,4 +747,50 @@ fn is_ready_pod(p: &k8s_openapi::api::core::v1::Pod) -> bool {
         .as_ref()
         .and_then(|s| s.conditions.as_ref())
         .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
+}
+
+/// A GarageBucket with `deletionPolicy: Retain` goes at once when deleted, and its Garage
+/// bucket stays.
+async fn retained(w: &World<'_>, buckets: &Api<GarageBucket>) -> anyhow::Result<()> {
+    let t = Instant::now();
+    let manifest: GarageBucket = serde_json::from_value(json!({
+        "apiVersion": "garage.rajsingh.info/v1beta1", "kind": "GarageBucket",
+        "metadata": {"name": "retained-bucket"},
+        "spec": {"clusterRef": {"name": crate::NAME}, "deletionPolicy": "Retain"},
+    }))?;
+    buckets.create(&PostParams::default(), &manifest).await?;
+    let id_of = || async {
+        anyhow::Ok(
+            buckets
+                .get("retained-bucket")
+                .await?
+                .status
+                .and_then(|s| s.bucket_id),
+        )
+    };
+    wait(
+        "retained-bucket created in Garage",
+        Duration::from_secs(90),
+        || async { Ok(id_of().await?.is_some()) },
+    )
+    .await?;
+    let id = id_of().await?.context("no bucket ID")?;
+    buckets
+        .delete("retained-bucket", &DeleteParams::default())
+        .await?;
+    wait("retained-bucket gone", Duration::from_secs(90), || async {
+        Ok(buckets.get_opt("retained-bucket").await?.is_none())
+    })
+    .await?;
+    let admin = admin_client_as_mounted(&w.client, w.sim, "garage-storage-0-0").await?;
+    let info = admin
+        .bucket_info(garage_admin::BucketLookup::Id(&id))
+        .await
+        .context("the retained bucket is gone from Garage")?;
+    ensure!(info.id == id, "another bucket answered: {}", info.id);
+    println!(
+        "buckets: a GarageBucket with deletionPolicy Retain was deleted at once and its Garage bucket kept ({:.1}s)",
+        t.elapsed().as_secs_f64()
+    );
+    Ok(())
 }

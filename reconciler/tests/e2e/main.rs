@@ -467,7 +467,8 @@ async fn scenario(
                 status_fields::columns(&d).await?;
                 volumes::manual_nodes(&d).await?;
                 expansion::manual_node(&d).await?;
-                teardown::destroy(&mut d, &[buckets::TOKEN_SECRET]).await?;
+                teardown::destroy(&mut d, &[buckets::TOKEN_SECRET, metrics_token::USER_MADE])
+                    .await?;
                 buckets::token_gone(&d).await?;
                 SITE.scope(NS_D_PATHS, data_paths::run(&mut d_paths))
                     .await?;

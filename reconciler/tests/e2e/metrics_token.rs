@@ -12,6 +12,8 @@ use serde_json::json;
 use crate::{World, ns};
 
 const SECRET: &str = "e2e-metrics-token";
+/// The user's Secret as the teardown lists what it must leave.
+pub(crate) const USER_MADE: &str = "Secret/e2e-metrics-token";
 const KEY: &str = "token";
 const TOKEN: &str = "e2e-metrics-bearer-0123456789";
 

@@ -165,6 +165,9 @@ pub mod bucket {
     /// `BucketMetadataDegraded`: the bucket info returned by Garage cannot be decoded; after a
     /// few failures in a row the operator requests a `Tables` repair itself.
     pub const CONDITION_BUCKET_METADATA_DEGRADED: &str = "BucketMetadataDegraded";
+    /// `DeletionBlocked`: `True` while a deleted GarageBucket waits because its Garage bucket
+    /// still holds objects or unfinished uploads (`deletionPolicy: Delete`).
+    pub const CONDITION_DELETION_BLOCKED: &str = "DeletionBlocked";
 }
 
 /// Condition types of `GarageKey` objects (apart from `Ready`, all compatibility only).
@@ -262,6 +265,7 @@ mod tests {
         bucket::CONDITION_ALIASES_CONFIGURED,
         bucket::CONDITION_BUCKET_LOOKUP_STUCK,
         bucket::CONDITION_BUCKET_METADATA_DEGRADED,
+        bucket::CONDITION_DELETION_BLOCKED,
         key::CONDITION_KEY_CREATED,
         key::CONDITION_SECRET_CREATED,
         key::CONDITION_PERMISSIONS_CONFIGURED,

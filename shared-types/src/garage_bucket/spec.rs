@@ -39,6 +39,11 @@ pub struct GarageBucketSpec {
     /// The GarageCluster that hosts this bucket. Referencing another namespace needs a
     /// GarageReferenceGrant there. Cannot be changed after creation.
     pub cluster_ref: ClusterReference,
+    /// What deleting this GarageBucket does to the bucket in Garage. `Delete` (the default)
+    /// deletes it once it is empty, and waits with `DeletionBlocked` while it holds objects;
+    /// `Retain` leaves the bucket and its objects in Garage.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deletion_policy: Option<BucketDeletionPolicy>,
     /// Cluster-wide bucket name that any authorized key can use over S3. Defaults to the
     /// object's `metadata.name`. Must be 3-63 characters of lowercase letters, digits, `.` and
     /// `-`, beginning and ending with a letter or digit, and must not look like an IP address.
@@ -192,6 +197,15 @@ pub struct WebsiteSpec {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(extend("default" = "index.html"))]
     pub index_document: Option<String>,
+}
+
+/// What deleting a GarageBucket does to its Garage bucket.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+pub enum BucketDeletionPolicy {
+    /// Delete the Garage bucket once it holds no object and no unfinished upload.
+    Delete,
+    /// Leave the Garage bucket and its objects in place.
+    Retain,
 }
 
 /// Whether a lifecycle rule is active.

@@ -15,7 +15,7 @@ use garage_api_types::{BucketAlias, BucketInfo, BucketKey, BucketPermissions, Bu
 use kube::ResourceExt;
 use shared_types::conditions::reason;
 use shared_types::garage_bucket::{
-    BucketPhase, GarageBucket, GarageBucketStatus, LocalAliasStatus,
+    BucketDeletionPolicy, BucketPhase, GarageBucket, GarageBucketStatus, LocalAliasStatus,
 };
 use shared_types::keys::finalizer as finalizers;
 
@@ -482,7 +482,8 @@ pub enum Cleanup {
 }
 
 /// Deletion: the bucket is deleted from Garage only when empty; a non-empty one keeps the
-/// finalizer and says what to do. A cluster that no longer exists has nothing left to clean.
+/// finalizer and says what to do (`DeletionBlocked`). `deletionPolicy: Retain` leaves it in
+/// Garage. A cluster that no longer exists has nothing left to clean.
 pub fn deletion(o: &ObservedDeletion) -> Plan {
     let bucket = &o.bucket;
     let mut steps = Vec::new();
@@ -494,6 +495,11 @@ pub fn deletion(o: &ObservedDeletion) -> Plan {
         // Nothing proves a bucket ID in the status is this object's own once the grant that
         // let it in is gone; the bucket is left in Garage.
         Cleanup::Reached { granted: false } => steps.push(Step::LeaveInGarage),
+        Cleanup::Reached { granted: true }
+            if bucket.spec.deletion_policy == Some(BucketDeletionPolicy::Retain) =>
+        {
+            steps.push(Step::LeaveInGarage);
+        }
         Cleanup::Reached { granted: true } => {
             if let Some(id) = id {
                 steps.push(Step::Delete {
@@ -529,11 +535,22 @@ fn not_empty(bucket: &GarageBucket, id: &str) -> Refused<GarageBucketStatus> {
         "bucket {id} still holds objects or unfinished uploads and is never deleted with data in it; empty it (the object is removed once it is empty), or remove the finalizer {} to keep the bucket in Garage",
         finalizers::FINALIZER_BUCKET
     );
-    status.conditions = Some(with_ready(
+    let conditions = with_ready(
         status.conditions.as_deref(),
         false,
         reason::REASON_DELETING,
         message.clone(),
+        bucket.metadata.generation,
+    );
+    status.conditions = Some(crate::conditions::merge(
+        Some(&conditions),
+        &[crate::conditions::Desired {
+            type_: shared_types::conditions::bucket::CONDITION_DELETION_BLOCKED,
+            status: true,
+            reason: reason::REASON_DELETING,
+            message: message.clone(),
+        }],
+        &[],
         bucket.metadata.generation,
     ));
     Refused {

@@ -372,11 +372,32 @@ fn a_deleted_bucket_that_still_holds_objects_is_kept_with_its_finalizer() {
     };
     assert_eq!(why, reason::REASON_DELETING);
     assert!(message.contains(finalizers::FINALIZER_BUCKET), "{message}");
-    let c = &not_empty.status.conditions.as_ref().unwrap()[0];
+    let conditions = not_empty.status.conditions.as_ref().unwrap();
+    let of = |t: &str| {
+        conditions
+            .iter()
+            .find(|c| c.type_ == t)
+            .map(|c| (c.status.as_str(), c.reason.as_str()))
+    };
+    assert_eq!(of("Ready"), Some(("False", reason::REASON_DELETING)));
     assert_eq!(
-        (c.status.as_str(), c.reason.as_str()),
-        ("False", reason::REASON_DELETING)
+        of("DeletionBlocked"),
+        Some(("True", reason::REASON_DELETING))
     );
+}
+
+#[test]
+fn a_retained_bucket_is_left_in_garage_with_its_objects() {
+    let plan = deletion(&ObservedDeletion {
+        bucket: deleting(json!({"spec": {"deletionPolicy": "Retain"}})),
+        cluster: Cleanup::Reached { granted: true },
+    });
+    assert_eq!(kinds(&plan), ["leave in garage", "remove finalizer"]);
+    let plan = deletion(&ObservedDeletion {
+        bucket: deleting(json!({"spec": {"deletionPolicy": "Delete"}})),
+        cluster: Cleanup::Reached { granted: true },
+    });
+    assert_eq!(kinds(&plan), ["delete", "remove finalizer"]);
 }
 
 #[test]
