@@ -3,10 +3,11 @@
 //!
 //! A suspended cluster gets no write to its workloads, configuration, layout or Garage; its
 //! GarageNodes are suspended with it. A suspended GarageNode keeps its StatefulSet, Service
-//! and claims as they are, its layout entry is not changed, and the storage rollout does not
-//! replace its pod. Deleting either still works: deletion is a request of its own, and a
-//! deleting node still waits for its drain proof. Transaction records (drain, rollout) stay
-//! in status and resume with the next pass after the suspension is lifted.
+//! and claims as they are, its layout entry is not changed, the storage rollout does not
+//! replace its pod and an Auto scale-down does not pick it. Deleting either still works, and
+//! so does an explicit drain request: each is a request of its own. Transaction records
+//! (drain, rollout) of a suspended cluster stay in status and resume with the next pass after
+//! the suspension is lifted.
 
 use kube::ResourceExt;
 use shared_types::conditions::{node as node_conditions, reason};
@@ -50,7 +51,7 @@ impl Cause {
                 format!("its GarageCluster {name} is suspended; lift the cluster's suspension")
             }
             Self::Operator(op) => format!(
-                "the operation {op} holds it ({ANNOTATION_OPERATOR_SUSPENDED}); it is lifted when that operation ends"
+                "the operation {op} holds it ({ANNOTATION_OPERATOR_SUSPENDED}); remove the annotation once nothing runs that operation (this operator never sets it)"
             ),
         };
         format!(

@@ -101,7 +101,7 @@ fn is_true(value: &str) -> bool {
 }
 
 /// What `annotation` with `value` asks for, or the form it must take.
-pub fn parse(annotation: &str, value: &str) -> Option<Result<Request, String>> {
+pub fn parse_request(annotation: &str, value: &str) -> Option<Result<Request, String>> {
     let v = value.trim();
     let r = match annotation {
         ANNOTATION_CONNECT_NODES => {
@@ -242,7 +242,7 @@ mod tests {
             ),
         ];
         for (key, value, want) in cases {
-            match (parse(key, &value), want) {
+            match (parse_request(key, &value), want) {
                 (Some(Ok(got)), Ok(want)) => assert_eq!(got, want, "{key}={value}"),
                 (Some(Err(form)), Err(text)) => {
                     assert!(form.contains(text), "{key}={value}: {form}")
@@ -250,7 +250,7 @@ mod tests {
                 (got, want) => panic!("{key}={value}: {got:?} vs {want:?}"),
             }
         }
-        assert_eq!(parse("garage.rajsingh.info/drain", "true"), None);
+        assert_eq!(parse_request("garage.rajsingh.info/drain", "true"), None);
     }
 
     #[test]
@@ -264,9 +264,9 @@ mod tests {
             Request::RetryBlockResync(None).record_type(),
             "RetryBlockResync:all"
         );
-        // Every annotation of the order is one `parse` knows.
+        // Every annotation of the order is one `parse_request` knows.
         for key in ORDER {
-            assert!(parse(key, "").is_some(), "{key}");
+            assert!(parse_request(key, "").is_some(), "{key}");
         }
     }
 }

@@ -115,10 +115,6 @@ pub struct Decision {
     pub requeue: Duration,
 }
 
-/// Condition types a suspended pass changes: every other condition keeps what the last
-/// acting pass said.
-pub const OWNED_WHILE_SUSPENDED: &[&str] = &[shared_types::conditions::node::CONDITION_SUSPENDED];
-
 /// Condition types the cluster controller owns.
 pub const OWNED: &[&str] = &[
     common::CONDITION_READY,
@@ -139,6 +135,7 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
     let cluster = o.cluster.as_ref();
     let rpc = secrets::rpc_secret_source(cluster, s);
     let admin = secrets::admin_token_source(cluster, s);
+    let metrics = crate::desired::credentials::metrics_token_source(cluster, s);
     let config = config::revision(cluster, s)?;
     let (update_nodes, extra) = generated_members(o, s)?;
     let mut m = membership(o, s, t, &config, &rpc, &admin)?;
@@ -170,6 +167,7 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         pools: &m.pools,
         config: &config,
         admin_secret: &admin.name,
+        metrics_secret: metrics.as_ref().map(|m| m.name.as_str()),
         update_nodes: &update_nodes,
     };
     let layout_changes = p.layout_change.is_some();
@@ -248,7 +246,7 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
 }
 
 /// The `spec.workers` variables to set on this cluster's members (external ones included:
-/// they are storage nodes of the same layout).
+/// they are storage nodes of the same layout; suspended ones left as they are).
 fn worker_variables(
     cluster: &shared_types::garage_cluster::v1beta2::GarageCluster,
     views: &[MemberView],
@@ -259,6 +257,7 @@ fn worker_variables(
     };
     let ids: Vec<garage_api_types::NodeId> = views
         .iter()
+        .filter(|v| !v.suspended)
         .filter_map(|v| v.member.node_id.clone())
         .collect();
     let wanted = super::workers::wanted(cluster.spec.workers.as_ref());
@@ -356,14 +355,9 @@ fn placement<'a>(
     transaction_recorded: bool,
 ) -> Result<Placement<'a>, DesiredError> {
     let cluster = o.cluster.as_ref();
-    // A suspended member's layout entry is frozen: the planner, which only assigns and
-    // changes roles of the members it is given, never sees it (role removals are the drain's,
-    // planned elsewhere).
-    let layout_members: Vec<layout::Member> = views
-        .iter()
-        .filter(|v| !v.suspended)
-        .map(|v| v.member.clone())
-        .collect();
+    // A suspended member's layout entry is frozen: the planner checks it for identity
+    // collisions but never assigns or changes its role (role removals are the drain's).
+    let layout_members: Vec<layout::Member> = views.iter().map(|v| v.member.clone()).collect();
 
     let mut facts = garage_facts(o, s, views, &layout_members);
     let plan = facts.plan.take();

@@ -6,7 +6,7 @@
 //! `purge-cluster-layout` request), which this version does not run; until the spec names the
 //! factor the pods run with again, the cluster pass renders and changes nothing.
 
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::PodSpec;
 use kube::ResourceExt;
 
 use super::observed::{GarageView, Observed};
@@ -23,10 +23,9 @@ fn factor_in(toml: &str) -> Option<u32> {
     })
 }
 
-/// The config revision a pod mounts.
-fn config_of(pod: &Pod) -> Option<&str> {
-    pod.spec
-        .as_ref()?
+/// The config revision a pod (or a workload's pod template) mounts.
+fn config_of(spec: Option<&PodSpec>) -> Option<&str> {
+    spec?
         .volumes
         .iter()
         .flatten()
@@ -36,11 +35,24 @@ fn config_of(pod: &Pod) -> Option<&str> {
         .map(|c| c.name.as_str())
 }
 
-/// The factors the cluster's pods run with, read from the config revisions they mount.
+/// The factors the cluster's pods run with, read from the config revisions they mount, and
+/// those their workloads would start a pod with (all pods may be down).
 fn running(o: &Observed) -> Vec<u32> {
-    let mut out: Vec<u32> = o
+    let specs = o
         .pods
         .iter()
+        .map(|p| p.spec.as_ref())
+        .chain(
+            o.statefulsets
+                .iter()
+                .map(|w| w.spec.as_ref().and_then(|s| s.template.spec.as_ref())),
+        )
+        .chain(
+            o.daemonsets
+                .iter()
+                .map(|w| w.spec.as_ref().and_then(|s| s.template.spec.as_ref())),
+        );
+    let mut out: Vec<u32> = specs
         .filter_map(config_of)
         .filter_map(|name| o.config_maps.iter().find(|c| c.name_any() == name))
         .filter_map(|c| factor_in(c.data.as_ref()?.get(CONFIG_KEY)?))

@@ -43,6 +43,13 @@ pub(super) fn garage_facts<'a>(
     views: &[MemberView],
     layout_members: &[layout::Member],
 ) -> GarageFacts<'a> {
+    // Suspended members count in the collision check but their layout entry is frozen.
+    let frozen: Vec<String> = views
+        .iter()
+        .filter(|v| v.suspended)
+        .map(|v| v.member.name.clone())
+        .collect();
+    let frozen = frozen.as_slice();
     let mut in_layout: BTreeMap<String, bool> = BTreeMap::new();
     let mut connected: BTreeMap<String, bool> = BTreeMap::new();
     let mut reconnect = Vec::new();
@@ -136,6 +143,7 @@ pub(super) fn garage_facts<'a>(
             layout: &read.layout,
             history: &read.history,
             zone_redundancy: s.zone_redundancy,
+            frozen,
         }));
     }
     GarageFacts {

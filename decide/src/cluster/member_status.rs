@@ -33,9 +33,10 @@ pub fn changed(o: &Observed, views: &[MemberView], read: Option<&GarageRead>) ->
     let mut out = Vec::new();
     for gn in nodes {
         let name = gn.name_any();
+        // A suspended member's GarageNode gets no write from the cluster either.
         let Some(id) = views
             .iter()
-            .find(|v| v.member.name == name)
+            .find(|v| v.member.name == name && !v.suspended)
             .and_then(|v| v.member.node_id.as_ref())
         else {
             continue;

@@ -31,7 +31,7 @@ pub fn next(o: &Observed, transaction_recorded: bool) -> Option<Pending> {
     // One request a pass, in the fixed order.
     let (annotation, value, request) = operations::ORDER.iter().find_map(|key| {
         let value = annotations.get(*key)?;
-        operations::parse(key, value).map(|r| (*key, value.clone(), r))
+        operations::parse_request(key, value).map(|r| (*key, value.clone(), r))
     })?;
     if annotation == ANNOTATION_REVERT_LAYOUT && transaction_recorded && request.is_ok() {
         return None;

@@ -98,6 +98,7 @@ fn pool_placement(o: &Observed, views: &[MemberView]) -> (BTreeMap<String, bool>
             history: &read.history,
             // Placement of roles only: the parameters are the coordinator's own business.
             zone_redundancy: None,
+            frozen: &[],
         }),
         Plan::Converged
     );

@@ -62,10 +62,12 @@ pub fn decide(
         .chain(o.pool_members.iter())
         .collect();
 
-    // Auto scale-down: one extra slot at a time asks to drain; a proven one is deleted.
+    // Auto scale-down: one extra slot at a time asks to drain; a proven one is deleted. A
+    // suspended slot is not asked: the scale-down waits for its suspension to be lifted.
     if let Some(highest) = extra.first()
         && !extra.iter().any(|n| drain_requested(n))
         && record.is_none()
+        && !suspended(highest)
     {
         r.annotate.push(highest.name_any());
     }
@@ -268,6 +270,10 @@ fn idle_refusals(step: Step, o: &Observed, colliding: &[String]) -> Step {
     }
 }
 
+fn suspended(node: &GarageNode) -> bool {
+    crate::suspension::of_node(node, None).is_some()
+}
+
 /// `StorageScaleDownBlocked` while the extra slots of a scale-down wait to drain.
 fn scale_down_blocked(
     s: &Settings,
@@ -275,6 +281,21 @@ fn scale_down_blocked(
     step: &Step,
     record: Option<&StorageDrainStatus>,
 ) -> Option<Desired> {
+    if let Some(held) = extra.first().filter(|n| suspended(n))
+        && record.is_none()
+        && !extra.iter().any(|n| drain_requested(n))
+    {
+        return Some(Desired {
+            type_: cc::CONDITION_STORAGE_SCALE_DOWN_BLOCKED,
+            status: true,
+            reason: reason::REASON_MAINTENANCE_SUSPENDED,
+            message: format!(
+                "spec.storage.replicas is {} and {} is the next member to drain, but it is suspended; it is asked to drain once its suspension is lifted. Nothing was removed",
+                s.replicas,
+                held.name_any()
+            ),
+        });
+    }
     if !extra.is_empty()
         && let Step::Wait {
             reason: rs,

@@ -29,18 +29,29 @@ pub struct Rendered<'a> {
     /// The Secret the pods must mount their admin token from (a pinned copy changes with its
     /// source).
     pub admin_secret: &'a str,
+    /// The Secret the pods must mount their metrics token from, when the cluster names one.
+    pub metrics_secret: Option<&'a str>,
     /// Generated GarageNode name to the rendered-hash annotation this pass wants it to carry.
     pub nodes: BTreeMap<String, String>,
     /// Pool DaemonSet name to the rendered-hash annotation this pass wants it to carry.
     pub daemonsets: BTreeMap<String, String>,
 }
 
-/// True when the pod spec's `admin-token` volume is the Secret `name`.
-fn mounts_admin_secret(spec: &k8s_openapi::api::core::v1::PodSpec, name: &str) -> bool {
-    spec.volumes.iter().flatten().any(|v| {
-        v.name == "admin-token"
-            && v.secret.as_ref().and_then(|s| s.secret_name.as_deref()) == Some(name)
-    })
+/// The Secret the pod spec's volume `volume` comes from, if it has that volume.
+fn secret_of<'a>(spec: &'a k8s_openapi::api::core::v1::PodSpec, volume: &str) -> Option<&'a str> {
+    spec.volumes
+        .iter()
+        .flatten()
+        .find(|v| v.name == volume)
+        .and_then(|v| v.secret.as_ref())
+        .and_then(|s| s.secret_name.as_deref())
+}
+
+/// True when the pod spec mounts the admin token from `rendered.admin_secret` and the metrics
+/// token from `rendered.metrics_secret` (no metrics-token volume when there is none).
+fn mounts_credentials(spec: &k8s_openapi::api::core::v1::PodSpec, rendered: &Rendered<'_>) -> bool {
+    secret_of(spec, "admin-token") == Some(rendered.admin_secret)
+        && secret_of(spec, "metrics-token") == rendered.metrics_secret
 }
 
 /// The rendered-hash annotation of an object.
@@ -233,7 +244,7 @@ fn workload_revision(
             let secret_current = sts
                 .and_then(|s| s.spec.as_ref())
                 .and_then(|s| s.template.spec.as_ref())
-                .is_some_and(|t| mounts_admin_secret(t, rendered.admin_secret));
+                .is_some_and(|t| mounts_credentials(t, rendered));
             let desired = sts
                 .filter(|_| node_current && config_current && secret_current)
                 .and_then(|s| {
@@ -274,4 +285,39 @@ fn resize_pending(o: &Observed, pod: &Pod) -> bool {
             // Without both times the order is unknown: the pod is not replaced for it.
             _ => false,
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(volumes: &[(&str, &str)]) -> k8s_openapi::api::core::v1::PodSpec {
+        serde_json::from_value(serde_json::json!({
+            "containers": [],
+            "volumes": volumes
+                .iter()
+                .map(|(v, s)| serde_json::json!({"name": v, "secret": {"secretName": s}}))
+                .collect::<Vec<_>>(),
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_template_is_current_only_with_both_credentials_from_this_pass() {
+        let rendered = |metrics| Rendered {
+            config_hash: "h",
+            admin_secret: "copy-2",
+            metrics_secret: metrics,
+            nodes: BTreeMap::new(),
+            daemonsets: BTreeMap::new(),
+        };
+        let both = spec(&[("admin-token", "copy-2"), ("metrics-token", "copy-2")]);
+        let admin_only = spec(&[("admin-token", "copy-2")]);
+        let old_metrics = spec(&[("admin-token", "copy-2"), ("metrics-token", "copy-1")]);
+        assert!(mounts_credentials(&both, &rendered(Some("copy-2"))));
+        assert!(!mounts_credentials(&old_metrics, &rendered(Some("copy-2"))));
+        assert!(!mounts_credentials(&admin_only, &rendered(Some("copy-2"))));
+        assert!(mounts_credentials(&admin_only, &rendered(None)));
+        assert!(!mounts_credentials(&both, &rendered(None)));
+    }
 }

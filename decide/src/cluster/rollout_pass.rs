@@ -28,6 +28,8 @@ pub(super) struct RolloutInputs<'a> {
     pub(super) config: &'a ConfigRevision,
     /// The admin token Secret pods must mount.
     pub(super) admin_secret: &'a str,
+    /// The metrics token Secret pods must mount, when the cluster names one.
+    pub(super) metrics_secret: Option<&'a str>,
     /// The generated GarageNodes as this pass renders them.
     pub(super) update_nodes: &'a [GarageNode],
 }
@@ -91,6 +93,7 @@ fn rollout(o: &Observed, i: &RolloutInputs<'_>) -> machine_rollout::Step {
     let rendered = super::rollout::Rendered {
         config_hash: &i.config.revision,
         admin_secret: i.admin_secret,
+        metrics_secret: i.metrics_secret,
         nodes: i
             .update_nodes
             .iter()

@@ -440,6 +440,30 @@ fn a_lowered_replica_count_drains_the_highest_slot_first() {
     assert!(blocked.message.contains("garage-storage-2"));
 }
 
+#[test]
+fn a_scale_down_waits_for_a_suspended_slot_instead_of_draining_it() {
+    let mut o = converged();
+    let mut c = (*o.cluster).clone();
+    c.spec.storage.as_mut().unwrap().replicas = Some(2);
+    o.cluster = Arc::new(c);
+    o.generated.get_mut(&2).unwrap().spec.maintenance =
+        Some(shared_types::common::MaintenanceConfig {
+            suspended: Some(true),
+        });
+    let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
+    assert!(d.annotate_drain.is_empty() && d.drain.is_none() && d.layout.is_none());
+    let blocked: Vec<_> = d
+        .conditions
+        .iter()
+        .filter(|c| {
+            c.type_ == shared_types::conditions::cluster::CONDITION_STORAGE_SCALE_DOWN_BLOCKED
+        })
+        .collect();
+    assert_eq!(blocked.len(), 1);
+    assert_eq!(blocked[0].reason, reason::REASON_MAINTENANCE_SUSPENDED);
+    assert!(blocked[0].message.contains("garage-storage-2"));
+}
+
 /// Four converged members at factor 3, the fourth asking to drain (it may go).
 fn fourth_asks_to_drain() -> Observed {
     let c = cluster(4);
@@ -624,10 +648,29 @@ fn a_factor_the_running_pods_cannot_take_is_refused_until_set_back() {
         r.layout.version = 0;
     }
     assert!(super::factor::refused_change(&fresh, 2).is_none());
-    // No pod runs yet: nothing to compare with.
+    // No pod runs yet and no workload renders one: nothing to compare with.
     let mut empty = converged();
     empty.pods.clear();
+    empty.statefulsets.clear();
     assert!(super::factor::refused_change(&empty, s.replication_factor + 1).is_none());
+    // Every pod down, but the workloads would start them on the running factor.
+    let mut down = converged();
+    let config = config_map_running(&mut down, "garage-config-a", 3);
+    down.config_maps.push(config);
+    let volumes = down.pods[0].spec.as_ref().unwrap().volumes.clone();
+    for sts in &mut down.statefulsets {
+        sts.spec
+            .as_mut()
+            .unwrap()
+            .template
+            .spec
+            .as_mut()
+            .unwrap()
+            .volumes = volumes.clone();
+    }
+    down.pods.clear();
+    down.garage = GarageView::Unavailable("no pod answers".into());
+    assert!(super::factor::refused_change(&down, 2).is_some());
 
     fn config_map_running(o: &mut Observed, name: &str, factor: u32) -> ConfigMap {
         for p in &mut o.pods {

@@ -92,6 +92,28 @@ pub fn pinned(c: &GarageCluster, s: &Settings) -> bool {
     parts(c).is_empty() || pinned_copy(c, s).is_some()
 }
 
+/// `Ready=False` while the credentials are not copied yet: which Secrets the copy waits for.
+pub fn waiting(c: &GarageCluster) -> crate::conditions::Desired {
+    let named: Vec<String> = parts(c)
+        .iter()
+        .map(|p| {
+            format!(
+                "{} (Secret {}, key {})",
+                p.field, p.source.name, p.source.key
+            )
+        })
+        .collect();
+    crate::conditions::Desired {
+        type_: shared_types::conditions::common::CONDITION_READY,
+        status: false,
+        reason: shared_types::conditions::reason::REASON_WAITING_FOR_DEPENDENCY,
+        message: format!(
+            "waiting for {} to exist and hold a token (visible ASCII without '.') to copy; no workload is rendered or changed until then",
+            named.join(" and ")
+        ),
+    }
+}
+
 /// Where pods read the metrics token: the copy's `metrics-token`, once it holds it.
 pub fn metrics_token_source(c: &GarageCluster, s: &Settings) -> Option<SecretSource> {
     parts(c)
@@ -217,6 +239,19 @@ mod tests {
         let mut c = named(false, Some("m"));
         annotate(&mut c, "someone-else", Some("metrics-token=m:t"));
         assert!(!pinned(&c, &s));
+    }
+
+    #[test]
+    fn waiting_names_every_secret_the_copy_needs() {
+        let w = waiting(&named(true, Some("m")));
+        assert_eq!((w.type_, w.status), ("Ready", false));
+        assert!(
+            w.message.contains("Secret tok, key admin-token")
+                && w.message
+                    .contains("spec.admin.metricsTokenSecretRef (Secret m, key t)"),
+            "{}",
+            w.message
+        );
     }
 
     #[test]

@@ -67,6 +67,9 @@ pub struct Observed<'a> {
     pub history: &'a LayoutHistory,
     /// The zone redundancy the cluster asks for; `None` leaves Garage's as it is.
     pub zone_redundancy: Option<ZoneRedundancy>,
+    /// Names of members whose layout entry is frozen (suspended): they count in the
+    /// identity-collision check but are never assigned a role or changed.
+    pub frozen: &'a [String],
 }
 
 /// Why the planner holds back.
@@ -121,6 +124,7 @@ pub fn plan_layout(o: &Observed<'_>) -> Plan {
     let known: Vec<(&Member, &NodeId)> = o
         .members
         .iter()
+        .filter(|m| !o.frozen.contains(&m.name))
         .filter_map(|m| m.node_id.as_ref().map(|id| (m, id)))
         .collect();
     // Staged leftovers are adopted only when they are exactly what we would stage.

@@ -68,6 +68,7 @@ fn plan_with(
         layout: l,
         history: h,
         zone_redundancy,
+        frozen: &[],
     })
 }
 
@@ -413,5 +414,41 @@ fn a_member_with_a_role_is_still_corrected_at_the_limit() {
     assert!(matches!(
         plan(&members, &full, &settled(1)),
         Plan::Apply { stage, .. } if stage.len() == 1
+    ));
+}
+
+#[test]
+fn a_frozen_member_is_never_assigned_but_still_counts_in_the_collision_check() {
+    let members = [
+        member(0, true),
+        member(1, true),
+        member(2, true),
+        member(3, true),
+    ];
+    let l = layout(1, &[role_json(0), role_json(1), role_json(2)], &[]);
+    let frozen = vec!["g-storage-3".to_owned()];
+    let o = Observed {
+        replication_factor: 3,
+        members: &members,
+        layout: &l,
+        history: &settled(1),
+        zone_redundancy: None,
+        frozen: &frozen,
+    };
+    assert_eq!(plan_layout(&o), Plan::Converged, "member 3 is not added");
+    // A frozen member reporting another member's identity still holds every change.
+    let mut twin = member(3, true);
+    twin.node_id = Some(id(1));
+    let members = [member(0, true), member(1, true), member(2, true), twin];
+    let o = Observed {
+        members: &members,
+        ..o
+    };
+    assert!(matches!(
+        plan_layout(&o),
+        Plan::Hold {
+            reason: HoldReason::IdentityCollision,
+            ..
+        }
     ));
 }

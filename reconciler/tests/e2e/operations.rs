@@ -1,4 +1,4 @@
-//! One-shot operational annotations on a running cluster: each well-formed request runs once
+//! One-shot operational annotations on a running cluster: each well-formed request runs
 //! through the Admin API, is recorded in `status.lastOperation` and its annotation removed; a
 //! malformed one is refused at admission with the expected form. Every object reads back
 //! after.
@@ -79,7 +79,7 @@ pub(crate) async fn run(w: &World<'_>) -> anyhow::Result<()> {
     let pod = format!("{NAME}-storage-0-0");
     verify(store, &s3(w.sim, &pod)?, &w.checksummed).await?;
     println!(
-        "operations: snapshot, Tables repair, scrub start and cancel, resync retry each ran once, recorded in status.lastOperation, annotation removed; a malformed repair refused (GC-OP1); objects read back, in {:.1}s",
+        "operations: snapshot, Tables repair, scrub start and cancel, resync retry each ran, recorded in status.lastOperation, annotation removed; a malformed repair refused (GC-OP1); objects read back, in {:.1}s",
         t.elapsed().as_secs_f64()
     );
     Ok(())

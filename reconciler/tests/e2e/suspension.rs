@@ -1,13 +1,13 @@
 //! Maintenance: a suspended cluster and its GarageNodes leave hand-made changes of their
 //! objects alone, publish `Suspended` (cluster: `MaintenanceSuspended`, its nodes:
-//! `ClusterMaintenanceSuspended`, a node with its own `pause-reconcile` annotation:
+//! `ClusterMaintenanceSuspended`, nodes with their own `pause-reconcile` annotation:
 //! `MaintenanceSuspended`) and keep `observedGeneration` behind a generation they did not act
 //! on; once lifted, the condition goes and the drift step sees every change put back.
 //!
 //! "Nothing written" is proven without waiting for a quiet period: while suspended, the
-//! switch is moved from `spec.maintenance.suspended` to the `pause-reconcile` annotation (and
-//! one node gets the annotation too); the condition messages follow only through passes that
-//! run after the hand-made changes, and those passes must leave every other object as it was.
+//! switch is moved from `spec.maintenance.suspended` to the `pause-reconcile` annotation, on
+//! the cluster and on every node; the conditions follow only through passes of each that run
+//! after the hand-made changes, and those passes must leave every other object as it was.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -22,11 +22,6 @@ use shared_types::keys::annotation::ANNOTATION_PAUSE_RECONCILE;
 
 use crate::support::*;
 use crate::{NAME, World};
-
-/// The GarageNode that gets its own pause annotation.
-fn annotated() -> String {
-    format!("{NAME}-storage-0")
-}
 
 /// `(status, reason, message)` of the `Suspended` condition among `conditions`.
 fn suspended_in(
@@ -55,27 +50,33 @@ async fn merge_cluster(w: &World<'_>, body: serde_json::Value) -> anyhow::Result
     Ok(())
 }
 
-async fn annotate_node(w: &World<'_>, value: Option<&str>) -> anyhow::Result<()> {
-    w.gns
-        .patch(
-            &annotated(),
-            &PatchParams::default(),
-            &Patch::Merge(
-                json!({"metadata": {"annotations": {ANNOTATION_PAUSE_RECONCILE: value}}}),
-            ),
-        )
-        .await?;
-    Ok(())
+/// Sets (or removes, `None`) the pause annotation on every GarageNode of the site; returns
+/// their names.
+async fn annotate_nodes(w: &World<'_>, value: Option<&str>) -> anyhow::Result<Vec<String>> {
+    let mut names = Vec::new();
+    for gn in w.gns.list(&Default::default()).await?.items {
+        let name = kube::ResourceExt::name_any(&gn);
+        w.gns
+            .patch(
+                &name,
+                &PatchParams::default(),
+                &Patch::Merge(
+                    json!({"metadata": {"annotations": {ANNOTATION_PAUSE_RECONCILE: value}}}),
+                ),
+            )
+            .await?;
+        names.push(name);
+    }
+    Ok(names)
 }
 
 /// Waits until the cluster's `Suspended` condition has `reason` and a message naming
-/// `names`, and every GarageNode of the cluster is suspended, `annotated()` with
-/// `annotated_reason` and the others for their cluster.
+/// `names`, and every GarageNode of the cluster is suspended with `node_reason`.
 async fn wait_suspended(
     w: &World<'_>,
     reason: &str,
     names: &str,
-    annotated_reason: &str,
+    node_reason: &str,
 ) -> anyhow::Result<()> {
     wait(
         &format!("the cluster and its nodes Suspended ({reason}, naming {names})"),
@@ -92,13 +93,8 @@ async fn wait_suspended(
             }
             for gn in w.gns.list(&Default::default()).await?.items {
                 let name = kube::ResourceExt::name_any(&gn);
-                let want = if name == annotated() {
-                    annotated_reason
-                } else {
-                    "ClusterMaintenanceSuspended"
-                };
                 match node_suspension(w, &name).await? {
-                    Some((s, r, _)) if s == "True" && r == want => {}
+                    Some((s, r, _)) if s == "True" && r == node_reason => {}
                     _ => return Ok(false),
                 }
             }
@@ -131,7 +127,7 @@ pub(crate) async fn hold(w: &World<'_>) -> anyhow::Result<()> {
 
 /// After hand-made changes: moves the switch to the annotations, which only a pass after those
 /// changes can report, and checks that those passes wrote nothing else: every object of the
-/// namespace but the cluster and the annotated node keeps its resourceVersion.
+/// namespace but the cluster and its GarageNodes (annotated here) keeps its resourceVersion.
 pub(crate) async fn still_held(w: &World<'_>) -> anyhow::Result<()> {
     let before = snapshot(&w.client).await?;
     merge_cluster(
@@ -142,7 +138,7 @@ pub(crate) async fn still_held(w: &World<'_>) -> anyhow::Result<()> {
         }),
     )
     .await?;
-    annotate_node(w, Some("true")).await?;
+    let nodes = annotate_nodes(w, Some("true")).await?;
     wait_suspended(
         w,
         "MaintenanceSuspended",
@@ -151,11 +147,11 @@ pub(crate) async fn still_held(w: &World<'_>) -> anyhow::Result<()> {
     )
     .await?;
     let after = snapshot(&w.client).await?;
-    let allowed: BTreeSet<String> = [
-        format!("GarageCluster/{NAME}"),
-        format!("GarageNode/{}", annotated()),
-    ]
-    .into();
+    let allowed: BTreeSet<String> = nodes
+        .iter()
+        .map(|n| format!("GarageNode/{n}"))
+        .chain([format!("GarageCluster/{NAME}")])
+        .collect();
     let moved: BTreeMap<&String, (&String, Option<&String>)> = before
         .iter()
         .filter(|(k, v)| after.get(*k) != Some(*v) && !allowed.contains(*k))
@@ -181,7 +177,7 @@ pub(crate) async fn lift(w: &World<'_>) -> anyhow::Result<()> {
         json!({"metadata": {"annotations": {ANNOTATION_PAUSE_RECONCILE: null}}}),
     )
     .await?;
-    annotate_node(w, None).await?;
+    annotate_nodes(w, None).await?;
     wait(
         "Suspended gone from the cluster and its nodes",
         Duration::from_secs(120),

@@ -325,19 +325,19 @@ pub async fn publish(
     write::patch_status(&api, &ctx.metrics, &cluster.name_any(), value).await
 }
 
-/// Publishes the `Suspended` condition of a suspended cluster and nothing else: the other
-/// conditions and `observedGeneration` stay what the last acting pass wrote, since nothing of
-/// a later generation was acted on.
-pub async fn publish_suspended(
+/// Publishes `wanted` and nothing else: conditions of other types and `observedGeneration`
+/// stay what the last acting pass wrote, since nothing of a later generation was acted on
+/// (a suspended cluster's `Suspended`, or a `Ready=False` saying what the pass waits for).
+pub async fn publish_only(
     cluster: &GarageCluster,
     ctx: &Context,
-    cause: &decide::suspension::Cause,
+    wanted: &Desired,
 ) -> Result<(), Error> {
     let current = cluster.status.clone().unwrap_or_default();
     let merged = conditions::merge(
         current.conditions.as_deref(),
-        &[cause.condition()],
-        decide::cluster::decision::OWNED_WHILE_SUSPENDED,
+        std::slice::from_ref(wanted),
+        &[wanted.type_],
         cluster.metadata.generation,
     );
     if current.conditions.as_ref() == Some(&merged) {
@@ -396,10 +396,20 @@ async fn apply(admin: &AdminClient, change: &LayoutChange) -> Result<(), ApplyEr
     }
     layout::verify_staged(&live, &change.intended, change.parameters.as_ref())
         .map_err(ApplyError::NotAsPlanned)?;
-    admin
-        .apply_layout(change.version)
-        .await
-        .map_err(garage("applying"))?;
+    if let Err(e) = admin.apply_layout(change.version).await {
+        // Garage refused the version (a zone redundancy it cannot meet, say). Staging was
+        // verified to hold this change alone, so it is discarded rather than left to block
+        // the next writer (a drain's role removal verifies staging too); the next pass plans
+        // again from what Garage then reports.
+        // (Not when another writer moved the version in between: what is staged now is
+        // not known to be ours.)
+        if !matches!(e, crate::garage::GarageError::LayoutVersionMismatch { .. })
+            && let Err(revert) = admin.revert_layout().await
+        {
+            tracing::warn!(error = %revert, "the refused layout change could not be unstaged");
+        }
+        return Err(garage("applying")(e));
+    }
     Ok(())
 }
 

@@ -60,7 +60,7 @@ pub async fn reconcile(cluster: Arc<GarageCluster>, ctx: Arc<Context>) -> Result
     }
     // A suspended cluster gets no write but its condition; deletion above still proceeds.
     if let Some(cause) = decide::suspension::of_cluster(&cluster) {
-        act::publish_suspended(&cluster, &ctx, &cause).await?;
+        act::publish_only(&cluster, &ctx, &cause.condition()).await?;
         return Ok(Action::requeue(ctx.config.resync));
     }
     let settings = Settings::from_cluster(&cluster).map(|mut s| {
@@ -76,7 +76,8 @@ pub async fn reconcile(cluster: Arc<GarageCluster>, ctx: Arc<Context>) -> Result
     if let Ok(s) = &settings
         && !crate::desired::credentials::pinned(&cluster, s)
     {
-        tracing::info!(cluster = %s.name, "waiting for the Secrets named in spec.admin.adminTokenSecretRef and spec.admin.metricsTokenSecretRef before rendering any workload");
+        let waiting = crate::desired::credentials::waiting(&cluster);
+        act::publish_only(&cluster, &ctx, &waiting).await?;
         return Ok(Action::requeue(ctx.config.short_requeue));
     }
     let (observed, access) = observe::observe(cluster.clone(), &settings, &ctx).await?;

@@ -27,7 +27,7 @@ pub fn check(old: Option<&GarageCluster>, new: &GarageCluster, verdict: &mut Ver
         if old.and_then(|o| annotation(o, key)) == Some(value) {
             continue;
         }
-        match operations::parse(key, value) {
+        match operations::parse_request(key, value) {
             Some(Err(form)) => verdict.deny(
                 "GC-OP1",
                 format!("metadata.annotations[{key}]"),
