@@ -42,19 +42,14 @@ pub fn parts(c: &GarageCluster) -> Vec<Part> {
             source,
         });
     }
-    if let Some(r) = admin.and_then(|a| a.metrics_token_secret_ref.as_ref()) {
+    if let Some(source) = secrets::user_source(
+        admin.and_then(|a| a.metrics_token_secret_ref.as_ref()),
+        METRICS_TOKEN_KEY,
+    ) {
         out.push(Part {
             key: METRICS_TOKEN_KEY,
             field: "spec.admin.metricsTokenSecretRef",
-            source: SecretSource {
-                name: r.name.clone(),
-                key: if r.key.is_empty() {
-                    METRICS_TOKEN_KEY.into()
-                } else {
-                    r.key.clone()
-                },
-                generated: false,
-            },
+            source,
         });
     }
     out
@@ -166,12 +161,18 @@ pub fn snapshot(
         }
         data.insert(p.key.to_owned(), ByteString(v.as_bytes().to_vec()));
     }
-    let mut secret = secrets::admin_token_secret(c, s, "placeholder")?;
-    secret.metadata.name = Some(names::credentials_snapshot(&s.name, revision));
-    secret.metadata.annotations = Some(BTreeMap::from([(
-        annotation::ANNOTATION_STATIC_CREDENTIALS_REVISION.to_owned(),
-        revision.to_owned(),
-    )]));
+    let mut secret = secrets::immutable_secret(
+        c,
+        s,
+        names::credentials_snapshot(&s.name, revision),
+        ADMIN_TOKEN_KEY,
+        String::new(),
+        BTreeMap::from([(
+            annotation::ANNOTATION_STATIC_CREDENTIALS_REVISION.to_owned(),
+            revision.to_owned(),
+        )]),
+    )?;
+    // Every part's key, in place of the single one the builder writes.
     secret.data = Some(data);
     Ok(secret)
 }

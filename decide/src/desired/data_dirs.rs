@@ -72,15 +72,17 @@ pub fn cluster_data_dirs(storage: &StorageSpec) -> Result<Option<Vec<DataDir>>, 
             .or_else(|| p.volume.as_ref().and_then(|v| v.size.as_ref()))
             .or(top_size),
     });
-    let own = [
-        METADATA_DIR,
-        CONFIG_DIR,
-        RPC_SECRET_DIR,
-        ADMIN_TOKEN_DIR,
-        METRICS_TOKEN_DIR,
-    ];
-    data_dirs(FIELD, "", &own, entries).map(Some)
+    data_dirs(FIELD, "", &OPERATOR_DIRS, entries).map(Some)
 }
+
+/// The directories the operator mounts into every Garage pod: no data path may overlap one.
+const OPERATOR_DIRS: [&str; 5] = [
+    METADATA_DIR,
+    CONFIG_DIR,
+    RPC_SECRET_DIR,
+    ADMIN_TOKEN_DIR,
+    METRICS_TOKEN_DIR,
+];
 
 /// The data directories of node-local pool `pool`, or `None` when it has the single `data`
 /// HostPath. The same rules as the cluster's paths ([`cluster_data_dirs`]), plus the marker
@@ -95,14 +97,8 @@ pub fn pool_data_dirs(pool: &NodeLocalPoolSpec) -> Result<Option<Vec<DataDir>>, 
         read_only: p.read_only == Some(true),
         capacity: p.capacity.as_ref(),
     });
-    let own = [
-        METADATA_DIR,
-        CONFIG_DIR,
-        RPC_SECRET_DIR,
-        ADMIN_TOKEN_DIR,
-        METRICS_TOKEN_DIR,
-        super::pool::MARKER_DIR,
-    ];
+    let mut own = OPERATOR_DIRS.to_vec();
+    own.push(super::pool::MARKER_DIR);
     let context = format!("pool {}: ", pool.name);
     data_dirs(POOL_FIELD, &context, &own, entries).map(Some)
 }

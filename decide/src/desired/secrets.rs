@@ -56,7 +56,7 @@ pub fn rpc_secret_source(c: &GarageCluster, s: &Settings) -> SecretSource {
 }
 
 /// A user's Secret reference, with the key Garage's file is read from by default.
-fn user_source(
+pub(super) fn user_source(
     r: Option<&k8s_openapi::api::core::v1::SecretKeySelector>,
     default_key: &str,
 ) -> Option<SecretSource> {
@@ -239,7 +239,8 @@ pub fn rpc_fingerprint(value: &str) -> Option<String> {
     Some(names::sha256_hex(&raw))
 }
 
-fn immutable_secret(
+/// An immutable Secret controlled by the cluster, holding `value` under `key`.
+pub(super) fn immutable_secret(
     c: &GarageCluster,
     s: &Settings,
     name: String,

@@ -7,8 +7,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, ensure};
 use garage_admin::{AdminClient, NodeTarget};
-use kube::ResourceExt;
-use kube::api::{ListParams, Patch, PatchParams};
+use kube::api::{Patch, PatchParams};
 use localcluster::wait_until as wait;
 use serde_json::json;
 
@@ -48,14 +47,7 @@ fn holds(all: &BTreeMap<String, BTreeMap<String, String>>, members: usize) -> bo
 /// by hand and waits until it is set back; no pod is replaced meanwhile.
 pub(crate) async fn variables(w: &World<'_>) -> anyhow::Result<()> {
     let t = Instant::now();
-    let pods_before: BTreeMap<String, String> = w
-        .pods
-        .list(&ListParams::default().labels("garage.rajsingh.info/tier=storage"))
-        .await?
-        .items
-        .iter()
-        .map(|p| (p.name_any(), p.uid().unwrap_or_default()))
-        .collect();
+    let pods_before = crate::volumes::pod_uids(w).await?;
     let members = pods_before.len();
     ensure!(members > 0, "no storage pods");
     w.clusters
@@ -90,14 +82,7 @@ pub(crate) async fn variables(w: &World<'_>) -> anyhow::Result<()> {
         || async { Ok(holds(&reported(&admin).await?, members)) },
     )
     .await?;
-    let pods_after: BTreeMap<String, String> = w
-        .pods
-        .list(&ListParams::default().labels("garage.rajsingh.info/tier=storage"))
-        .await?
-        .items
-        .iter()
-        .map(|p| (p.name_any(), p.uid().unwrap_or_default()))
-        .collect();
+    let pods_after = crate::volumes::pod_uids(w).await?;
     ensure!(
         pods_before == pods_after,
         "spec.workers replaced pods: {pods_before:?} -> {pods_after:?}"

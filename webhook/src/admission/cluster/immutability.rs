@@ -8,7 +8,8 @@ use shared_types::keys::annotation::{ANNOTATION_DRAIN, ANNOTATION_RECOVER_STORAG
 
 use crate::admission::Verdict;
 
-fn annotation<'a>(c: &'a GarageCluster, key: &str) -> Option<&'a str> {
+/// The value of annotation `key` on `c`.
+pub(super) fn annotation<'a>(c: &'a GarageCluster, key: &str) -> Option<&'a str> {
     c.metadata
         .annotations
         .as_ref()

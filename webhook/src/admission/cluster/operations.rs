@@ -8,15 +8,8 @@ use shared_types::garage_cluster::v1beta2::GarageCluster;
 use shared_types::keys::annotation::ANNOTATION_PURGE_BLOCKS;
 use shared_types::operations::{self, Request};
 
+use super::immutability::annotation;
 use crate::admission::Verdict;
-
-fn annotation<'a>(c: &'a GarageCluster, key: &str) -> Option<&'a str> {
-    c.metadata
-        .annotations
-        .as_ref()?
-        .get(key)
-        .map(String::as_str)
-}
 
 /// GC-OP1 and GC-W22 on the annotations `new` sets or changes relative to `old`.
 pub fn check(old: Option<&GarageCluster>, new: &GarageCluster, verdict: &mut Verdict) {
