@@ -1,11 +1,14 @@
-//! The one-shot operational annotations a user puts on a GarageCluster, and what each value
-//! asks for. Admission refuses a malformed value with the expected form; the reconciler runs a
-//! well-formed request once, records it in `status.lastOperation` and removes the annotation.
+//! The one-shot operational annotations a user puts on a GarageCluster (and the one on a
+//! GarageBucket, [`parse_cleanup`]), and what each value asks for. Admission refuses a
+//! malformed value with the expected form; the reconciler runs a well-formed request once,
+//! records it (a cluster's in `status.lastOperation`) and removes the annotation.
+
+use std::time::Duration;
 
 use crate::keys::annotation::{
-    ANNOTATION_CONNECT_NODES, ANNOTATION_PURGE_BLOCKS, ANNOTATION_RETRY_BLOCK_RESYNC,
-    ANNOTATION_REVERT_LAYOUT, ANNOTATION_SCRUB_COMMAND, ANNOTATION_TRIGGER_REPAIR,
-    ANNOTATION_TRIGGER_SNAPSHOT,
+    ANNOTATION_CLEANUP_MPU, ANNOTATION_CLEANUP_MPU_OLDER_THAN, ANNOTATION_CONNECT_NODES,
+    ANNOTATION_PURGE_BLOCKS, ANNOTATION_RETRY_BLOCK_RESYNC, ANNOTATION_REVERT_LAYOUT,
+    ANNOTATION_SCRUB_COMMAND, ANNOTATION_TRIGGER_REPAIR, ANNOTATION_TRIGGER_SNAPSHOT,
 };
 
 /// The repairs `trigger-repair` may name (Garage's repair types; the scrub has its own
@@ -163,9 +166,70 @@ pub fn parse_request(annotation: &str, value: &str) -> Option<Result<Request, St
     Some(r)
 }
 
+/// The minimum age of the unfinished uploads `cleanup-mpu` aborts when
+/// `cleanup-mpu-older-than` is absent.
+pub const CLEANUP_DEFAULT_AGE: Duration = Duration::from_secs(24 * 3600);
+
+/// What `cleanup-mpu` and `cleanup-mpu-older-than` on a GarageBucket ask for: `None` when no
+/// clean-up is requested, else the minimum age of the unfinished multipart uploads to abort,
+/// or the malformed annotation with the form it must take.
+pub fn parse_cleanup(
+    cleanup: Option<&str>,
+    older_than: Option<&str>,
+) -> Option<Result<Duration, (&'static str, String)>> {
+    let cleanup = cleanup?;
+    if !is_true(cleanup) {
+        return Some(Err((ANNOTATION_CLEANUP_MPU, "\"true\"".to_owned())));
+    }
+    let Some(text) = older_than else {
+        return Some(Ok(CLEANUP_DEFAULT_AGE));
+    };
+    Some(age(text.trim()).ok_or((
+        ANNOTATION_CLEANUP_MPU_OLDER_THAN,
+        "a duration of at least 1s such as \"24h\", \"90m\" or \"7d\"".to_owned(),
+    )))
+}
+
+/// A Go duration or a whole number of days (`7d`), of at least a second.
+fn age(text: &str) -> Option<Duration> {
+    let parsed = match text.strip_suffix('d') {
+        Some(days) if !days.is_empty() && days.bytes().all(|b| b.is_ascii_digit()) => {
+            Duration::from_secs(days.parse::<u64>().ok()?.checked_mul(86_400)?)
+        }
+        _ => crate::duration::go_duration(text)?,
+    };
+    (parsed >= Duration::from_secs(1)).then_some(parsed)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bucket_cleanup_takes_true_and_an_age() {
+        assert_eq!(parse_cleanup(None, Some("1h")), None, "nothing requested");
+        let day = Duration::from_secs(86_400);
+        for (cleanup, older, want) in [
+            ("true", None, Ok(day)),
+            ("TRUE", Some("90m"), Ok(Duration::from_secs(5400))),
+            ("true", Some(" 7d "), Ok(7 * day)),
+            ("true", Some("1s"), Ok(Duration::from_secs(1))),
+            ("yes", Some("1h"), Err(ANNOTATION_CLEANUP_MPU)),
+            (
+                "true",
+                Some("500ms"),
+                Err(ANNOTATION_CLEANUP_MPU_OLDER_THAN),
+            ),
+            ("true", Some("soon"), Err(ANNOTATION_CLEANUP_MPU_OLDER_THAN)),
+            ("true", Some("d"), Err(ANNOTATION_CLEANUP_MPU_OLDER_THAN)),
+            ("true", Some("-1h"), Err(ANNOTATION_CLEANUP_MPU_OLDER_THAN)),
+        ] {
+            let got = parse_cleanup(Some(cleanup), older)
+                .unwrap()
+                .map_err(|(k, _)| k);
+            assert_eq!(got, want, "{cleanup} {older:?}");
+        }
+    }
 
     const H: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
 

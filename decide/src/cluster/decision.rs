@@ -182,6 +182,10 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         ready_members: st.ready_members,
         wanted_members: st.wanted_members,
     });
+    conditions.extend(super::health::conditions(
+        p.facts.read.and_then(|r| r.health.as_ref()),
+        status.unreachable_peers.as_deref().unwrap_or_default(),
+    ));
     status.layout_diagnosis = status::diagnosis(&conditions);
     let pools_busy = m.pools.condition.as_ref().is_some_and(|c| !c.status);
     let creating = !p.slots.create.is_empty();

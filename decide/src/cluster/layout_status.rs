@@ -64,6 +64,7 @@ mod tests {
             history,
             health: None,
             every_view_healthy: true,
+            build: None,
             worker_variables: Default::default(),
         }
     }

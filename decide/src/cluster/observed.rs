@@ -75,6 +75,9 @@ pub struct GarageRead {
     /// Every storage pod has a running process that answered, and each reports every storage
     /// node connected and every partition fully replicated from where it stands.
     pub every_view_healthy: bool,
+    /// `GetNodeInfo` of the answering member, read only when the recorded `buildInfo` is
+    /// incomplete or no member runs its version any more (`health::build_unknown`).
+    pub build: Option<garage_api_types::NodeInfo>,
     /// `GetWorkerVariable(node=*)` by node, read only when `spec.workers` sets a variable
     /// (empty otherwise, or when the read failed).
     pub worker_variables: std::collections::BTreeMap<

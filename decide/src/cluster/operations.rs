@@ -63,6 +63,7 @@ mod tests {
                 history: crate::fixtures::settled(1),
                 health: None,
                 every_view_healthy: true,
+                build: None,
                 worker_variables: Default::default(),
             }))
         } else {

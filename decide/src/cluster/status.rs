@@ -62,7 +62,12 @@ pub fn build(i: Inputs<'_>) -> GarageClusterStatus {
         let recorded = i.current.and_then(|c| c.layout_version).unwrap_or(0);
         status.layout_version = Some(seen.max(recorded));
         super::layout_status::fill(&mut status, r);
+        status.cluster_id = super::health::cluster_id(status.cluster_id.as_deref(), &r.status);
+        status.build_info = super::health::build_info(status.build_info.as_ref(), r.build.as_ref());
+        let unreachable = super::health::unreachable_peers(&r.status);
+        status.unreachable_peers = Some(unreachable).filter(|u| !u.is_empty());
     }
+    status.endpoints = Some(super::health::endpoints(i.settings));
     status.nodes = Some(
         i.views
             .iter()

@@ -98,6 +98,7 @@ fn read(layout: garage_api_types::ClusterLayout, up: &[&NodeId], health: bool) -
         layout,
         health: health.then(|| healthy(3)),
         every_view_healthy: health,
+        build: None,
         worker_variables: BTreeMap::new(),
     }))
 }

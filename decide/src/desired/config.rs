@@ -175,7 +175,7 @@ fn rpc_section(t: &mut String, c: &GarageCluster, s: &Settings) {
     line(t, "bootstrap_peers", &format!("[{}]", peers.join(", ")));
 }
 
-/// The S3, web and admin endpoints.
+/// The S3, K2V, web and admin endpoints.
 fn api_sections(t: &mut String, c: &GarageCluster, s: &Settings) {
     let spec = &c.spec;
     let s3 = spec.s3_api.as_ref();
@@ -191,6 +191,15 @@ fn api_sections(t: &mut String, c: &GarageCluster, s: &Settings) {
     );
     if let Some(root) = s3.and_then(|a| a.root_domain.as_deref()) {
         line(t, "root_domain", &quote(root));
+    }
+    if let Some(k2v_port) = s.k2v_port {
+        t.push_str("\n[k2v_api]\n");
+        let bind = spec
+            .k2v_api
+            .as_ref()
+            .and_then(|k| k.bind_address.clone())
+            .unwrap_or_else(|| format!("[::]:{k2v_port}"));
+        line(t, "api_bind_addr", &quote(&bind));
     }
     if let Some(web_port) = s.web_port {
         let web = spec.web_api.as_ref();
@@ -511,6 +520,35 @@ mod tests {
             ..Default::default()
         });
         assert!(!rendered(&c).contains("[s3_web]"));
+    }
+
+    #[test]
+    fn k2v_is_served_only_when_spec_k2v_api_is_set() {
+        use shared_types::garage_cluster::common::K2vApiConfig;
+        let mut c = cluster(3);
+        assert!(!rendered(&c).contains("k2v"));
+        for (k2v, want) in [
+            (K2vApiConfig::default(), "[::]:3904"),
+            (
+                K2vApiConfig {
+                    bind_port: Some(3910),
+                    ..Default::default()
+                },
+                "[::]:3910",
+            ),
+            (
+                K2vApiConfig {
+                    bind_address: Some("0.0.0.0:3911".into()),
+                    bind_port: Some(3910),
+                },
+                "0.0.0.0:3911",
+            ),
+        ] {
+            c.spec.k2v_api = Some(k2v);
+            let t = rendered(&c);
+            let section = format!("[k2v_api]\napi_bind_addr = \"{want}\"\n");
+            assert!(t.contains(&section), "missing {section:?} in\n{t}");
+        }
     }
 
     #[test]

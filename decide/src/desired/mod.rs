@@ -134,6 +134,8 @@ pub struct Settings {
     pub admin_port: u16,
     /// Web port, when the web endpoint is enabled.
     pub web_port: Option<u16>,
+    /// K2V port, when `spec.k2vApi` turns the K2V API on.
+    pub k2v_port: Option<u16>,
     /// Layout zone of Auto members.
     pub zone: String,
     /// Garage container image.
@@ -226,6 +228,7 @@ impl Settings {
             s3_port,
             admin_port,
             web_port,
+            k2v_port,
         } = Ports::from_spec(spec)?;
         let zone = spec
             .zone
@@ -258,6 +261,7 @@ impl Settings {
             s3_port,
             admin_port,
             web_port,
+            k2v_port,
             zone,
             image,
             capacity,
@@ -421,6 +425,7 @@ struct Ports {
     s3_port: u16,
     admin_port: u16,
     web_port: Option<u16>,
+    k2v_port: Option<u16>,
 }
 
 impl Ports {
@@ -462,6 +467,7 @@ impl Ports {
             s3_port,
             admin_port,
             web_port,
+            k2v_port: network_policy::k2v_port_of(spec)?,
         })
     }
 }

@@ -171,8 +171,14 @@ pub fn members_outside(c: &GarageCluster, user_nodes: &[GarageNode]) -> Option<&
 
 /// The K2V port, when `spec.k2vApi` turns K2V on.
 pub fn k2v_port(c: &GarageCluster) -> Result<Option<u16>, DesiredError> {
-    c.spec
-        .k2v_api
+    k2v_port_of(&c.spec)
+}
+
+/// [`k2v_port`] of a spec.
+pub fn k2v_port_of(
+    spec: &shared_types::garage_cluster::v1beta2::GarageClusterSpec,
+) -> Result<Option<u16>, DesiredError> {
+    spec.k2v_api
         .as_ref()
         .map(|k| {
             super::port(

@@ -48,7 +48,7 @@ pub fn headless(c: &GarageCluster, s: &Settings) -> Result<Service, DesiredError
     )
 }
 
-/// `C`: the S3 and web endpoints of the storage tier, shaped by `spec.network.service` (type,
+/// `C`: the S3, web and K2V endpoints of the storage tier, shaped by `spec.network.service` (type,
 /// load-balancer fields, user labels and annotations). The Admin API is always on [`admin`];
 /// a ClusterIP `C` carries it too, so clients and GarageAdminToken Secrets that name
 /// `C:3903` (as the Go operator renders it) keep working, but a NodePort or LoadBalancer `C`
@@ -66,6 +66,9 @@ pub fn api(c: &GarageCluster, s: &Settings) -> Result<Service, DesiredError> {
     }
     if let Some(web) = s.web_port {
         ports.push(port("web", web));
+    }
+    if let Some(k2v) = s.k2v_port {
+        ports.push(port("k2v", k2v));
     }
     let spec = ServiceSpec {
         type_: Some(type_.into()),
@@ -214,6 +217,22 @@ mod tests {
         let spec = svc.spec.unwrap();
         assert_eq!(spec.selector.unwrap(), labels::api_selector("garage"));
         assert_eq!(spec.type_.as_deref(), Some("ClusterIP"));
+    }
+
+    #[test]
+    fn api_serves_k2v_when_it_is_on() {
+        let mut c = cluster(3);
+        c.spec.k2v_api = Some(shared_types::garage_cluster::common::K2vApiConfig {
+            bind_port: Some(3910),
+            ..Default::default()
+        });
+        let s = Settings::from_cluster(&c).unwrap();
+        assert!(ports(&api(&c, &s).unwrap()).contains(&("k2v".into(), 3910)));
+        assert!(
+            !ports(&admin(&c, &s).unwrap())
+                .iter()
+                .any(|(n, _)| n == "k2v")
+        );
     }
 
     #[test]

@@ -386,6 +386,9 @@ pub(super) fn pod_spec(
     if let Some(web) = s.web_port {
         ports.push(port("web", web));
     }
+    if let Some(k2v) = s.k2v_port {
+        ports.push(port("k2v", k2v));
+    }
     let container = Container {
         name: CONTAINER.into(),
         image: Some(n.image.clone().unwrap_or_else(|| s.image.clone())),

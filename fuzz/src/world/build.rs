@@ -574,6 +574,7 @@ pub fn build(mut cluster: GarageCluster, w: &World) -> Result<Built, Box<Refused
             history,
             health: health.and_then(|h| serde_json::from_value(h).ok()),
             every_view_healthy: w.health == Health::Healthy && !w.one_view_unhealthy,
+            build: None,
             worker_variables: Default::default(),
         })),
         _ => GarageView::Unavailable("GetClusterStatus: HTTP 503 (ServiceUnavailable)".into()),

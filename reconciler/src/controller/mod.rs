@@ -19,6 +19,7 @@ pub mod garage_access;
 pub mod garage_objects;
 pub mod metrics;
 pub mod node;
+pub mod one_shot;
 pub mod ownership;
 pub mod pools;
 pub mod runner;

@@ -15,8 +15,9 @@
 //! 2. `membership`: two Manual GarageNodes (claim templates on the tainted node; emptyDir
 //!    metadata and an existing claim) join beside the Auto group; 3 -> 4 adds one role; then
 //!    `rollout`: with four members and 200 random objects, a pod-template change and then a
-//!    Garage configuration change (with a reconciler restart mid-way) replace every pod one at
-//!    a time under a continuous S3 reader: never two pods down, same node IDs, no failed GET;
+//!    Garage configuration change (turning K2V on, with a reconciler restart mid-way) replace
+//!    every pod one at a time under a continuous S3 reader: never two pods down, same node
+//!    IDs, no failed GET; every pod then serves K2V;
 //! 3. `drain::scale_down`: with 200 random objects written, 4 -> 3 drains the fourth member
 //!    through a reconciler restart (its pod runs until DrainPrepared=True) and every object
 //!    reads back;

@@ -4,7 +4,8 @@
 //! not Ready, twice a second. Each change must replace every pod (new pod UIDs), keep every
 //! Garage node ID, end with `StorageRolloutReady=True` at the new generation, never have two
 //! pods down at once, and leave every object byte-identical; the reader must see no failed
-//! GET. The second rollout survives a reconciler restart taken right after its first record.
+//! GET. The second rollout survives a reconciler restart taken right after its first record;
+//! it also turns `spec.k2vApi` on, and every pod then serves K2V behind the Service's port.
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -49,12 +50,49 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
     .await?;
     roll(
         w,
-        "Garage configuration (blocks.maxConcurrentReads)",
-        json!({"spec": {"blocks": {"maxConcurrentReads": 8}}}),
+        "Garage configuration (blocks.maxConcurrentReads, k2vApi)",
+        json!({"spec": {"blocks": {"maxConcurrentReads": 8}, "k2vApi": {}}}),
         Midway::RestartReconciler,
     )
     .await?;
+    k2v_served(w).await?;
     stuck_replacement(w).await
+}
+
+/// After the configuration rollout turned `spec.k2vApi` on: every storage pod answers on the
+/// K2V port with Garage's K2V error body (an unsigned request is refused, which proves the
+/// K2V server is the one listening), and the `<cluster>` Service publishes the port.
+async fn k2v_served(w: &World<'_>) -> anyhow::Result<()> {
+    let http = reqwest::Client::new();
+    for pod in storage_pods(&w.pods).await?.keys() {
+        let ip = w.sim.pod_ip(crate::ns(), pod).context("no pod ip")?;
+        let answer = http
+            .get(format!("http://{ip}:3904/e2e-bucket?search"))
+            .send()
+            .await
+            .with_context(|| format!("nothing answers on the K2V port of {pod}"))?;
+        let status = answer.status();
+        let body = answer.text().await?;
+        ensure!(
+            status.is_client_error() && body.contains("\"code\""),
+            "{pod}'s K2V port answered {status} {body:?}, not a K2V error"
+        );
+    }
+    let services: Api<k8s_openapi::api::core::v1::Service> =
+        Api::namespaced(w.client.clone(), crate::ns());
+    let api = services.get(NAME).await?;
+    let ports: Vec<(String, i32)> = api
+        .spec
+        .iter()
+        .flat_map(|s| s.ports.iter().flatten())
+        .map(|p| (p.name.clone().unwrap_or_default(), p.port))
+        .collect();
+    ensure!(
+        ports.contains(&("k2v".into(), 3904)),
+        "the {NAME} Service has no k2v port: {ports:?}"
+    );
+    println!("rollout: every storage pod serves K2V on 3904, and the Service publishes it");
+    Ok(())
 }
 
 /// A revision whose pods never become Ready (an image that is not a Garage server: its pods

@@ -1,6 +1,8 @@
 //! What `kubectl get` shows of a converged cluster: every GarageNode `Connected` and
-//! `InLayout`, the cluster's `Gateway` column 0 and no `Diagnosis`, and the layout history in
-//! status matching what Garage reports.
+//! `InLayout`, the cluster's `Gateway` column 0 and no `Diagnosis`, the layout history in
+//! status matching what Garage reports, and the health fields: the smallest node ID as
+//! `clusterId`, Garage's build (version, Rust version, features), the Services' endpoints, `QuorumAtRisk` and
+//! `PeerUnreachable` both False.
 
 use std::time::Duration;
 
@@ -30,7 +32,7 @@ pub(crate) async fn columns(w: &World<'_>) -> anyhow::Result<()> {
     let admin = admin_client_as_mounted(&w.client, w.sim, &pod).await?;
     let history = admin.layout_history().await?;
     let c = w.clusters.get(NAME).await?;
-    let status = c.status.context("no status")?;
+    let status = c.status.clone().context("no status")?;
     ensure!(
         status.gateway_replicas == Some(0) && status.layout_diagnosis.is_none(),
         "Gateway {:?}, Diagnosis {:?}",
@@ -42,9 +44,43 @@ pub(crate) async fn columns(w: &World<'_>) -> anyhow::Result<()> {
         recorded.current_version == i64::try_from(history.current_version).ok(),
         "status.layoutHistory {recorded:?} is not Garage's {history:?}"
     );
+    let garage = admin.cluster_status().await?;
+    let smallest = garage.nodes.iter().map(|n| n.id.as_str()).min();
+    ensure!(
+        status.cluster_id.as_deref() == smallest,
+        "clusterId {:?}, smallest node ID {smallest:?}",
+        status.cluster_id
+    );
+    let build = status.build_info.clone().unwrap_or_default();
+    let version = build.version.clone();
+    ensure!(
+        version.as_deref() == Some("v2.5.0")
+            && build.rust_version.is_some()
+            && build
+                .features
+                .as_ref()
+                .is_some_and(|f| f.iter().any(|f| f == "k2v")),
+        "buildInfo {build:?}"
+    );
+    let endpoints = status.endpoints.context("no endpoints")?;
+    let ns = crate::ns();
+    ensure!(
+        endpoints.s3 == Some(format!("{NAME}.{ns}.svc.cluster.local:3900"))
+            && endpoints.admin == Some(format!("{NAME}-admin.{ns}.svc.cluster.local:3903"))
+            && endpoints.rpc == Some(format!("{NAME}-headless.{ns}.svc.cluster.local:3901")),
+        "endpoints {endpoints:?}"
+    );
+    for type_ in ["QuorumAtRisk", "PeerUnreachable"] {
+        ensure!(
+            condition(&c, type_).as_deref() == Some("False"),
+            "{type_} is {:?}",
+            condition(&c, type_)
+        );
+    }
     println!(
-        "status: every GarageNode Connected and InLayout, Gateway 0, no Diagnosis, layout history at version {}",
-        history.current_version
+        "status: every GarageNode Connected and InLayout, Gateway 0, no Diagnosis, layout history at version {}, clusterId the smallest node ID, Garage {}, endpoints on the Services, QuorumAtRisk and PeerUnreachable False",
+        history.current_version,
+        version.unwrap_or_default()
     );
     Ok(())
 }

@@ -113,7 +113,8 @@ pub const ANNOTATION_PAUSE_RECONCILE: &str = "garage.rajsingh.info/pause-reconci
 /// Removed by the operator when done.
 pub const ANNOTATION_CLEANUP_MPU: &str = "garage.rajsingh.info/cleanup-mpu";
 /// User setting on a `GarageBucket` giving the minimum age (such as `24h` or `7d`) of uploads
-/// removed by [`ANNOTATION_CLEANUP_MPU`]; an unparsable value means 24 hours.
+/// removed by [`ANNOTATION_CLEANUP_MPU`]; 24 hours when absent. Admission refuses a value that
+/// is not a duration, and the operator removes it with the request.
 pub const ANNOTATION_CLEANUP_MPU_OLDER_THAN: &str = "garage.rajsingh.info/cleanup-mpu-older-than";
 
 // --- Operator bookkeeping on GarageCluster ---

@@ -151,6 +151,43 @@ impl Objects {
         checked("DELETE", key, endpoint, sent).await.map(drop)
     }
 
+    /// Starts a multipart upload of `key` through `endpoint` and leaves it unfinished: its
+    /// upload ID. rusty-s3 builds this request only with its XML feature, so it is presigned
+    /// here with its signer and the ID read from the answer's `UploadId` element.
+    pub async fn start_upload(&self, endpoint: &str, key: &str) -> Result<String, S3Error> {
+        let url = self.at(endpoint)?.object_url(key);
+        let url = rusty_s3::signing::sign(
+            &jiff::Timestamp::now(),
+            rusty_s3::Method::Post,
+            url,
+            self.credentials.key(),
+            self.credentials.secret(),
+            None,
+            S3_REGION,
+            PRESIGN_FOR.as_secs(),
+            [("uploads", "")].into_iter(),
+            std::iter::empty(),
+        );
+        let sent = self.http.post(url).send().await;
+        let response = checked("CreateMultipartUpload", key, endpoint, sent).await?;
+        let body = response.text().await.map_err(|source| S3Error::Transport {
+            method: "CreateMultipartUpload",
+            key: key.to_owned(),
+            endpoint: endpoint.to_owned(),
+            source,
+        })?;
+        body.split_once("<UploadId>")
+            .and_then(|(_, rest)| rest.split_once("</UploadId>"))
+            .map(|(id, _)| id.to_owned())
+            .ok_or_else(|| S3Error::Status {
+                method: "CreateMultipartUpload",
+                key: key.to_owned(),
+                endpoint: endpoint.to_owned(),
+                status: 200,
+                body: body.chars().take(300).collect(),
+            })
+    }
+
     /// Writes each `(key, body)` through `writer`, then reads every one back through `reader`
     /// and compares the bytes.
     pub async fn round_trip(

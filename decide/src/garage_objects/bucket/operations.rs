@@ -17,6 +17,7 @@ use shared_types::conditions::reason;
 use shared_types::garage_bucket::{
     BucketDeletionPolicy, BucketPhase, GarageBucket, GarageBucketStatus, LocalAliasStatus,
 };
+use shared_types::keys::annotation::{ANNOTATION_CLEANUP_MPU, ANNOTATION_CLEANUP_MPU_OLDER_THAN};
 use shared_types::keys::finalizer as finalizers;
 
 use super::plan as settings;
@@ -87,6 +88,17 @@ pub enum Step {
     },
     /// Allow and/or deny on one pair.
     Permission(access::Change),
+    /// Abort the bucket's unfinished multipart uploads older than `older_than` (the
+    /// `cleanup-mpu` request), then remove the request's annotations where they still hold
+    /// the values read (a value changed meanwhile is a new request).
+    CleanupUploads {
+        /// The bucket ID.
+        id: String,
+        /// The minimum age of an upload to abort.
+        older_than: std::time::Duration,
+        /// The request's annotations and the values the pass read.
+        annotations: Vec<(String, String)>,
+    },
     /// Read the bucket back for the status, after permissions changed.
     ReadBack(String),
     /// Delete the bucket from Garage (gone already is done). Garage refuses a bucket that
@@ -225,6 +237,9 @@ pub fn plan(o: &Observed) -> Plan {
         }),
     }
     grants(bucket, &found.snapshot, &info, &mut status, &mut steps);
+    if let Err(message) = cleanup(bucket, &info.id, &mut steps) {
+        return waiting(bucket, steps, reason::REASON_VALIDATION_FAILED, message);
+    }
     Plan {
         steps,
         garage: Some(found.info.clone()),
@@ -233,6 +248,34 @@ pub fn plan(o: &Observed) -> Plan {
             web_endpoint: o.web_endpoint.clone(),
         }),
         outcome: Outcome::Converged,
+    }
+}
+
+/// The `cleanup-mpu` request, when there is one: its step, then a read-back so the status
+/// counts the uploads that are left. A malformed request (admission refuses one; it can only
+/// predate the webhook) is the message that says what to write instead.
+fn cleanup(bucket: &GarageBucket, id: &str, steps: &mut Vec<Step>) -> Result<(), String> {
+    let read = |key: &str| bucket.annotations().get(key).map(String::as_str);
+    let (request, age) = (ANNOTATION_CLEANUP_MPU, ANNOTATION_CLEANUP_MPU_OLDER_THAN);
+    match shared_types::operations::parse_cleanup(read(request), read(age)) {
+        None => Ok(()),
+        Some(Err((key, form))) => Err(format!(
+            "metadata.annotations[{key}] {:?} is not a value the operator can run; write {form}",
+            read(key).unwrap_or_default()
+        )),
+        Some(Ok(older_than)) => {
+            let annotations = [request, age]
+                .into_iter()
+                .filter_map(|k| read(k).map(|v| (k.to_owned(), v.to_owned())))
+                .collect();
+            steps.push(Step::CleanupUploads {
+                id: id.to_owned(),
+                older_than,
+                annotations,
+            });
+            steps.push(Step::ReadBack(id.to_owned()));
+            Ok(())
+        }
     }
 }
 

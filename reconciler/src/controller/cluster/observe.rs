@@ -289,7 +289,22 @@ async fn read_garage(
                     .map(|r| r.into_parts().0)
                     .unwrap_or_default()
             };
+        let recorded = cluster
+            .status
+            .as_ref()
+            .and_then(|st| st.build_info.as_ref());
+        let build = if decide::cluster::health::build_unknown(recorded, &status) {
+            admin
+                .node_info(&NodeTarget::Local)
+                .await
+                .ok()
+                .and_then(|r| r.into_single().ok())
+                .map(|(_, info)| info)
+        } else {
+            None
+        };
         let read = GarageRead {
+            build,
             status,
             layout,
             history,

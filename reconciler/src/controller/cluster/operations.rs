@@ -4,9 +4,7 @@
 //! meanwhile is a new request and stays.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use kube::api::{Patch, PatchParams};
 use kube::{Api, ResourceExt};
-use serde_json::json;
 use shared_types::conditions::reason;
 use shared_types::garage_cluster::common::OperationStatus;
 use shared_types::garage_cluster::v1beta2::GarageCluster;
@@ -225,30 +223,8 @@ fn scrub_command(cmd: &str) -> Option<ScrubCommand> {
 
 /// Removes the annotation if it still holds the value the pass read.
 async fn remove(cluster: &GarageCluster, p: &Pending, ctx: &Context) -> Result<(), Error> {
-    let path = format!(
-        "/metadata/annotations/{}",
-        p.annotation.replace('~', "~0").replace('/', "~1")
-    );
-    let ops = json!([
-        {"op": "test", "path": path, "value": p.value},
-        {"op": "remove", "path": path},
-    ]);
-    let patch: json_patch::Patch = serde_json::from_value(ops)
-        .map_err(|e| Error::Encoding(format!("the annotation removal: {e}")))?;
     let api: Api<GarageCluster> =
         Api::namespaced(ctx.client.clone(), &cluster.namespace().unwrap_or_default());
-    ctx.metrics.wrote();
-    match api
-        .patch(
-            &cluster.name_any(),
-            &PatchParams::default(),
-            &Patch::Json::<()>(patch),
-        )
-        .await
-    {
-        Ok(_) => Ok(()),
-        // Changed or removed meanwhile: a new request, or nothing left to remove.
-        Err(kube::Error::Api(e)) if e.code == 422 || e.code == 404 || e.code == 409 => Ok(()),
-        Err(e) => Err(e.into()),
-    }
+    let read = [(p.annotation.to_owned(), p.value.clone())];
+    crate::controller::one_shot::remove_request(&api, cluster, &read, ctx).await
 }

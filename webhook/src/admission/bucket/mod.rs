@@ -8,6 +8,8 @@
 //!   finalizer write), the rules that became stricter after objects were released are skipped
 //!   (GB-C2, GB-C3, GB-C4, GB-C6, the reference syntax of GB-C5, GB-X1, GB-X2), so an old
 //!   object can always be cleaned up. GB-C1, the rest of GB-C5 and GB-C7 always apply.
+//! - CREATE and UPDATE: GB-OP1, a `cleanup-mpu` request set or changed to a value the
+//!   reconciler could not run.
 //! - DELETE: always allowed (GB-D; the webhook is not registered for DELETE of this kind).
 //!
 //! Every broken rule is reported, not only the first, so a manifest is fixed in one round trip.
@@ -16,6 +18,7 @@ pub mod aliases;
 mod identity;
 mod key_permissions;
 mod lifecycle;
+mod operations;
 mod quotas;
 
 use shared_types::garage_bucket::{GarageBucket, GarageBucketSpec};
@@ -34,9 +37,13 @@ use super::{Context, Operation, Review, Verdict};
 pub fn validate_bucket(review: Review<'_, GarageBucket>, ctx: &Context) -> Verdict {
     let mut verdict = Verdict::new();
     match (review.operation, review.old, review.new) {
-        (Operation::Create, _, Some(new)) => check(new, false, ctx, &mut verdict),
+        (Operation::Create, _, Some(new)) => {
+            operations::check(None, new, &mut verdict);
+            check(new, false, ctx, &mut verdict);
+        }
         (Operation::Update, Some(old), Some(new)) => {
             identity::check(old, new, &mut verdict);
+            operations::check(Some(old), new, &mut verdict);
             check(new, unchanged_legacy(old, new), ctx, &mut verdict);
         }
         (Operation::Delete, _, _) => {}

@@ -80,6 +80,7 @@ fn kinds(plan: &Plan) -> Vec<&'static str> {
             Step::RemoveAlias(_) => "remove alias",
             Step::Update { .. } => "update",
             Step::Permission(_) => "permission",
+            Step::CleanupUploads { .. } => "cleanup uploads",
             Step::ReadBack(_) => "read back",
             Step::Delete { .. } => "delete",
             Step::LeaveInGarage => "leave in garage",
@@ -211,6 +212,61 @@ fn a_converged_bucket_plans_no_operation() {
     let plan = plan(&observed(settled(json!({})), info, None, vec![]));
     assert!(plan.steps.is_empty(), "{:?}", plan.steps);
     assert_eq!(plan.outcome, Outcome::Converged);
+}
+
+#[test]
+fn a_cleanup_request_aborts_old_uploads_then_reads_back_and_a_malformed_one_waits() {
+    let info = bucket_info(ID, &["b"], json!({}));
+    let with = |pairs: Value| settled(json!({"metadata": {"annotations": pairs}}));
+    let plan = plan(&observed(
+        with(json!({"garage.rajsingh.info/cleanup-mpu": "true",
+                    "garage.rajsingh.info/cleanup-mpu-older-than": "2h"})),
+        info.clone(),
+        None,
+        vec![],
+    ));
+    assert_eq!(kinds(&plan), ["cleanup uploads", "read back"]);
+    let Step::CleanupUploads {
+        id,
+        older_than,
+        annotations,
+    } = &plan.steps[0]
+    else {
+        unreachable!()
+    };
+    assert_eq!((id.as_str(), older_than.as_secs()), (ID, 7200));
+    assert_eq!(
+        annotations,
+        &[
+            ("garage.rajsingh.info/cleanup-mpu".into(), "true".into()),
+            (
+                "garage.rajsingh.info/cleanup-mpu-older-than".into(),
+                "2h".into()
+            ),
+        ]
+    );
+    assert_eq!(plan.outcome, Outcome::Converged);
+
+    // The age alone asks for nothing.
+    let alone = with(json!({"garage.rajsingh.info/cleanup-mpu-older-than": "2h"}));
+    assert!(plan_of(alone, info.clone()).steps.is_empty());
+
+    let malformed = plan_of(
+        with(json!({"garage.rajsingh.info/cleanup-mpu": "true",
+                    "garage.rajsingh.info/cleanup-mpu-older-than": "soon"})),
+        info,
+    );
+    let (why, message) = waiting_on(&malformed);
+    assert_eq!(why, reason::REASON_VALIDATION_FAILED);
+    assert!(
+        message.contains("cleanup-mpu-older-than] \"soon\""),
+        "{message}"
+    );
+    assert!(malformed.steps.is_empty(), "{:?}", malformed.steps);
+}
+
+fn plan_of(b: GarageBucket, info: BucketInfo) -> Plan {
+    plan(&observed(b, info, None, vec![]))
 }
 
 #[test]

@@ -7,6 +7,7 @@ use kube::{Api, ResourceExt};
 use shared_types::garage_bucket::{GarageBucket, GarageBucketStatus};
 use shared_types::keys::finalizer as finalizers;
 
+use crate::controller::events::Note;
 use crate::controller::garage_objects::key::act::{admin, apply_change};
 use crate::controller::garage_objects::reach::Target;
 use crate::controller::garage_objects::{action, patch_status_if_changed};
@@ -126,6 +127,24 @@ async fn run_step(
             *garage = Some(admin(target)?.update_bucket(&id, &update).await?);
         }
         Step::Permission(change) => apply_change(ctx, target, &change).await?,
+        Step::CleanupUploads {
+            id,
+            older_than,
+            annotations,
+        } => {
+            ctx.metrics.wrote();
+            let aborted = admin(target)?
+                .cleanup_incomplete_uploads(&id, older_than.as_secs())
+                .await?;
+            let message = format!(
+                "aborted {aborted} unfinished multipart upload(s) older than {}s",
+                older_than.as_secs()
+            );
+            tracing::info!(bucket = %bucket.name_any(), id, aborted, "cleanup-mpu ran");
+            let note = Note::normal("UploadsCleanedUp", "CleanupMultipartUploads", message);
+            ctx.events.publish(bucket, &[note]).await;
+            crate::controller::one_shot::remove_request(api, bucket, &annotations, ctx).await?;
+        }
         Step::ReadBack(id) => {
             *garage = Some(admin(target)?.bucket_info(BucketLookup::Id(&id)).await?);
         }
