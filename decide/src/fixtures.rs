@@ -208,5 +208,6 @@ pub fn observed_cluster(
         proof: None,
         now: k8s_openapi::jiff::Timestamp::UNIX_EPOCH,
         transaction_id: "tx".into(),
+        monitoring_installed: false,
     }
 }

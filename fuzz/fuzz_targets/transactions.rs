@@ -508,6 +508,7 @@ fn rollout_machine(i: RolloutInput) {
         drain_active: i.drain_active,
         generation: Some(1),
         config_hash: "hash".into(),
+        recovery_request: None,
     };
     let step = rollout::step(&o);
     assert_eq!(

@@ -276,6 +276,13 @@ pub const PERMISSIONS: &[Permission] = &[
     ),
     row(
         Managed,
+        "monitoring.coreos.com",
+        "servicemonitors",
+        &["get", "create", "patch", "delete"],
+        "the ServiceMonitor of spec.monitoring: ensured while it is on, deleted (only the one the cluster controls) while it is off; never listed or watched, so an API server without the prometheus-operator CRDs costs nothing",
+    ),
+    row(
+        Managed,
         "events.k8s.io",
         "events",
         &["create", "patch"],

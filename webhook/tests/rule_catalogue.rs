@@ -1,8 +1,9 @@
 //! docs/admission-rules.md is the one place where a reader resolves a rule ID met in a denial,
 //! a warning, a code comment or a document. This test keeps it complete and current: every ID
-//! the webhook reports (passed to `deny`, held in a constant or table, or in brackets at the end
-//! of a warning) and every ID-shaped token mentioned anywhere in the repository must have a row
-//! in the catalogue's tables, and every row must name an ID the repository still mentions.
+//! the webhook reports (passed to `deny` or `warn`, held in a constant or table, or in brackets
+//! at the end of a message) and every ID-shaped token mentioned anywhere in the repository must
+//! have a row in the catalogue's tables, and every row must name an ID the repository still
+//! mentions.
 //!
 //! Only the standard library is used, so the scanners below are small hand-written lexers.
 
@@ -251,11 +252,10 @@ fn relative(root: &Path, path: &Path) -> String {
         .join("/")
 }
 
-/// Whether the source text just before a literal is a call that takes a rule ID first:
-/// `deny(` (also spelled over several lines, as rustfmt writes long calls), `deny_all(verdict,`
-/// and `deny_first(verdict,`, or `.violation(`.
-fn passes_rule_to_deny(before: &str) -> bool {
-    let compact: String = before
+/// The last characters of the source before a literal, without whitespace, so that a call
+/// spelled over several lines (as rustfmt writes long calls) reads like one written on one line.
+fn compact_tail(before: &str) -> String {
+    before
         .chars()
         .rev()
         .take(64)
@@ -263,40 +263,72 @@ fn passes_rule_to_deny(before: &str) -> bool {
         .collect::<Vec<_>>()
         .into_iter()
         .rev()
-        .collect();
-    // `deny(` must not be the end of a longer name; `.violation(` follows any receiver.
-    let called = |name: &str| {
-        compact.ends_with(&format!("{name}("))
-            && (name.starts_with('.')
-                || !compact[..compact.len() - name.len() - 1].ends_with(is_word))
-    };
-    called("deny")
-        || called(".violation")
+        .collect()
+}
+
+/// Whether `compact` ends with a call of `name(`: a name starting with `.` is a method of any
+/// receiver, any other name must not be the end of a longer name (`undeny(`).
+fn ends_with_call(compact: &str, name: &str) -> bool {
+    compact.ends_with(&format!("{name}("))
+        && (name.starts_with('.') || !compact[..compact.len() - name.len() - 1].ends_with(is_word))
+}
+
+/// Whether the source text just before a literal is a call that takes a rule ID first:
+/// `deny(`, `deny_all(verdict,` and `deny_first(verdict,`, or `.violation(`.
+fn passes_rule_to_deny(before: &str) -> bool {
+    let compact = compact_tail(before);
+    ends_with_call(&compact, "deny")
+        || ends_with_call(&compact, ".violation")
         || compact.ends_with("deny_all(verdict,")
         || compact.ends_with("deny_first(verdict,")
 }
 
+/// Whether the source text just before a literal is a `.warn(` call, whose first argument is
+/// the warning's rule ID (`Verdict::warn` appends it to the message).
+fn passes_rule_to_warn(before: &str) -> bool {
+    ends_with_call(&compact_tail(before), ".warn")
+}
+
+/// What [`reported_ids`] found: the IDs and where, and how many `deny` and `warn` calls named
+/// one, so the test can tell a scanner that stopped reading the code from a clean result.
+struct Reported {
+    /// Every reported ID, with the places that report it.
+    ids: Sightings,
+    /// `deny` calls (and their kin) with an ID literal.
+    deny_calls: usize,
+    /// `warn` calls with an ID literal.
+    warn_calls: usize,
+}
+
 /// The rule IDs the webhook reports, by where they were found: the first argument of every
-/// `deny` call, every literal of the admission rules that is exactly an ID (IDs reach `deny`
-/// through constants, tables and variables too), and every `[ID]` inside a literal of
-/// `webhook/src` (warnings end with their ID in brackets).
-fn reported_ids(root: &Path) -> (Sightings, usize) {
+/// `deny` and `warn` call, every literal of the admission rules that is exactly an ID (IDs
+/// reach `deny` through constants, tables and variables too), and every `[ID]` inside a
+/// literal of `webhook/src` (a message may name another rule in brackets).
+fn reported_ids(root: &Path) -> Reported {
     let src = root.join("webhook/src");
     let admission = src.join("admission");
     let mut ids = Sightings::new();
-    let mut deny_calls = 0;
+    let (mut deny_calls, mut warn_calls) = (0, 0);
     for path in rust_files(&src) {
         let source = fs::read_to_string(&path).expect("UTF-8 source");
         let file = relative(root, &path);
         for literal in literals(&source) {
             let id = whole_token(&literal.text);
+            let before = &source[..literal.start];
             if let Some(id) = &id
-                && passes_rule_to_deny(&source[..literal.start])
+                && passes_rule_to_deny(before)
             {
                 deny_calls += 1;
                 ids.entry(id.clone())
                     .or_default()
                     .insert(format!("{file} (deny)"));
+            } else if let Some(id) = &id
+                && passes_rule_to_warn(before)
+            {
+                warn_calls += 1;
+                ids.entry(id.clone())
+                    .or_default()
+                    .insert(format!("{file} (warn)"));
             } else if let Some(id) = id.filter(|_| path.starts_with(&admission)) {
                 ids.entry(id)
                     .or_default()
@@ -314,7 +346,11 @@ fn reported_ids(root: &Path) -> (Sightings, usize) {
             }
         }
     }
-    (ids, deny_calls)
+    Reported {
+        ids,
+        deny_calls,
+        warn_calls,
+    }
 }
 
 /// The simple entries of the `.gitignore` in `dir` (a plain name, optionally anchored with a
@@ -420,13 +456,21 @@ fn every_rule_id_in_the_repository_has_a_line_in_the_catalogue_and_no_line_is_st
     let root = workspace();
     let catalogue = fs::read_to_string(root.join(CATALOGUE)).expect("the catalogue exists");
     let rows = catalogue_rows(&catalogue);
-    let (reported, deny_calls) = reported_ids(&root);
+    let Reported {
+        ids: reported,
+        deny_calls,
+        warn_calls,
+    } = reported_ids(&root);
 
     // A scanner that finds nothing would let everything pass.
     assert!(
         deny_calls > 100 && reported.len() > 100,
         "the deny scanner found only {deny_calls} calls and {} IDs in webhook/src; it no longer reads the code",
         reported.len()
+    );
+    assert!(
+        warn_calls > 50,
+        "the warn scanner found only {warn_calls} calls in webhook/src; it no longer reads the code"
     );
     assert!(
         rows.len() > 100,
@@ -532,10 +576,13 @@ fn the_token_scanner_finds_rule_ids_and_only_rule_shaped_tokens() {
 
 #[test]
 fn the_literal_scanner_reads_ids_passed_over_several_lines_and_skips_comments() {
-    let source = "// \"GC-C1\" in a comment\nlet q = '\"';\nverdict.deny(\n    \"GN-C4\",\n    field,\n);\nlet w = r#\"x [GK-W3]\"#;";
+    let source = "// \"GC-C1\" in a comment\nlet q = '\"';\nverdict.deny(\n    \"GN-C4\",\n    field,\n);\nlet w = r#\"x [GK-W3]\"#;\nverdict\n    .warn(\n        \"GC-W8\",\n        \"EmptyDir\",\n    );";
     let literals = literals(source);
     let texts: Vec<&str> = literals.iter().map(|l| l.text.as_str()).collect();
-    assert_eq!(texts, ["GN-C4", "x [GK-W3]"]);
+    assert_eq!(texts, ["GN-C4", "x [GK-W3]", "GC-W8", "EmptyDir"]);
     assert!(passes_rule_to_deny(&source[..literals[0].start]));
     assert!(!passes_rule_to_deny("undeny("));
+    assert!(passes_rule_to_warn(&source[..literals[2].start]));
+    assert!(!passes_rule_to_warn(&source[..literals[0].start]));
+    assert!(!passes_rule_to_warn("forewarn("));
 }

@@ -79,7 +79,34 @@ fn build_missing(missing: &[Tool]) -> Result<()> {
     if wants(&[Tool::Garage]) {
         timed("garage", build_garage)?;
     }
+    if wants(&[Tool::ServiceMonitorCrd]) {
+        timed("the ServiceMonitor CRD", generate_service_monitor_crd)?;
+    }
     Ok(())
+}
+
+/// Runs controller-gen (from the wrapper module `xtask/go/prometheus-operator-crds`) over
+/// prometheus-operator's `monitoring/v1` API types, into the tool's version folder.
+fn generate_service_monitor_crd() -> Result<()> {
+    require_program(
+        "go",
+        "install Go 1.26 or newer (https://go.dev/dl/) and put it on PATH",
+    )?;
+    let out = cache_dir().join(Tool::ServiceMonitorCrd.version_dir());
+    std::fs::create_dir_all(&out)?;
+    let mut command = Command::new("go");
+    command
+        .args([
+            "run",
+            "sigs.k8s.io/controller-tools/cmd/controller-gen",
+            "crd:maxDescLen=0",
+            "paths=github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1",
+        ])
+        .arg(format!("output:crd:dir={}", out.display()))
+        .current_dir(workspace_root().join("xtask/go/prometheus-operator-crds"))
+        .env("CGO_ENABLED", "0");
+    use_go_scratch(&mut command);
+    run_command(&mut command)
 }
 
 /// Where the Go builds keep their build and module caches while they run.

@@ -109,6 +109,8 @@ pub struct Decision {
     pub status: GarageClusterStatus,
     /// Conditions this controller owns.
     pub conditions: Vec<Desired>,
+    /// The ServiceMonitor of `spec.monitoring`.
+    pub service_monitor: crate::desired::service_monitor::Plan,
     /// Events to publish.
     pub notes: Vec<Note>,
     /// When to look again.
@@ -128,6 +130,7 @@ pub const OWNED: &[&str] = &[
     cc::CONDITION_STORAGE_CAPACITY_LOW,
     cc::CONDITION_STORAGE_EXPANSION_IN_PROGRESS,
     cc::CONDITION_STORAGE_EXPANSION_BLOCKED,
+    cc::CONDITION_SERVICE_MONITOR_READY,
 ];
 
 /// The decision for a live cluster with valid settings.
@@ -182,10 +185,9 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         ready_members: st.ready_members,
         wanted_members: st.wanted_members,
     });
-    conditions.extend(super::health::conditions(
-        p.facts.read.and_then(|r| r.health.as_ref()),
-        status.unreachable_peers.as_deref().unwrap_or_default(),
-    ));
+    let metrics_copy = metrics.as_ref().map(|m| m.name.as_str());
+    let (service_monitor, seen) = observability(o, s, metrics_copy, p.facts.read, &status)?;
+    conditions.extend(seen);
     status.layout_diagnosis = status::diagnosis(&conditions);
     let pools_busy = m.pools.condition.as_ref().is_some_and(|c| !c.status);
     let creating = !p.slots.create.is_empty();
@@ -244,9 +246,34 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         member_facts: super::member_status::changed(o, &m.views, p.facts.read),
         status,
         conditions,
+        service_monitor,
         notes,
         requeue,
     })
+}
+
+/// The ServiceMonitor of `spec.monitoring`, and the conditions on how Garage and its scraping
+/// stand: `ServiceMonitorReady`, `QuorumAtRisk` and `PeerUnreachable`.
+fn observability(
+    o: &Observed,
+    s: &Settings,
+    metrics_copy: Option<&str>,
+    read: Option<&GarageRead>,
+    status: &GarageClusterStatus,
+) -> Result<(crate::desired::service_monitor::Plan, Vec<Desired>), DesiredError> {
+    let (plan, monitor) = crate::desired::service_monitor::plan(
+        o.cluster.as_ref(),
+        s,
+        o.monitoring_installed,
+        metrics_copy,
+        &o.pods,
+    )?;
+    let mut conditions: Vec<Desired> = monitor.into_iter().collect();
+    conditions.extend(super::health::conditions(
+        read.and_then(|r| r.health.as_ref()),
+        status.unreachable_peers.as_deref().unwrap_or_default(),
+    ));
+    Ok((plan, conditions))
 }
 
 /// The `spec.workers` variables to set on this cluster's members (external ones included:

@@ -51,6 +51,8 @@ pub struct Observed {
     pub now: Timestamp,
     /// A fresh random transaction ID, used only if this pass records a new drain.
     pub transaction_id: String,
+    /// Whether the API server serves the prometheus-operator ServiceMonitor kind.
+    pub monitoring_installed: bool,
 }
 
 /// Garage as seen through one running storage pod.

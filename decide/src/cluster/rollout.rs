@@ -118,6 +118,11 @@ pub fn step(
         drain_active: drain_active || !membership_settled && record.is_none(),
         generation: o.cluster.metadata.generation,
         config_hash: rendered.config_hash.to_owned(),
+        recovery_request: o
+            .cluster
+            .annotations()
+            .get(shared_types::keys::annotation::ANNOTATION_RECOVER_STORAGE_ROLLOUT)
+            .map(String::as_str),
     })
 }
 

@@ -21,6 +21,7 @@ pub mod pool;
 pub mod quantity;
 pub mod rpc_address;
 pub mod secrets;
+pub mod service_monitor;
 pub mod services;
 pub mod statefulset;
 

@@ -104,10 +104,14 @@ pub fn admin(c: &GarageCluster, s: &Settings) -> Result<Service, DesiredError> {
         publish_not_ready_addresses: Some(API_PUBLISH_NOT_READY),
         ..Default::default()
     };
+    // The component label tells it from the cluster's other Services: the ServiceMonitor of
+    // spec.monitoring selects it alone, so each member is scraped once.
+    let mut admin_labels = labels::cluster_labels(&s.name);
+    admin_labels.extend(super::service_monitor::admin_service_selector(&s.name));
     finish(
         names::admin_service(&s.name),
         s,
-        labels::cluster_labels(&s.name),
+        admin_labels,
         BTreeMap::new(),
         spec,
         controller_ref(c)?,
@@ -315,6 +319,11 @@ mod tests {
             v.metadata.name.as_deref() == Some("garage")
                 && v.spec.as_ref().and_then(|s| s.type_.as_deref()) == Some("ClusterIP")
         };
+        // The operator's labels alone: the cluster's, and those the ServiceMonitor selects.
+        let mut operator_labels = labels::cluster_labels("garage");
+        operator_labels.extend(crate::desired::service_monitor::admin_service_selector(
+            "garage",
+        ));
         for svc in carrying.into_iter().filter(|v| !api_too(v)) {
             let name = svc.metadata.name.clone().unwrap_or_default();
             let spec = svc.spec.clone().unwrap_or_default();
@@ -341,7 +350,7 @@ mod tests {
                     "takes the user's annotations",
                 ),
                 (
-                    svc.metadata.labels == Some(labels::cluster_labels("garage")),
+                    svc.metadata.labels == Some(operator_labels.clone()),
                     "takes the user's labels",
                 ),
                 (

@@ -129,6 +129,9 @@ pub struct Observed<'a> {
     pub config_hash: String,
     /// The operator-generated claims of the cluster's members.
     pub claims: &'a [ClaimState],
+    /// The value of `garage.rajsingh.info/recover-storage-rollout` on the cluster: a new value
+    /// asks for the recorded replacement to be made again ([`recovery`]).
+    pub recovery_request: Option<&'a str>,
 }
 
 /// What the rollout does this pass.
@@ -284,6 +287,11 @@ fn start(o: &Observed<'_>) -> Step {
         node_local_pool_name: actor.pool.as_ref().map(|(p, _)| p.clone()),
         previous_pod_uid: Some(pod.uid.clone()),
         workload_uid: Some(workload.clone()),
+        // A request made before this transaction is not one for it: only a later value is.
+        recovery_request: o
+            .recovery_request
+            .filter(|n| !n.is_empty())
+            .map(str::to_owned),
         ..Default::default()
     }))
 }
@@ -341,6 +349,9 @@ fn advance(o: &Observed<'_>, record: &StorageRolloutStatus) -> Step {
             "replacing the pod of {}: pod {} belongs to a replaced incarnation of its workload and is never taken as the replacement; waiting for it to go",
             actor.name, pod.name
         ));
+    }
+    if let Some(step) = recovery(o, record, actor) {
+        return step;
     }
     let label = format!(
         "replacing pod {} of {}",
@@ -402,6 +413,33 @@ fn advance(o: &Observed<'_>, record: &StorageRolloutStatus) -> Step {
         Some(why) => rolling(format!("{label}: waiting until {why}")),
         None => Step::Clear,
     }
+}
+
+/// `recover-storage-rollout`: a value the record has not seen yet asks for the recorded
+/// replacement to be made again. A replacement that is not Ready (the member is down already)
+/// is recorded as the one to redo, then deleted, so its workload creates it again; one that is
+/// Ready, or none yet, needs nothing and the request is only acknowledged. The old pod, a
+/// terminating pod and a Ready one are never deleted here.
+fn recovery(o: &Observed<'_>, record: &StorageRolloutStatus, actor: &Member) -> Option<Step> {
+    let redo = actor.pod.as_ref().filter(|p| {
+        Some(p.uid.as_str()) != record.previous_pod_uid.as_deref() && !p.terminating && !p.ready
+    });
+    if let Some(nonce) = o
+        .recovery_request
+        .filter(|n| !n.is_empty() && Some(*n) != record.recovery_request.as_deref())
+    {
+        return Some(Step::Record(Box::new(StorageRolloutStatus {
+            recovery_request: Some(nonce.to_owned()),
+            recovery_pod_name: redo.map(|p| p.name.clone()),
+            recovery_pod_uid: redo.map(|p| p.uid.clone()),
+            ..record.clone()
+        })));
+    }
+    let pod = redo.filter(|p| record.recovery_pod_uid.as_deref() == Some(p.uid.as_str()))?;
+    Some(Step::DeletePod {
+        name: pod.name.clone(),
+        uid: pod.uid.clone(),
+    })
 }
 
 /// What happened to a claim recorded for the actor, or `None` while each is still the one

@@ -744,5 +744,6 @@ pub fn bare(cluster: GarageCluster) -> Observed {
         proof: None,
         now: at(0),
         transaction_id: "tx-new".into(),
+        monitoring_installed: false,
     }
 }

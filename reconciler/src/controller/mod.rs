@@ -75,6 +75,8 @@ pub struct Context {
     /// The `ManagedByAnotherInstall` warnings published, so that each is repeated only when
     /// due.
     pub ownership_warnings: decide::ownership::Warnings,
+    /// Whether the API server serves the ServiceMonitor kind, as last asked.
+    pub monitoring_kind: cluster::service_monitor::KindCache,
 }
 
 /// How long a claim whose class the API server refused is left alone.
@@ -142,6 +144,7 @@ pub async fn run(
         volume_class_refusals: std::sync::Mutex::default(),
         expansion_refusals: std::sync::Mutex::default(),
         ownership_warnings: decide::ownership::Warnings::default(),
+        monitoring_kind: Default::default(),
     });
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let garage_objects = garage_objects::run(ctx.clone(), scopes.clone(), stop_rx.clone());

@@ -175,6 +175,7 @@ mod tests {
             volume_class_refusals: std::sync::Mutex::default(),
             expansion_refusals: std::sync::Mutex::default(),
             ownership_warnings: decide::ownership::Warnings::default(),
+            monitoring_kind: Default::default(),
         });
         let cm: ConfigMap = serde_json::from_value(serde_json::json!({
             "metadata": {"name": "x", "namespace": "ns"}

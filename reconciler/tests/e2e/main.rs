@@ -57,8 +57,10 @@
 //!    a cross-namespace key works through grants and loses access with them, a non-empty bucket
 //!    is kept until emptied, a deleted key stops authenticating; then `drift`: a label changed
 //!    or removed by hand on a generated GarageNode, its StatefulSet, two Services, the
-//!    disruption budget and the NetworkPolicy is put back with no layout change; last,
-//!    `data_paths`: a
+//!    disruption budget and the NetworkPolicy is put back with no layout change; then the
+//!    Garage settings (`workers`, `layout_parameters`, `operations`), `monitoring` (the
+//!    ServiceMonitor of `spec.monitoring` before and after its CRD is installed) and
+//!    `status_fields`; last, `data_paths`: a
 //!    one-member cluster on two `spec.storage.data.paths`, one claim and class each, its
 //!    layout capacity their sum, blocks of checksummed objects in both, one path's class
 //!    changed live without a restart, a data path and the metadata claim on a class whose
@@ -106,6 +108,7 @@ mod layout_parameters;
 mod lost;
 mod membership;
 mod metrics_token;
+mod monitoring;
 mod network_policy;
 mod operations;
 mod pool_disks;
@@ -465,6 +468,7 @@ async fn scenario(
                 layout_parameters::zone_redundancy(&d).await?;
                 layout_parameters::factor_change_refused(&d).await?;
                 operations::run(&d).await?;
+                monitoring::service_monitor(&d).await?;
                 status_fields::columns(&d).await?;
                 volumes::manual_nodes(&d).await?;
                 expansion::manual_node(&d).await?;

@@ -97,7 +97,8 @@ async fn k2v_served(w: &World<'_>) -> anyhow::Result<()> {
 
 /// A revision whose pods never become Ready (an image that is not a Garage server: its pods
 /// run, but nothing answers Garage's health check): the first replacement stays not Ready,
-/// the rollout stops there and says why, and no other pod is touched. Reverting the change
+/// the rollout stops there and says why, and no other pod is touched. A
+/// `recover-storage-rollout` request makes that replacement again. Reverting the change
 /// recovers: the failed replacement, now behind the current revision, is replaced again.
 async fn stuck_replacement(w: &mut World<'_>) -> anyhow::Result<()> {
     let t = Instant::now();
@@ -163,6 +164,7 @@ async fn stuck_replacement(w: &mut World<'_>) -> anyhow::Result<()> {
         "rollout: a replacement that never becomes Ready stops the rollout at {pod} ({message}); nothing else touched ({:.1}s)",
         t.elapsed().as_secs_f64()
     );
+    redo_requested(w, &pod, &before).await?;
     // Recovery: the change is reverted; the replacement, now on a revision that is no longer
     // current and not Ready, is replaced again by the rollout itself.
     let generation = admitted(&w.clusters, json!({"spec": {"image": null}})).await?;
@@ -185,6 +187,55 @@ async fn stuck_replacement(w: &mut World<'_>) -> anyhow::Result<()> {
     verify(store, &s3(w.sim, "garage-storage-1-0")?, &w.checksummed).await?;
     println!(
         "rollout: reverted: the failed replacement was replaced again, converged, Ready, every object read back ({:.1}s)",
+        t.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// `recover-storage-rollout` set to a new value while the replacement of `pod` is not Ready:
+/// the request and that pod are recorded, the pod is made again (a new UID, same name), and
+/// no other pod is touched.
+async fn redo_requested(
+    w: &World<'_>,
+    pod: &str,
+    before: &BTreeMap<String, String>,
+) -> anyhow::Result<()> {
+    let t = Instant::now();
+    let stuck = storage_pods(&w.pods).await?.get(pod).cloned();
+    w.clusters
+        .patch(
+            NAME,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"annotations": {
+                "garage.rajsingh.info/recover-storage-rollout": "e2e-redo-1"
+            }}})),
+        )
+        .await?;
+    wait(
+        "the stuck replacement made again",
+        Duration::from_secs(120),
+        || async {
+            let c = w.clusters.get(NAME).await?;
+            let record = c.status.as_ref().and_then(|s| s.storage_rollout.clone());
+            let recorded = record.is_some_and(|r| {
+                r.recovery_request.as_deref() == Some("e2e-redo-1")
+                    && r.recovery_pod_uid.is_some()
+                    && r.recovery_pod_uid == stuck
+            });
+            let now = storage_pods(&w.pods).await?.get(pod).cloned();
+            Ok(recorded && now.is_some() && now != stuck)
+        },
+    )
+    .await?;
+    let now = storage_pods(&w.pods).await?;
+    for (name, uid) in before {
+        ensure!(
+            name == pod || now.get(name) == Some(uid),
+            "{name} was replaced by a recovery request for {pod}"
+        );
+    }
+    println!(
+        "rollout: recover-storage-rollout recorded and made {pod}'s stuck replacement again, nothing else touched ({:.1}s)",
         t.elapsed().as_secs_f64()
     );
     Ok(())

@@ -77,6 +77,10 @@ fn kinds() -> BTreeMap<&'static str, Kind> {
         ("PodDisruptionBudget", kind::<PodDisruptionBudget>()),
         ("Secret", kind::<Secret>()),
         ("Service", kind::<Service>()),
+        (
+            "ServiceMonitor",
+            kind::<reconciler::desired::service_monitor::ServiceMonitor>(),
+        ),
         ("StatefulSet", kind::<StatefulSet>()),
     ])
 }

@@ -109,6 +109,10 @@ pub mod cluster {
     /// does not allow expansion, or the API server refused it); the member keeps its capacity.
     /// Absent otherwise.
     pub const CONDITION_STORAGE_EXPANSION_BLOCKED: &str = "StorageExpansionBlocked";
+    /// `ServiceMonitorReady`: while `spec.monitoring.enabled` is true, whether the
+    /// ServiceMonitor `<cluster>-garage` is in place (`False` when the API server does not
+    /// serve the kind). Absent while monitoring is off.
+    pub const CONDITION_SERVICE_MONITOR_READY: &str = "ServiceMonitorReady";
 }
 
 /// Condition types written by the operator on `GarageNode` objects.
@@ -251,6 +255,7 @@ mod tests {
         cluster::CONDITION_STORAGE_CAPACITY_LOW,
         cluster::CONDITION_STORAGE_EXPANSION_IN_PROGRESS,
         cluster::CONDITION_STORAGE_EXPANSION_BLOCKED,
+        cluster::CONDITION_SERVICE_MONITOR_READY,
         node::CONDITION_NODE_DISCOVERED,
         node::CONDITION_IN_LAYOUT,
         node::CONDITION_NODE_CONNECTED,
@@ -373,6 +378,7 @@ mod tests {
         r::REASON_RESIZING,
         r::REASON_CAPACITY_HELD,
         r::REASON_EXPANSION_REFUSED,
+        r::REASON_SERVICE_MONITOR_KIND_MISSING,
         r::REASON_APPLY_FAILED,
         r::REASON_BUCKET_READY,
         r::REASON_BUCKET_LOOKUP_STUCK,

@@ -231,7 +231,8 @@ pub const REASON_OPERATOR_SUSPENDED: &str = "OperatorSuspended";
 
 /// `Applied`: the requested settings are in effect. Reason of
 /// `VolumeAttributesClassApplied=True` on a `GarageNode` (every claim reports the desired
-/// class) and of `LifecycleConfigured=True` on a `GarageBucket` (rules pushed to Garage).
+/// class), of `LifecycleConfigured=True` on a `GarageBucket` (rules pushed to Garage) and of
+/// `ServiceMonitorReady=True` on a `GarageCluster` (its ServiceMonitor in place).
 pub const REASON_APPLIED: &str = "Applied";
 /// `WaitingForBind`: a managed claim is not bound yet, so its class cannot be changed
 /// (`VolumeAttributesClassApplied`).
@@ -257,6 +258,9 @@ pub const REASON_CAPACITY_HELD: &str = "CapacityHeld";
 /// `ExpansionRefused`: the API server refused to grow a claim, most often because its
 /// StorageClass does not set `allowVolumeExpansion` (`StorageExpansionBlocked=True`).
 pub const REASON_EXPANSION_REFUSED: &str = "ExpansionRefused";
+/// `KindNotInstalled`: monitoring is on but the API server serves no ServiceMonitor kind
+/// (`ServiceMonitorReady=False`).
+pub const REASON_SERVICE_MONITOR_KIND_MISSING: &str = "KindNotInstalled";
 
 // --- GarageBucket, GarageKey and GarageReferenceGrant ---
 

@@ -22,6 +22,9 @@ pub const ETCD_VERSION: &str = "v3.6.16";
 pub const GARAGE_VERSION: &str = "v2.5.0";
 /// Helm release, from `helm.sh/helm/v3`.
 pub const HELM_VERSION: &str = "v3.22.0";
+/// prometheus-operator release whose API types the ServiceMonitor CRD is generated from
+/// (`github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring`).
+pub const PROMETHEUS_OPERATOR_VERSION: &str = "v0.95.2";
 
 /// One cached program.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,11 +43,14 @@ pub enum Tool {
     Garage,
     /// Helm 3.
     Helm,
+    /// The prometheus-operator ServiceMonitor CRD (a manifest, not a program), generated with
+    /// controller-gen from the project's API types.
+    ServiceMonitorCrd,
 }
 
 impl Tool {
     /// Every tool, in build order.
-    pub const ALL: [Tool; 7] = [
+    pub const ALL: [Tool; 8] = [
         Tool::Etcd,
         Tool::KubeApiserver,
         Tool::KubeControllerManager,
@@ -52,6 +58,7 @@ impl Tool {
         Tool::Kubectl,
         Tool::Garage,
         Tool::Helm,
+        Tool::ServiceMonitorCrd,
     ];
 
     /// The executable's file name.
@@ -64,6 +71,7 @@ impl Tool {
             Tool::Kubectl => "kubectl",
             Tool::Garage => "garage",
             Tool::Helm => "helm",
+            Tool::ServiceMonitorCrd => "monitoring.coreos.com_servicemonitors.yaml",
         }
     }
 
@@ -78,6 +86,9 @@ impl Tool {
             | Tool::Kubectl => format!("kubernetes-{KUBERNETES_VERSION}-{KUBERNETES_BUILD}"),
             Tool::Garage => format!("garage-{GARAGE_VERSION}"),
             Tool::Helm => format!("helm-{HELM_VERSION}"),
+            Tool::ServiceMonitorCrd => {
+                format!("prometheus-operator-crds-{PROMETHEUS_OPERATOR_VERSION}")
+            }
         }
     }
 
@@ -91,10 +102,15 @@ impl Tool {
         }
     }
 
-    /// The executable, or an error that says how to build it.
+    /// The executable (the manifest, for [`Tool::ServiceMonitorCrd`]), or an error that says
+    /// how to build it.
     pub fn require(self) -> Result<PathBuf, MissingTool> {
         let path = self.path();
-        if is_executable(&path) {
+        let present = match self {
+            Tool::ServiceMonitorCrd => path.is_file(),
+            _ => is_executable(&path),
+        };
+        if present {
             Ok(path)
         } else {
             Err(MissingTool { tool: self, path })

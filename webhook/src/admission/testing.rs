@@ -38,9 +38,9 @@ pub fn check(name: &str, verdict: &Verdict, want: &Want) {
                 "{name}: expected allowed, got {verdict:?}"
             );
             assert!(
-                verdict.warnings.iter().any(|w| w.contains(fragment)),
+                verdict.warnings().iter().any(|w| w.contains(fragment)),
                 "{name}: expected warning {fragment:?}, got {:?}",
-                verdict.warnings
+                verdict.warnings()
             );
         }
         Want::Deny(rule) => assert!(
@@ -59,6 +59,16 @@ pub fn check(name: &str, verdict: &Verdict, want: &Want) {
             );
         }
     }
+}
+
+/// Whether `verdict` holds a warning that contains `fragment` and ends with rule `id` in
+/// brackets, as every warning does.
+pub fn warned(verdict: &Verdict, fragment: &str, id: &str) -> bool {
+    let tag = format!("[{id}]");
+    verdict
+        .warnings()
+        .iter()
+        .any(|w| w.contains(fragment) && w.ends_with(&tag))
 }
 
 /// One kind's rules as the API server runs them: the mutating webhook's defaulter (`clone` for

@@ -25,8 +25,9 @@ impl fmt::Display for Violation {
 pub struct Verdict {
     /// Broken rules, in the order they were found.
     pub violations: Vec<Violation>,
-    /// Warnings shown to the user (kubectl prints them) without denying.
-    pub warnings: Vec<String>,
+    /// Warnings shown to the user (kubectl prints them) without denying. Private so that
+    /// [`Verdict::warn`] is the only way in, and every warning ends with its rule ID.
+    warnings: Vec<String>,
 }
 
 impl Verdict {
@@ -49,9 +50,21 @@ impl Verdict {
         });
     }
 
-    /// Records a warning.
-    pub fn warn(&mut self, message: impl Into<String>) {
-        self.warnings.push(message.into());
+    /// Records a warning under rule `id` (listed in docs/admission-rules.md, e.g. `GC-W8`).
+    /// The stored text is `message` followed by ` [id]`, as a denial ends with its rule, so a
+    /// user can look the warning up; a message that already ends with `[id]` is kept as is.
+    pub fn warn(&mut self, id: &'static str, message: impl Into<String>) {
+        debug_assert!(!id.is_empty(), "a warning needs a rule ID");
+        let mut message = message.into();
+        if !message.ends_with(&format!("[{id}]")) {
+            message.push_str(&format!(" [{id}]"));
+        }
+        self.warnings.push(message);
+    }
+
+    /// The warnings, in the order they were recorded, each ending with its rule ID.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
     }
 
     /// Adds another verdict's findings to this one.
@@ -99,6 +112,42 @@ mod tests {
         assert_eq!(
             verdict.message(),
             "spec: set storage, gateway or connectTo [GC-C14]; spec.storage.replicas: must be non-negative [GC-C15]"
+        );
+    }
+
+    #[test]
+    fn a_warning_carries_its_rule_id_once_and_does_not_deny() {
+        let mut verdict = Verdict::new();
+        verdict.warn(
+            "GC-W9",
+            "ConsistencyMode 'dangerous' may lead to data loss.",
+        );
+        // A message written with its ID already is not tagged twice.
+        verdict.warn("GK-W3", "inline secret [GK-W3]");
+        verdict.warn("GN-W3", format!("{} is ignored", "spec.capacity"));
+        assert!(verdict.allowed());
+        assert_eq!(
+            verdict.warnings(),
+            [
+                "ConsistencyMode 'dangerous' may lead to data loss. [GC-W9]",
+                "inline secret [GK-W3]",
+                "spec.capacity is ignored [GN-W3]",
+            ]
+        );
+    }
+
+    #[test]
+    fn merge_keeps_the_ids_of_both_verdicts() {
+        let mut first = Verdict::new();
+        first.warn("RG-W1", "same namespace");
+        let mut second = Verdict::new();
+        second.warn("RG-W2", "matches every namespace");
+        second.deny("RG-C1", "spec.from", "name who may reference");
+        first.merge(second);
+        assert!(first.broke("RG-C1"));
+        assert_eq!(
+            first.warnings(),
+            ["same namespace [RG-W1]", "matches every namespace [RG-W2]"]
         );
     }
 }

@@ -202,7 +202,7 @@ fn verdict_answer(
     verdict: Verdict,
     code: u16,
 ) -> Answer {
-    let warnings = (!verdict.warnings.is_empty()).then(|| verdict.warnings.clone());
+    let warnings = (!verdict.warnings().is_empty()).then(|| verdict.warnings().to_vec());
     let (mut response, outcome) = if verdict.allowed() {
         (AdmissionResponse::from(request), Outcome::Allowed)
     } else {

@@ -44,6 +44,7 @@ fn observed<'a>(members: &'a [Member], record: Option<&'a StorageRolloutStatus>)
         generation: Some(2),
         config_hash: "cfg".into(),
         claims: &[],
+        recovery_request: None,
     }
 }
 
@@ -448,4 +449,68 @@ fn a_member_whose_file_system_waits_for_a_restart_is_replaced_like_an_outdated_o
     replaced[1].pod.as_mut().unwrap().uid = "pod-b-new".into();
     replaced[1].resize_pending = false;
     assert_eq!(step(&observed(&replaced, Some(&record))), Step::Clear);
+}
+
+#[test]
+fn a_recovery_request_redoes_a_replacement_that_is_not_ready_and_nothing_else() {
+    let mut m = vec![member("a", 'a', "r1", "r2"), member("b", 'b', "r2", "r2")];
+    let r = record_of(step(&observed(&m, None)));
+    let with = |m: &'_ [Member], r: &'_ StorageRolloutStatus, nonce: Option<&'static str>| {
+        let mut o = observed(m, Some(r));
+        o.recovery_request = nonce;
+        step(&o)
+    };
+    // The old pod is still there: acknowledged, nothing marked to redo.
+    let ack = record_of(with(&m, &r, Some("n1")));
+    assert_eq!(ack.recovery_request.as_deref(), Some("n1"));
+    assert_eq!(ack.recovery_pod_uid, None);
+    assert_eq!(
+        with(&m, &ack, Some("n1")),
+        Step::DeletePod {
+            name: "a-0".into(),
+            uid: "pod-a-r1".into()
+        },
+        "the recorded replacement goes on as before"
+    );
+    // The replacement is up on the new revision but not Ready: recorded first, then deleted.
+    m[0] = member("a", 'a', "r2", "r2");
+    m[0].pod.as_mut().unwrap().ready = false;
+    let marked = record_of(with(&m, &ack, Some("n2")));
+    assert_eq!(marked.recovery_request.as_deref(), Some("n2"));
+    assert_eq!(marked.recovery_pod_uid.as_deref(), Some("pod-a-r2"));
+    assert_eq!(marked.recovery_pod_name.as_deref(), Some("a-0"));
+    assert_eq!(
+        marked.previous_pod_uid, r.previous_pod_uid,
+        "the record is kept"
+    );
+    assert_eq!(
+        with(&m, &marked, Some("n2")),
+        Step::DeletePod {
+            name: "a-0".into(),
+            uid: "pod-a-r2".into()
+        }
+    );
+    // Once the new pod of the redo exists, the rollout waits for it as for any replacement.
+    m[0].pod.as_mut().unwrap().uid = "pod-a-r2-again".into();
+    waits(
+        &with(&m, &marked, Some("n2")),
+        reason::REASON_STORAGE_ROLLING_OUT,
+        "Ready",
+    );
+    // A replacement that became Ready before the delete is never deleted.
+    m[0].pod.as_mut().unwrap().uid = "pod-a-r2".into();
+    m[0].pod.as_mut().unwrap().ready = true;
+    assert_eq!(with(&m, &marked, Some("n2")), Step::Clear);
+    // An empty value asks for nothing.
+    m[0].pod.as_mut().unwrap().ready = false;
+    waits(
+        &with(&m, &ack, Some("")),
+        reason::REASON_STORAGE_ROLLING_OUT,
+        "Ready",
+    );
+    // A value set before a transaction starts is not a request for it.
+    let fresh = vec![member("a", 'a', "r1", "r2")];
+    let mut o = observed(&fresh, None);
+    o.recovery_request = Some("n2");
+    assert_eq!(record_of(step(&o)).recovery_request.as_deref(), Some("n2"));
 }

@@ -143,6 +143,7 @@ async fn ensure_objects(
         ensure(&api, m, p, uid, write::metadata_and_spec).await?;
     }
     super::network_policy::converge(&d.network_policy, ns, uid, ctx).await?;
+    super::service_monitor::converge(&d.service_monitor, ns, uid, ctx).await?;
     let gn_api: Api<GarageNode> = Api::namespaced(client.clone(), ns);
     for gn in &d.update_nodes {
         ensure(&gn_api, m, gn, uid, write::metadata_and_spec).await?;

@@ -14,6 +14,7 @@ pub mod network_policy;
 pub mod observe;
 pub mod operations;
 pub mod recovery;
+pub mod service_monitor;
 pub mod teardown;
 pub mod workers;
 

@@ -140,6 +140,7 @@ pub async fn observe(
         proof,
         now: Timestamp::now(),
         transaction_id: crate::controller::garage_access::random_hex32()?[..32].to_owned(),
+        monitoring_installed: super::service_monitor::installed(ctx, &ns, &name).await,
     };
     Ok((observed, Access { admin, token }))
 }

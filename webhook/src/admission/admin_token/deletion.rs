@@ -30,7 +30,7 @@ pub fn check(old: Option<&GarageAdminToken>, ctx: &Context, verdict: &mut Verdic
             && c.metadata.name.as_deref() == Some(r.name.as_str())
     });
     let Some(cluster) = cluster else {
-        verdict.warn("deleting the Kubernetes Secret cannot revoke static bearer bytes already loaded by a surviving Garage process [AT-D2]");
+        verdict.warn("AT-D2", "deleting the Kubernetes Secret cannot revoke static bearer bytes already loaded by a surviving Garage process");
         return;
     };
     let (secret, key) = secret_identity(token);
@@ -54,6 +54,6 @@ pub fn check(old: Option<&GarageAdminToken>, ctx: &Context, verdict: &mut Verdic
             format!("garageCluster {namespace}/{} still references generated Secret {own}/{secret}:{key}; rotate or remove spec.admin.adminTokenSecretRef before deletion", r.name),
         );
     } else {
-        verdict.warn("deleting the Kubernetes Secret cannot revoke static bearer bytes already loaded by a Garage process; complete credential rotation before deletion [AT-D3]");
+        verdict.warn("AT-D3", "deleting the Kubernetes Secret cannot revoke static bearer bytes already loaded by a Garage process; complete credential rotation before deletion");
     }
 }

@@ -23,8 +23,8 @@ use super::{Context, Operation, Review, Verdict};
 
 pub use material::{DEFAULT_ENDPOINT_KEY, DEFAULT_TOKEN_KEY};
 
-/// AT-W1, returned with every CREATE and UPDATE.
-pub const STATIC_MATERIAL_WARNING: &str = "GarageAdminToken creates immutable static bootstrap material only; deletion is refused while the referenced GarageCluster consumes the Secret, and removing the source does not revoke bearer bytes already loaded by Garage [AT-W1]";
+/// The text of AT-W1, returned with every CREATE and UPDATE (followed by ` [AT-W1]`).
+pub const STATIC_MATERIAL_WARNING: &str = "GarageAdminToken creates immutable static bootstrap material only; deletion is refused while the referenced GarageCluster consumes the Secret, and removing the source does not revoke bearer bytes already loaded by Garage";
 
 /// Validates a GarageAdminToken CREATE, UPDATE or DELETE. For DELETE `ctx` must hold the
 /// GarageCluster [`cluster_read`] names, if it exists.
@@ -33,12 +33,12 @@ pub fn validate_admin_token(review: Review<'_, GarageAdminToken>, ctx: &Context)
     match (review.operation, review.old, review.new) {
         (Operation::Create, _, Some(new)) => {
             check(new, false, &mut verdict);
-            verdict.warn(STATIC_MATERIAL_WARNING);
+            verdict.warn("AT-W1", STATIC_MATERIAL_WARNING);
         }
         (Operation::Update, Some(old), Some(new)) => {
             check(new, old.spec == new.spec, &mut verdict);
             identity::check(old, new, &mut verdict);
-            verdict.warn(STATIC_MATERIAL_WARNING);
+            verdict.warn("AT-W1", STATIC_MATERIAL_WARNING);
         }
         (Operation::Delete, old, _) => deletion::check(old, ctx, &mut verdict),
         (operation, _, _) => verdict.deny(

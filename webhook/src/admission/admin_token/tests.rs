@@ -219,23 +219,12 @@ fn at_c5_generated_secret_material() {
 
 #[test]
 fn at_w1_every_create_and_update_warns_about_static_material() {
-    assert_eq!(
-        create(&token()).warnings,
-        vec![STATIC_MATERIAL_WARNING.to_owned()]
-    );
-    assert!(
-        TOKEN
-            .cleanup(&token())
-            .warnings
-            .contains(&STATIC_MATERIAL_WARNING.to_owned())
-    );
+    let warning = format!("{STATIC_MATERIAL_WARNING} [AT-W1]");
+    assert_eq!(create(&token()).warnings(), std::slice::from_ref(&warning));
+    assert!(TOKEN.cleanup(&token()).warnings().contains(&warning));
     let denied = create(&with_spec(json!({"name": "x"})));
     assert!(!denied.allowed());
-    assert!(
-        denied
-            .warnings
-            .contains(&STATIC_MATERIAL_WARNING.to_owned())
-    );
+    assert!(denied.warnings().contains(&warning));
 }
 
 #[test]

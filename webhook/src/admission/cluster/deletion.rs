@@ -141,6 +141,6 @@ pub fn check(old: Option<&GarageCluster>, ctx: &Context, verdict: &mut Verdict) 
         return;
     }
     if assume {
-        verdict.warn(ASSUME_CONSISTENT_WARNING);
+        verdict.warn("GC-W3", ASSUME_CONSISTENT_WARNING);
     }
 }

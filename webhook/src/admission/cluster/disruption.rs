@@ -105,13 +105,13 @@ pub fn retention_warnings(spec: &GarageClusterSpec) -> Vec<String> {
     out
 }
 
-/// Every warning of this module.
+/// Every warning of this module: GC-W34 the storage budget, GC-W35 claim retention.
 pub fn warnings(spec: &GarageClusterSpec, verdict: &mut Verdict) {
     if let Some(w) = budget_warning(spec) {
-        verdict.warn(w);
+        verdict.warn("GC-W34", w);
     }
     for w in retention_warnings(spec) {
-        verdict.warn(w);
+        verdict.warn("GC-W35", w);
     }
 }
 

@@ -100,20 +100,23 @@ pub fn warnings(c: &GarageCluster, verdict: &mut Verdict) {
     let shape = Shape::of(spec);
     if shape.federated() {
         match spec.deletion_policy {
-            None => verdict.warn("spec.deletionPolicy is omitted on a federated GarageCluster: normal reconciliation remains compatible, but deletion is refused until Drain or Destroy is chosen explicitly"),
-            Some(DeletionPolicy::Destroy) => verdict.warn("spec.deletionPolicy is Destroy on a federated GarageCluster: deleting this object tears down the local store without draining its roles; use Drain to retire this site safely"),
+            None => verdict.warn("GC-W1", "spec.deletionPolicy is omitted on a federated GarageCluster: normal reconciliation remains compatible, but deletion is refused until Drain or Destroy is chosen explicitly"),
+            Some(DeletionPolicy::Destroy) => verdict.warn("GC-W2", "spec.deletionPolicy is Destroy on a federated GarageCluster: deleting this object tears down the local store without draining its roles; use Drain to retire this site safely"),
             Some(DeletionPolicy::Drain) => {}
         }
     }
     if effective_peer_policy(spec.layout_management.as_ref())
         == UnverifiedPeersPolicy::AssumeConsistent
     {
-        verdict.warn(ASSUME_CONSISTENT_WARNING);
+        verdict.warn("GC-W3", ASSUME_CONSISTENT_WARNING);
     }
     if spec.replication.as_ref().and_then(|r| r.consistency_mode)
         == Some(ConsistencyMode::Dangerous)
     {
-        verdict.warn("ConsistencyMode 'dangerous' may lead to data loss. Use only for testing.");
+        verdict.warn(
+            "GC-W9",
+            "ConsistencyMode 'dangerous' may lead to data loss. Use only for testing.",
+        );
     }
     if !shape.federated() {
         return;
@@ -132,7 +135,7 @@ pub fn warnings(c: &GarageCluster, verdict: &mut Verdict) {
         && spec.public_endpoint.is_none()
         && subnet_blank
     {
-        verdict.warn("spec.remoteClusters is set but the default StatefulSet/PVC group has no identity-specific RPC address; set spec.storage.rpcPublicAddr with {ordinal}, spec.publicEndpoint or spec.network.rpcPublicAddrSubnet");
+        verdict.warn("GC-W10", "spec.remoteClusters is set but the default StatefulSet/PVC group has no identity-specific RPC address; set spec.storage.rpcPublicAddr with {ordinal}, spec.publicEndpoint or spec.network.rpcPublicAddrSubnet");
     }
     if subnet_blank {
         let mut missing: Vec<&str> = shape
@@ -149,7 +152,7 @@ pub fn warnings(c: &GarageCluster, verdict: &mut Verdict) {
             .collect();
         missing.sort_unstable();
         if !missing.is_empty() {
-            verdict.warn(format!("federated node-local pools {} have no identity-specific RPC address; set nodeLocalPools[].network.rpcPublicAddrTemplate or spec.network.rpcPublicAddrSubnet", missing.join(", ")));
+            verdict.warn("GC-W10", format!("federated node-local pools {} have no identity-specific RPC address; set nodeLocalPools[].network.rpcPublicAddrTemplate or spec.network.rpcPublicAddrSubnet", missing.join(", ")));
         }
     }
     if spec.storage.is_some()
@@ -162,6 +165,6 @@ pub fn warnings(c: &GarageCluster, verdict: &mut Verdict) {
                 .and_then(|g| g.rpc_public_addr.as_ref()),
         )
     {
-        verdict.warn("the unified gateway tier has no identity-specific RPC address; set spec.gateway.rpcPublicAddr with {ordinal} or spec.network.rpcPublicAddrSubnet");
+        verdict.warn("GC-W10", "the unified gateway tier has no identity-specific RPC address; set spec.gateway.rpcPublicAddr with {ordinal} or spec.network.rpcPublicAddrSubnet");
     }
 }

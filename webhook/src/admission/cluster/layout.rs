@@ -1,6 +1,6 @@
 //! Layout rules: GC-C18 zone redundancy, GC-C27 minNodesHealthy, GC-U13 and
-//! GC-U14 one-way Manual, GC-S11 replication factor, and the zoneFrom and
-//! PDB warnings GC-W5..W7, GC-W15..W17.
+//! GC-U14 one-way Manual, GC-S11 replication factor (with warning GC-W31), and
+//! the zoneFrom and PDB warnings GC-W5..W7, GC-W15..W17.
 
 use shared_types::garage_cluster::common::{
     LayoutPolicy, PodDisruptionBudgetConfig, ZoneRedundancyMode,
@@ -46,9 +46,9 @@ pub fn warnings(spec: &GarageClusterSpec, verdict: &mut Verdict) {
     let shape = Shape::of(spec);
     if let Some(z) = spec.zone_from.as_ref() {
         if shape.storage().is_none() {
-            verdict.warn("zoneFrom has no effect without a storage tier — it is not applied to gateway nodes");
+            verdict.warn("GC-W6", "zoneFrom has no effect without a storage tier — it is not applied to gateway nodes");
         } else if shape.storage_policy() == LayoutPolicy::Manual && !shape.has_pools() {
-            verdict.warn("zoneFrom has no effect with layoutPolicy: Manual — set zoneFrom on each GarageNode instead");
+            verdict.warn("GC-W5", "zoneFrom has no effect with layoutPolicy: Manual — set zoneFrom on each GarageNode instead");
         }
         if let Some(r) = spec
             .replication
@@ -56,21 +56,21 @@ pub fn warnings(spec: &GarageClusterSpec, verdict: &mut Verdict) {
             .filter(|r| r.zone_redundancy_mode == Some(ZoneRedundancyMode::AtLeast))
         {
             let n = r.zone_redundancy_min_zones.unwrap_or(0);
-            verdict.warn(format!("zoneRedundancyMode: AtLeast({n}) requires the {:?} label to resolve to at least {n} distinct values across scheduled storage pods, or layout apply will fail", z.node_label));
+            verdict.warn("GC-W7", format!("zoneRedundancyMode: AtLeast({n}) requires the {:?} label to resolve to at least {n} distinct values across scheduled storage pods, or layout apply will fail", z.node_label));
         }
     }
     if let Some(s) = shape.storage()
         && pdb_unbounded(s.pod_disruption_budget.as_ref())
     {
-        verdict.warn("storage.podDisruptionBudget is enabled without minAvailable or maxUnavailable; defaulting to one storage pod down at a time: minAvailable = (storage members - 1), counting Auto, Manual and node-local pool members alike");
+        verdict.warn("GC-W15", "storage.podDisruptionBudget is enabled without minAvailable or maxUnavailable; defaulting to one storage pod down at a time: minAvailable = (storage members - 1), counting Auto, Manual and node-local pool members alike");
     }
     if let Some(g) = spec.gateway.as_ref() {
         let manual = shape.cluster_policy() == LayoutPolicy::Manual;
         if pdb_unbounded(g.pod_disruption_budget.as_ref()) {
             if manual {
-                verdict.warn("gateway.podDisruptionBudget is enabled without minAvailable or maxUnavailable; defaulting to maxUnavailable=1 across dynamic Manual membership");
+                verdict.warn("GC-W16", "gateway.podDisruptionBudget is enabled without minAvailable or maxUnavailable; defaulting to maxUnavailable=1 across dynamic Manual membership");
             } else {
-                verdict.warn("gateway.podDisruptionBudget is enabled without minAvailable or maxUnavailable; defaulting to minAvailable=(replicas-1)");
+                verdict.warn("GC-W16", "gateway.podDisruptionBudget is enabled without minAvailable or maxUnavailable; defaulting to minAvailable=(replicas-1)");
             }
         }
         let enabled = g
@@ -78,7 +78,7 @@ pub fn warnings(spec: &GarageClusterSpec, verdict: &mut Verdict) {
             .as_ref()
             .is_some_and(|p| p.enabled != Some(false));
         if enabled && shape.gateway_replicas() == 0 && !manual {
-            verdict.warn("gateway.podDisruptionBudget is enabled but gateway.replicas is 0; no PDB will be created");
+            verdict.warn("GC-W17", "gateway.podDisruptionBudget is enabled but gateway.replicas is 0; no PDB will be created");
         }
     }
 }
@@ -105,7 +105,7 @@ pub fn check_policy_update(
     }
 }
 
-/// GC-S11: SH-24 on the replication factor.
+/// GC-S11: SH-24 on the replication factor; an allowed change warns (GC-W31).
 pub fn check_factor(old: &GarageClusterSpec, new: &GarageCluster, verdict: &mut Verdict) {
     let factor = |s: &GarageClusterSpec| s.replication.as_ref().and_then(|r| r.factor).unwrap_or(3);
     let ann = new
@@ -115,7 +115,7 @@ pub fn check_factor(old: &GarageClusterSpec, new: &GarageCluster, verdict: &mut 
         .and_then(|a| a.get(ANNOTATION_PURGE_CLUSTER_LAYOUT))
         .map(String::as_str);
     match check_factor_change(factor(old), factor(&new.spec), ann) {
-        Ok(Some(w)) => verdict.warn(w),
+        Ok(Some(w)) => verdict.warn("GC-W31", w),
         Ok(None) => {}
         Err(p) => verdict.deny("GC-S11", p.field, p.message),
     }

@@ -17,8 +17,9 @@ use crate::admission::shared::{Problem, deny_first};
 
 /// SH-12 on the pod template at `field` (reported under `rule`, the create
 /// rule SH-11 belongs to there): unchanged released reserved entries and
-/// unsafe envFrom sources stay, an overlong env may shrink, and the copy's
-/// `env`/`env_from` become what SH-11 should then judge.
+/// unsafe envFrom sources stay, an overlong env may shrink (both with warning
+/// GC-W29, for either API version), and the copy's `env`/`env_from` become
+/// what SH-11 should then judge.
 pub fn grandfather_env(
     field: &str,
     rule: &'static str,
@@ -36,7 +37,9 @@ pub fn grandfather_env(
     );
     match judged {
         Ok(kept) => {
-            kept.warnings.into_iter().for_each(|w| verdict.warn(w));
+            kept.warnings
+                .into_iter()
+                .for_each(|w| verdict.warn("GC-W29", w));
             if copy_env.is_some() {
                 *copy_env = Some(kept.env);
             }
@@ -246,7 +249,7 @@ pub fn neutralise_pair<V: PvcFields>(
         return;
     };
     match neutralise(field, old, copy) {
-        Ok(true) => verdict.warn(format!(
+        Ok(true) => verdict.warn("GC-W21", format!(
             "{field} contains unchanged released PVC fields that never affected its rendered volume; the operator ignores them and they should be removed"
         )),
         Ok(false) => {}

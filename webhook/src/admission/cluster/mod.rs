@@ -171,7 +171,7 @@ fn shape_rules(
     network::check_shape(spec, legacy, verdict);
     let (problems, warnings) = check_consul(spec.discovery.as_ref());
     deny_all(verdict, "GC-C4", problems);
-    warnings.into_iter().for_each(|w| verdict.warn(w));
+    warnings.into_iter().for_each(|w| verdict.warn("GC-W4", w));
     federation::check_shape(c, legacy, verdict);
     storage::check_templates(spec, strict_labels, verdict);
     storage::check_claim_templates(spec, verdict);
@@ -212,8 +212,8 @@ fn clean_labels(labels: &mut Option<BTreeMap<String, String>>) {
     }
 }
 
-/// GC-U4: SH-13 update rules for every pod-label map; the copy keeps only
-/// valid, non-reserved labels.
+/// GC-U4: SH-13 update rules for every pod-label map (kept legacy labels warn
+/// with GC-W30); the copy keeps only valid, non-reserved labels.
 fn grandfather_labels(
     old: &GarageClusterSpec,
     new: &GarageClusterSpec,
@@ -225,7 +225,7 @@ fn grandfather_labels(
                      n: Option<&BTreeMap<String, String>>| {
         let (p, w) = check_pod_labels_update(field, o, n);
         deny_all(verdict, "GC-U4", p);
-        w.into_iter().for_each(|w| verdict.warn(w));
+        w.into_iter().for_each(|w| verdict.warn("GC-W30", w));
     };
     let os = old.storage.as_ref();
     if let Some(ns) = new.storage.as_ref() {

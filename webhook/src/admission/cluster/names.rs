@@ -151,7 +151,7 @@ pub fn judge_update(
             format!("update introduces an invalid managed child: {}", v.message),
         );
     } else if non_expanding {
-        verdict.warn(GRANDFATHERED_WARNING);
+        verdict.warn("GC-W18", GRANDFATHERED_WARNING);
     } else {
         verdict.deny(
             rule,

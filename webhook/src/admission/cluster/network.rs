@@ -197,7 +197,7 @@ pub fn warnings(spec: &GarageClusterSpec, verdict: &mut Verdict) {
         && blank(net_addr)
         && spec.public_endpoint.is_none()
     {
-        verdict.warn("edge gateway has connectTo set but no externally-routable RPC address; set spec.gateway.rpcPublicAddr or spec.network.rpcPublicAddr so storage nodes can reach it");
+        verdict.warn("GC-W12", "edge gateway has connectTo set but no externally-routable RPC address; set spec.gateway.rpcPublicAddr or spec.network.rpcPublicAddr so storage nodes can reach it");
     }
     if let (Some(_), Some(g)) = (spec.storage.as_ref(), spec.gateway.as_ref())
         && shape.gateway_replicas() > 1
@@ -205,7 +205,7 @@ pub fn warnings(spec: &GarageClusterSpec, verdict: &mut Verdict) {
             .as_deref()
             .is_some_and(|a| !a.is_empty() && !a.contains("{ordinal}"))
     {
-        verdict.warn("spec.gateway.rpcPublicAddr is a single address shared by all gateway pods; include {ordinal} so each gateway advertises its own address");
+        verdict.warn("GC-W13", "spec.gateway.rpcPublicAddr is a single address shared by all gateway pods; include {ordinal} so each gateway advertises its own address");
     }
     if let Some(s) = spec.storage.as_ref()
         && shape.storage_replicas() > 1
@@ -213,7 +213,7 @@ pub fn warnings(spec: &GarageClusterSpec, verdict: &mut Verdict) {
             .as_deref()
             .is_some_and(|a| !a.is_empty() && !a.contains("{ordinal}"))
     {
-        verdict.warn("spec.storage.rpcPublicAddr is a single address shared by all storage pods; include {ordinal} so each pod advertises its own address");
+        verdict.warn("GC-W14", "spec.storage.rpcPublicAddr is a single address shared by all storage pods; include {ordinal} so each pod advertises its own address");
     }
 }
 
@@ -344,7 +344,7 @@ pub fn check_rpc_identity(old: &GarageCluster, new: &GarageCluster, verdict: &mu
             probe == new.spec
         };
     if staged {
-        verdict.warn("spec.network.rpcSecretRef is changing only as part of the explicit released GARAGE_RPC_SECRET migration; the controller will keep every managed workload frozen until it proves the referenced Secret has the exact active credential bytes");
+        verdict.warn("GC-W27", "spec.network.rpcSecretRef is changing only as part of the explicit released GARAGE_RPC_SECRET migration; the controller will keep every managed workload frozen until it proves the referenced Secret has the exact active credential bytes");
         return;
     }
     verdict.deny("GC-U11", "spec.network.rpcSecretRef", format!("RPC identity source is immutable after create ({o:?} -> {n:?}): Garage has no dual-secret bridge, so nodes with different secrets cannot talk; keep the original Secret reference"));

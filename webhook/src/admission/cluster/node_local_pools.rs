@@ -279,7 +279,7 @@ pub fn check_shape(spec: &GarageClusterSpec, verdict: &mut Verdict) {
         if shape.storage_policy() != LayoutPolicy::Manual {
             verdict.deny("GC-C20", "spec.publicEndpoint", "spec.publicEndpoint cannot target a node-local-pool-only storage tier: its Service selects only the default storage group; use nodeLocalPools[].network.rpcPublicAddrTemplate or spec.network.rpcPublicAddrSubnet");
         } else {
-            verdict.warn("spec.publicEndpoint selects only Manual/default-storage GarageNodes and never node-local-pool pods; give each pool identity a direct address with rpcPublicAddrTemplate");
+            verdict.warn("GC-W11", "spec.publicEndpoint selects only Manual/default-storage GarageNodes and never node-local-pool pods; give each pool identity a direct address with rpcPublicAddrTemplate");
         }
     }
 }

@@ -27,7 +27,7 @@ pub fn check(old: Option<&GarageCluster>, new: &GarageCluster, verdict: &mut Ver
                 format!("{value:?} is not a value the operator can run; expected {form}"),
             ),
             Some(Ok(Request::PurgeBlocks(hashes))) if *key == ANNOTATION_PURGE_BLOCKS => {
-                verdict.warn(format!(
+                verdict.warn("GC-W22", format!(
                     "{ANNOTATION_PURGE_BLOCKS} permanently deletes every object that references the {} listed block(s), on every node; this cannot be undone",
                     hashes.len()
                 ));
@@ -69,7 +69,9 @@ mod tests {
         check(None, &with(&[(ANNOTATION_PURGE_BLOCKS, &hash)]), &mut v);
         assert!(v.allowed(), "{v:?}");
         assert!(
-            v.warnings.iter().any(|w| w.contains("cannot be undone")),
+            v.warnings()
+                .iter()
+                .any(|w| w.contains("cannot be undone") && w.ends_with("[GC-W22]")),
             "{v:?}"
         );
 

@@ -1,6 +1,9 @@
 //! Retained-pool updates (GC-S6..GC-S9): the metadata HostPath is the
 //! Garage identity, HostPath types only tighten, and data disks are never
-//! detached, remapped or moved in place.
+//! detached, remapped or moved in place. What an allowed change sets in
+//! motion is said in warnings: GC-W36 the pool rolls, GC-W37 a capacity
+//! change rebalances, GC-W38 a selector change hands Nodes over, GC-W39 a
+//! removed pool drains.
 
 use std::collections::BTreeMap;
 
@@ -40,7 +43,7 @@ fn check_pool(i: usize, old: &NodeLocalPoolSpec, new: &NodeLocalPoolSpec, verdic
     }
     match (tight(old.metadata.host_path_type), tight(new.metadata.host_path_type)) {
         (true, false) => verdict.deny("GC-S7", format!("{f}.metadata.hostPathType"), format!("pool {n:?} metadata.hostPathType cannot be loosened from Directory to DirectoryOrCreate: a missing metadata disk must fail closed instead of becoming an empty directory")),
-        (false, true) => verdict.warn(format!("Changing storage.nodeLocalPools[{n:?}].metadata.hostPathType rolls the pool; verify every selected Node already has the expected metadata directory")),
+        (false, true) => verdict.warn("GC-W36", format!("Changing storage.nodeLocalPools[{n:?}].metadata.hostPathType rolls the pool; verify every selected Node already has the expected metadata directory")),
         _ => {}
     }
     let (om, nm) = (mappings(old), mappings(new));
@@ -65,15 +68,15 @@ fn check_pool(i: usize, old: &NodeLocalPoolSpec, new: &NodeLocalPoolSpec, verdic
             .collect::<BTreeMap<_, _>>()
     };
     if host_map(&om) != host_map(&nm) {
-        verdict.warn(format!("Changing storage.nodeLocalPools[{n:?}] data HostPath mappings may only add disks without detaching existing paths; the pool rolls one Node at a time"));
+        verdict.warn("GC-W36", format!("Changing storage.nodeLocalPools[{n:?}] data HostPath mappings may only add disks without detaching existing paths; the pool rolls one Node at a time"));
     } else if old.data != new.data || old.data_paths != new.data_paths {
-        verdict.warn(format!("Changing storage.nodeLocalPools[{n:?}] data capacity, readOnly state, or hostPathType rolls the pool and updates Garage's persisted drive layout"));
+        verdict.warn("GC-W36", format!("Changing storage.nodeLocalPools[{n:?}] data capacity, readOnly state, or hostPathType rolls the pool and updates Garage's persisted drive layout"));
     }
     if old.capacity != new.capacity {
-        verdict.warn(format!("Changing storage.nodeLocalPools[{n:?}].capacity updates every node's layout role and may trigger a large rebalance"));
+        verdict.warn("GC-W37", format!("Changing storage.nodeLocalPools[{n:?}].capacity updates every node's layout role and may trigger a large rebalance"));
     }
     if old.selector != new.selector {
-        verdict.warn(format!("Changing storage.nodeLocalPools[{n:?}].selector uses an add-before-remove handoff: label replacement Nodes in before removing old ones"));
+        verdict.warn("GC-W38", format!("Changing storage.nodeLocalPools[{n:?}].selector uses an add-before-remove handoff: label replacement Nodes in before removing old ones"));
     }
 }
 
@@ -83,7 +86,7 @@ pub fn check_update(old: &GarageClusterSpec, new: &GarageClusterSpec, verdict: &
     for op in Shape::of(old).pools() {
         match new_pools.iter().position(|p| p.name == op.name) {
             Some(i) => check_pool(i, op, &new_pools[i], verdict),
-            None => verdict.warn(format!("Removing storage.nodeLocalPools[{:?}] starts a one-node-at-a-time Garage layout drain; keep its hostPath data intact until the pool DaemonSet and GarageNodes are gone", op.name)),
+            None => verdict.warn("GC-W39", format!("Removing storage.nodeLocalPools[{:?}] starts a one-node-at-a-time Garage layout drain; keep its hostPath data intact until the pool DaemonSet and GarageNodes are gone", op.name)),
         }
     }
 }

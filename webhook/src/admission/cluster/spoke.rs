@@ -248,7 +248,7 @@ pub(super) fn shape_rules(c: &Spoke<'_>, legacy: bool, strict_labels: bool, verd
     }
     let (p, w) = check_consul(spec.discovery.as_ref());
     deny_all(verdict, "G1-C4", p);
-    w.into_iter().for_each(|w| verdict.warn(w));
+    w.into_iter().for_each(|w| verdict.warn("GC-W4", w));
     let tls = spec.security.as_ref().and_then(|s| s.tls.as_ref());
     if tls.is_some_and(|t| {
         t.enabled == Some(true)

@@ -46,7 +46,7 @@ pub(super) fn update(
             }
         }
     }
-    // G1-U3: ignored gateway fields may stay unchanged or be removed.
+    // G1-U3: ignored gateway fields may stay unchanged (warning G1-W1) or be removed.
     if n.gateway() {
         let ov = serde_json::to_value(&old.spec).unwrap_or_default();
         let nv = serde_json::to_value(&new.spec).unwrap_or_default();
@@ -61,7 +61,7 @@ pub(super) fn update(
             }
         }
         if !tolerated.is_empty() {
-            verdict.warn(format!("legacy ignored v1beta1 gateway fields {} were never applied to the gateway workload; unchanged values are temporarily tolerated only so they can be removed", tolerated.join(", ")));
+            verdict.warn("G1-W1", format!("legacy ignored v1beta1 gateway fields {} were never applied to the gateway workload; unchanged values are temporarily tolerated only so they can be removed", tolerated.join(", ")));
         }
         copy.spec.capacity_reserve_percent = None;
         if let Some(s) = copy.spec.storage.as_mut() {
@@ -79,13 +79,13 @@ pub(super) fn update(
     if let Some(s) = copy.spec.storage.as_mut() {
         legacy::grandfather_storage("G1-C7", old.spec.storage.as_ref(), s, verdict);
     }
-    // G1-U5: released replica over-bound.
+    // G1-U5: a released replica count above the bound may stay or shrink (warning G1-W2).
     let (or, nr) = (o.replicas(), n.replicas());
     if or > MAX_REPLICAS && nr > MAX_REPLICAS {
         if nr > or {
             verdict.deny("G1-U5", "spec.replicas", format!("spec.replicas exceeds the supported maximum {MAX_REPLICAS} and may only remain unchanged or decrease until it is within the bound"));
         } else {
-            verdict.warn(format!("spec.replicas exceeds the supported maximum {MAX_REPLICAS}; this non-expanding update is temporarily tolerated so replicas can be retired"));
+            verdict.warn("G1-W2", format!("spec.replicas exceeds the supported maximum {MAX_REPLICAS}; this non-expanding update is temporarily tolerated so replicas can be retired"));
         }
         copy.spec.replicas = Some(MAX_REPLICAS);
     }
@@ -116,7 +116,7 @@ pub(super) fn update(
         .annotation(shared_types::keys::annotation::ANNOTATION_PURGE_CLUSTER_LAYOUT)
         .map(String::as_str);
     match check_factor_change(factor(&old.spec), factor(&new.spec), ann) {
-        Ok(Some(w)) => verdict.warn(w),
+        Ok(Some(w)) => verdict.warn("GC-W31", w),
         Ok(None) => {}
         Err(p) => verdict.deny("GC-S11", p.field, p.message),
     }

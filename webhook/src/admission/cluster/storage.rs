@@ -1,7 +1,7 @@
 //! Storage and gateway volume shapes: GC-C8..C10 pod templates and tags,
 //! GC-C11 claim templates (with GC-U2 grandfathering), GC-C22 default-group
 //! volumes, GC-C23 gateway metadata (with GC-U3), GC-W8 and the
-//! VolumeAttributesClass warnings.
+//! VolumeAttributesClass warnings GC-W32 and GC-W33.
 
 use shared_types::common::VolumeType;
 use shared_types::garage_cluster::common::{LayoutPolicy, VolumeConfig};
@@ -124,8 +124,8 @@ fn template_of(spec: &GarageClusterSpec, field: &str) -> Option<serde_json::Valu
     Some(cur.clone())
 }
 
-/// GC-U2: a released claim template may stay unchanged or be removed; the
-/// validation copy loses all of them.
+/// GC-U2: a released claim template may stay unchanged (warning GC-W19) or be
+/// removed; the validation copy loses all of them.
 pub fn grandfather_claim_templates(
     old: &GarageClusterSpec,
     new: &GarageClusterSpec,
@@ -145,7 +145,7 @@ pub fn grandfather_claim_templates(
         }
     }
     if !kept.is_empty() {
-        verdict.warn(format!("legacy unsupported claim template fields {} were never applied by managed workloads; unchanged values are temporarily tolerated so they can be removed, but existing claims are not retroactively changed", kept.join(", ")));
+        verdict.warn("GC-W19", format!("legacy unsupported claim template fields {} were never applied by managed workloads; unchanged values are temporarily tolerated so they can be removed, but existing claims are not retroactively changed", kept.join(", ")));
     }
     clear_claim_templates(copy);
 }
@@ -262,7 +262,7 @@ pub fn check_gateway_metadata(spec: &GarageClusterSpec, verdict: &mut Verdict) {
 }
 
 /// GC-U3: unchanged legacy gateway metadata in a Manual cluster is
-/// tolerated and dropped from the validation copy.
+/// tolerated (warning GC-W20) and dropped from the validation copy.
 pub fn grandfather_manual_gateway_metadata(
     old: &GarageClusterSpec,
     new: &GarageClusterSpec,
@@ -279,15 +279,15 @@ pub fn grandfather_manual_gateway_metadata(
     let om = strip(old.gateway.as_ref().and_then(|g| g.metadata.as_ref()));
     let nm = strip(new.gateway.as_ref().and_then(|g| g.metadata.as_ref()));
     if manual(old) && manual(new) && nm.is_some() && om == nm {
-        verdict.warn("legacy spec.gateway.metadata is ignored in Manual layout mode; its unchanged value is temporarily tolerated so it can be removed");
+        verdict.warn("GC-W20", "legacy spec.gateway.metadata is ignored in Manual layout mode; its unchanged value is temporarily tolerated so it can be removed");
         if let Some(g) = copy.gateway.as_mut() {
             g.metadata = None;
         }
     }
 }
 
-/// GC-W8 and the VolumeAttributesClass warnings (class with selector; top-level data
-/// class beside `paths`, which the paths do not inherit).
+/// GC-W8 and the VolumeAttributesClass warnings: GC-W32 a class with a selector, GC-W33 a
+/// top-level data class beside `paths`, which the paths do not inherit.
 pub fn warnings(spec: &GarageClusterSpec, verdict: &mut Verdict) {
     let empty = |v: &Option<VolumeConfig>| {
         v.as_ref()
@@ -295,18 +295,23 @@ pub fn warnings(spec: &GarageClusterSpec, verdict: &mut Verdict) {
     };
     if let Some(s) = spec.storage.as_ref() {
         if empty(&s.metadata) {
-            verdict
-                .warn("storage.metadata.type=EmptyDir: Node identity will be lost on pod restart");
+            verdict.warn(
+                "GC-W8",
+                "storage.metadata.type=EmptyDir: Node identity will be lost on pod restart",
+            );
         }
         if empty(&s.data) {
-            verdict.warn("storage.data.type=EmptyDir: All stored data will be lost on pod restart");
+            verdict.warn(
+                "GC-W8",
+                "storage.data.type=EmptyDir: All stored data will be lost on pod restart",
+            );
         }
         for (f, v) in [
             ("spec.storage.metadata", &s.metadata),
             ("spec.storage.data", &s.data),
         ] {
             if let Some(w) = v.as_ref().and_then(|v| vac_selector_warning(f, v.into())) {
-                verdict.warn(w);
+                verdict.warn("GC-W32", w);
             }
         }
         if let Some(d) = s.data.as_ref() {
@@ -314,26 +319,26 @@ pub fn warnings(spec: &GarageClusterSpec, verdict: &mut Verdict) {
                 if let Some(w) = p.volume.as_ref().and_then(|v| {
                     vac_selector_warning(&format!("spec.storage.data.paths[{i}].volume"), v.into())
                 }) {
-                    verdict.warn(w);
+                    verdict.warn("GC-W32", w);
                 }
             }
             if d.volume_attributes_class_name.is_some()
                 && d.paths.as_ref().is_some_and(|p| !p.is_empty())
             {
-                verdict.warn("spec.storage.data.volumeAttributesClassName is not inherited by spec.storage.data.paths[].volume; set volumeAttributesClassName on each path volume that should use it");
+                verdict.warn("GC-W33", "spec.storage.data.volumeAttributesClassName is not inherited by spec.storage.data.paths[].volume; set volumeAttributesClassName on each path volume that should use it");
             }
         }
     }
     if let Some(g) = spec.gateway.as_ref() {
         if empty(&g.metadata) {
-            verdict.warn("gateway.metadata.type=EmptyDir: gateway node identity will be lost on pod restart, churning the cluster layout");
+            verdict.warn("GC-W8", "gateway.metadata.type=EmptyDir: gateway node identity will be lost on pod restart, churning the cluster layout");
         }
         if let Some(w) = g
             .metadata
             .as_ref()
             .and_then(|v| vac_selector_warning("spec.gateway.metadata", v.into()))
         {
-            verdict.warn(w);
+            verdict.warn("GC-W32", w);
         }
     }
 }

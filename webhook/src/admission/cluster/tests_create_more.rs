@@ -455,11 +455,13 @@ fn connect_to_gc_c24() {
 
 #[test]
 fn warnings_do_not_deny_and_are_emitted() {
-    let cases: Vec<(&str, Value, &str)> = vec![
+    // (case, object, a fragment of the warning, the rule ID it must end with)
+    let cases: Vec<(&str, Value, &str, &str)> = vec![
         (
             "EmptyDir metadata",
             set(base(), "/spec/storage/metadata/type", json!("EmptyDir")),
             "Node identity will be lost",
+            "GC-W8",
         ),
         (
             "dangerous mode",
@@ -469,6 +471,7 @@ fn warnings_do_not_deny_and_are_emitted() {
                 json!("dangerous"),
             ),
             "may lead to data loss",
+            "GC-W9",
         ),
         (
             "federated without policy",
@@ -478,6 +481,7 @@ fn warnings_do_not_deny_and_are_emitted() {
                 json!([{"name": "a", "zone": "a", "connection": {"adminApiEndpoint": "http://a:3903"}}]),
             ),
             "deletion is refused",
+            "GC-W1",
         ),
         (
             "shared storage rpc address",
@@ -487,6 +491,7 @@ fn warnings_do_not_deny_and_are_emitted() {
                 json!("storage.example.ts.net:3901"),
             ),
             "single address shared by all storage pods",
+            "GC-W14",
         ),
         (
             "VAC with selector",
@@ -500,6 +505,7 @@ fn warnings_do_not_deny_and_are_emitted() {
                 json!({"matchLabels": {"a": "b"}}),
             ),
             "statically provisioned",
+            "GC-W32",
         ),
         (
             "top-level data class beside paths",
@@ -509,26 +515,32 @@ fn warnings_do_not_deny_and_are_emitted() {
                 json!({"volumeAttributesClassName": "fast", "paths": [{"path": "/data/a", "capacity": "1Gi", "volume": {"size": "1Gi"}}]}),
             ),
             "not inherited",
+            "GC-W33",
         ),
         (
             "zoneFrom without storage",
             json!({"metadata": {"name": "e", "namespace": "n"}, "spec": {"gateway": {"replicas": 1}, "connectTo": {"clusterRef": {"name": "s"}}, "zoneFrom": {"nodeLabel": "zone"}}}),
             "no effect without a storage tier",
+            "GC-W6",
         ),
     ];
-    for (name, v, fragment) in cases {
+    for (name, v, fragment, id) in cases {
         let verdict = create(&v);
         assert!(verdict.allowed(), "{name}: {}", verdict.message());
+        let tag = format!("[{id}]");
         assert!(
-            verdict.warnings.iter().any(|w| w.contains(fragment)),
+            verdict
+                .warnings()
+                .iter()
+                .any(|w| w.contains(fragment) && w.ends_with(&tag)),
             "{name}: {:?}",
-            verdict.warnings
+            verdict.warnings()
         );
     }
     let plain = create(&base());
     assert!(
         plain
-            .warnings
+            .warnings()
             .iter()
             .all(|w| !w.contains("statically provisioned"))
     );

@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 
 use super::tests::{create, create_with, gc, pool, pool_base, run, set, update, update_with};
 use crate::admission::Context;
+use crate::admission::testing::warned;
 
 fn p(path: &str, value: Value) -> Value {
     set(
@@ -739,18 +740,9 @@ fn retained_pool_updates_gc_s6_to_s9() {
         ),
         &old,
     );
-    assert!(
-        tightened
-            .warnings
-            .iter()
-            .any(|w| w.contains("metadata.hostPathType")),
-        "{:?}",
-        tightened.warnings
-    );
+    let rolls = warned(&tightened, "metadata.hostPathType", "GC-W36");
+    assert!(rolls, "{:?}", tightened.warnings());
     let grown = update(&old, &added);
-    assert!(
-        grown.warnings.iter().any(|w| w.contains("data HostPath")),
-        "{:?}",
-        grown.warnings
-    );
+    let rolls = warned(&grown, "data HostPath", "GC-W36");
+    assert!(rolls, "{:?}", grown.warnings());
 }

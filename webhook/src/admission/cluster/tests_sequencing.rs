@@ -205,9 +205,9 @@ fn positive_capacity_removal_gc_s10() {
     ]);
     assert!(
         update(&ready(two), &pool_base())
-            .warnings
+            .warnings()
             .iter()
-            .any(|w| w.contains("one-node-at-a-time"))
+            .any(|w| w.contains("one-node-at-a-time") && w.ends_with("[GC-W39]"))
     );
 }
 

@@ -176,9 +176,9 @@ fn grandfathering_gc_u1_u2_u6_u7() {
         &spec_of(&tpl, "/spec/imagePullPolicy", json!("Always")),
     );
     assert!(
-        w.warnings
+        w.warnings()
             .iter()
-            .any(|w| w.contains("temporarily tolerated"))
+            .any(|w| w.contains("temporarily tolerated") && w.ends_with("[GC-W19]"))
     );
 }
 
@@ -360,9 +360,9 @@ fn immutable_identity_gc_u10_to_u14() {
     ]);
     assert!(
         update(&legacy_env, &staged)
-            .warnings
+            .warnings()
             .iter()
-            .any(|w| w.contains("keep every managed workload frozen"))
+            .any(|w| w.contains("keep every managed workload frozen") && w.ends_with("[GC-W27]"))
     );
 }
 

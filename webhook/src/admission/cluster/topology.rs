@@ -64,7 +64,8 @@ pub fn check_replica_bounds(spec: &GarageClusterSpec, verdict: &mut Verdict) {
 }
 
 /// GC-U6: a released object above the bound may keep or lower its replica
-/// count; the validation copy is clamped so GC-C15 does not strand it.
+/// count (warning GC-W28); the validation copy is clamped so GC-C15 does not
+/// strand it.
 pub fn grandfather_replicas(
     old: &GarageClusterSpec,
     new: &GarageClusterSpec,
@@ -94,7 +95,7 @@ pub fn grandfather_replicas(
             verdict.deny("GC-U6", field, format!("{field} exceeds the supported maximum {MAX_REPLICAS} and may only remain unchanged or decrease until it is within the bound"));
             continue;
         }
-        verdict.warn(format!("{field} exceeds the supported maximum {MAX_REPLICAS}; this non-expanding update is temporarily tolerated so replicas can be retired"));
+        verdict.warn("GC-W28", format!("{field} exceeds the supported maximum {MAX_REPLICAS}; this non-expanding update is temporarily tolerated so replicas can be retired"));
         if field == "spec.storage.replicas" {
             if let Some(s) = copy.storage.as_mut() {
                 s.replicas = Some(MAX_REPLICAS);
@@ -106,7 +107,7 @@ pub fn grandfather_replicas(
 }
 
 /// GC-U7: released objects whose tier shape is now refused may only be
-/// updated with an unchanged spec. Part (b) applies only to an Auto default
+/// updated with an unchanged spec (warnings GC-W23, GC-W24). Part (b) applies only to an Auto default
 /// group (QUIRK L-11 fixed: a Manual cluster's replicas were never used).
 pub fn grandfather_tier_shapes(
     old: &GarageClusterSpec,
@@ -117,7 +118,7 @@ pub fn grandfather_tier_shapes(
     let unchanged = old == new;
     if new.storage.is_some() && new.connect_to.is_some() {
         if unchanged && old.storage.is_some() && old.connect_to.is_some() {
-            verdict.warn("legacy spec.storage together with spec.connectTo is temporarily tolerated only for an unchanged-spec metadata/finalizer update; remove one ownership model");
+            verdict.warn("GC-W23", "legacy spec.storage together with spec.connectTo is temporarily tolerated only for an unchanged-spec metadata/finalizer update; remove one ownership model");
             copy.connect_to = None;
         } else if old.storage.is_some() && old.connect_to.is_some() {
             verdict.deny("GC-U7", "spec.connectTo", "legacy spec.storage together with spec.connectTo may remain only on a byte-for-byte unchanged spec while metadata/finalizers are repaired; remove spec.connectTo or spec.storage");
@@ -134,7 +135,7 @@ pub fn grandfather_tier_shapes(
     };
     if missing_volumes(new) && missing_volumes(old) {
         if unchanged {
-            verdict.warn("legacy default storage replicas without both metadata and data are temporarily tolerated for an unchanged-spec metadata/finalizer update; add both volumes or scale the default group to zero");
+            verdict.warn("GC-W24", "legacy default storage replicas without both metadata and data are temporarily tolerated for an unchanged-spec metadata/finalizer update; add both volumes or scale the default group to zero");
         } else {
             verdict.deny("GC-U7", "spec.storage.replicas", "legacy default storage replicas without both metadata and data may remain only on a byte-for-byte unchanged spec while metadata/finalizers are repaired; add both volumes or scale the default group to zero");
         }

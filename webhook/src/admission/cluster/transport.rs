@@ -58,7 +58,7 @@ pub fn check_reserved(c: &GarageCluster, verdict: &mut Verdict) {
 }
 
 /// GC-U8: released transport annotations may stay unchanged (ignored by
-/// the validation copy) or be removed.
+/// the validation copy, warning GC-W25) or be removed.
 pub fn grandfather(
     old: &GarageCluster,
     new: &GarageCluster,
@@ -68,7 +68,7 @@ pub fn grandfather(
     for k in PAYLOADS {
         match (get(old, k), get(new, k)) {
             (Some(o), Some(n)) if o == n => {
-                verdict.warn(format!("metadata.annotations[{k:?}] is now reserved for conversion; its unchanged legacy value is ignored during this update and should be removed"));
+                verdict.warn("GC-W25", format!("metadata.annotations[{k:?}] is now reserved for conversion; its unchanged legacy value is ignored during this update and should be removed"));
                 if let Some(a) = copy.metadata.annotations.as_mut() {
                     a.remove(k);
                 }
@@ -80,7 +80,7 @@ pub fn grandfather(
     let (oc, nc) = (reserved_components(old), reserved_components(new));
     if !oc.is_empty() && !nc.is_empty() {
         if nc.iter().all(|m| oc.contains(m)) {
-            verdict.warn(format!("metadata.annotations[{ANNOTATION_V1BETA2_ONLY:?}] keeps components now reserved for conversion; they are ignored during this update and should be removed"));
+            verdict.warn("GC-W25", format!("metadata.annotations[{ANNOTATION_V1BETA2_ONLY:?}] keeps components now reserved for conversion; they are ignored during this update and should be removed"));
             if let Some(a) = copy.metadata.annotations.as_mut() {
                 let rest: Vec<String> = a
                     .get(ANNOTATION_V1BETA2_ONLY)
@@ -106,7 +106,7 @@ pub fn grandfather(
 
 /// GC-C13 (and GC-U9 on UPDATE): the v1beta1 projection must fit the
 /// Kubernetes annotation limit; an already oversized released object may
-/// not grow.
+/// not grow (keeping its size warns with GC-W26).
 pub fn check_budget(old: Option<&GarageCluster>, new: &GarageCluster, verdict: &mut Verdict) {
     let size = match projected_v1beta1_annotation_size(new) {
         Ok(s) => s,
@@ -124,7 +124,7 @@ pub fn check_budget(old: Option<&GarageCluster>, new: &GarageCluster, verdict: &
     }
     let before = old.and_then(|o| projected_v1beta1_annotation_size(o).ok());
     match before {
-        Some(b) if b > TOTAL_ANNOTATION_SIZE_LIMIT && size <= b => verdict.warn(format!("v1beta1 conversion projection remains above the Kubernetes limit {TOTAL_ANNOTATION_SIZE_LIMIT} ({size} bytes); this non-expanding update is temporarily tolerated so the object can shrink")),
+        Some(b) if b > TOTAL_ANNOTATION_SIZE_LIMIT && size <= b => verdict.warn("GC-W26", format!("v1beta1 conversion projection remains above the Kubernetes limit {TOTAL_ANNOTATION_SIZE_LIMIT} ({size} bytes); this non-expanding update is temporarily tolerated so the object can shrink")),
         Some(b) if b > TOTAL_ANNOTATION_SIZE_LIMIT => verdict.deny("GC-U9", "metadata.annotations", format!("v1beta2-only storage.nodeLocalPools/gateway conversion projection exceeds Kubernetes' {TOTAL_ANNOTATION_SIZE_LIMIT}-byte annotation limit and may not grow ({b} -> {size})")),
         _ => verdict.deny("GC-C13", "metadata.annotations", format!("v1beta2-only storage.nodeLocalPools/gateway data is too large to round-trip through v1beta1 conversion annotations: projected annotation size {size} exceeds Kubernetes limit {TOTAL_ANNOTATION_SIZE_LIMIT}; shrink pool or gateway templates")),
     }

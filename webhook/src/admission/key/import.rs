@@ -119,6 +119,6 @@ fn inline_pair(import: &ImportKey, verdict: &mut Verdict) {
     } else {
         // A secret in a spec is readable by anyone who may read GarageKeys (often far more
         // people than may read Secrets), and stays in manifests, audit logs and backups.
-        verdict.warn("spec.importKey.secretAccessKey holds the secret in the GarageKey itself, readable by everyone who may read GarageKeys and kept in audit logs and manifests; put it in a Secret of this namespace and use spec.importKey.secretRef instead [GK-W3]");
+        verdict.warn("GK-W3", "spec.importKey.secretAccessKey holds the secret in the GarageKey itself, readable by everyone who may read GarageKeys and kept in audit logs and manifests; put it in a Secret of this namespace and use spec.importKey.secretRef instead");
     }
 }

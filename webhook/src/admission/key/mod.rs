@@ -43,7 +43,7 @@ pub fn validate_key(review: Review<'_, GarageKey>, ctx: &Context) -> Verdict {
             };
             check(new, relaxed, ctx, &mut verdict);
             if relaxed.snapshot_collision && secret_template::snapshot_collision(new) {
-                verdict.warn("unchanged legacy secretTemplate.name collision with the internal import snapshot is temporarily tolerated so metadata/finalizers can be repaired or the output Secret can be renamed; rename spec.secretTemplate.name [GK-U3]");
+                verdict.warn("GK-U3", "unchanged legacy secretTemplate.name collision with the internal import snapshot is temporarily tolerated so metadata/finalizers can be repaired or the output Secret can be renamed; rename spec.secretTemplate.name");
             }
         }
         (Operation::Delete, _, _) => {}
@@ -152,8 +152,8 @@ fn check(key: &GarageKey, relaxed: Relaxed, ctx: &Context, verdict: &mut Verdict
         .as_ref()
         .is_some_and(|p| !p.is_empty());
     match (has_permissions, key.spec.all_buckets.is_some()) {
-        (false, false) => verdict.warn("No bucket permissions defined. The key will not have access to any buckets. You can grant access via GarageKey.bucketPermissions, GarageKey.allBuckets, or GarageBucket.keyPermissions. [GK-W1]"),
-        (true, true) => verdict.warn("Both allBuckets and bucketPermissions are set. allBuckets grants a baseline permission set on every bucket; bucketPermissions entries are applied on top. Verify this is intentional. [GK-W2]"),
+        (false, false) => verdict.warn("GK-W1", "No bucket permissions defined. The key will not have access to any buckets. You can grant access via GarageKey.bucketPermissions, GarageKey.allBuckets, or GarageBucket.keyPermissions."),
+        (true, true) => verdict.warn("GK-W2", "Both allBuckets and bucketPermissions are set. allBuckets grants a baseline permission set on every bucket; bucketPermissions entries are applied on top. Verify this is intentional."),
         _ => {}
     }
 }

@@ -432,9 +432,9 @@ fn gk_u3_an_unchanged_legacy_snapshot_collision_is_tolerated() {
     let v = update(&colliding, &renamed);
     check("renamed away", &v, &Allow);
     assert!(
-        !v.warnings.iter().any(|w| w.contains("[GK-U3]")),
+        !v.warnings().iter().any(|w| w.contains("[GK-U3]")),
         "{:?}",
-        v.warnings
+        v.warnings()
     );
     let relabelled = merge(
         colliding.clone(),
@@ -455,7 +455,7 @@ fn gk_w1_a_key_without_any_permission_warns() {
     );
     check("no permissions", &v, &Warn("No bucket permissions defined"));
     let v = KEY.create(&key(), &Context::default());
-    assert!(v.warnings.is_empty(), "{:?}", v.warnings);
+    assert!(v.warnings().is_empty(), "{:?}", v.warnings());
 }
 
 #[test]

@@ -2,12 +2,13 @@
 
 use super::facts::{self, cluster_namespace, is_pool};
 use super::{Step, deny, parent, shape};
-use crate::admission::Context;
+use crate::admission::{Context, Verdict};
 use shared_types::garage_node::GarageNode;
 use shared_types::keys::annotation::{ANNOTATION_ACKNOWLEDGE_LOST_SOURCE, ANNOTATION_CYCLE};
 
-/// Validates a new GarageNode.
-pub fn validate(node: &GarageNode, ctx: &Context, warnings: &mut Vec<String>) -> Step {
+/// Validates a new GarageNode: the first broken rule is returned, warnings are recorded on
+/// `warnings` (the review's verdict) as they are found.
+pub fn validate(node: &GarageNode, ctx: &Context, warnings: &mut Verdict) -> Step {
     // GN-K1: the shape rules, strictly.
     shape::check(node, false, warnings)?;
     if facts::annotation(node, ANNOTATION_CYCLE).is_some() {

@@ -42,10 +42,8 @@ fn deny(rule: &'static str, field: impl Into<String>, message: impl Into<String>
 pub fn validate_node(review: Review<'_, GarageNode>, ctx: &Context) -> Verdict {
     let mut verdict = Verdict::new();
     let result = match (review.operation, review.old, review.new) {
-        (Operation::Create, _, Some(new)) => create::validate(new, ctx, &mut verdict.warnings),
-        (Operation::Update, Some(old), Some(new)) => {
-            update::validate(old, new, ctx, &mut verdict.warnings)
-        }
+        (Operation::Create, _, Some(new)) => create::validate(new, ctx, &mut verdict),
+        (Operation::Update, Some(old), Some(new)) => update::validate(old, new, ctx, &mut verdict),
         (Operation::Delete, old, _) => delete::validate(old, ctx),
         (operation, _, _) => Err(deny(
             "GN-REQ",

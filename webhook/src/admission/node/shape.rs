@@ -6,6 +6,7 @@
 
 use super::facts::{self, cluster_namespace, is_external, is_gateway, is_pool};
 use super::{Step, deny, storage};
+use crate::admission::Verdict;
 use crate::admission::shared::env::check_env;
 use crate::admission::shared::labels::check_pod_labels;
 use crate::admission::shared::names::{is_dns1123_label, is_dns1123_subdomain, is_qualified_name};
@@ -43,7 +44,7 @@ pub fn name_fits(node: &GarageNode) -> bool {
 
 /// Runs GN-C1…GN-C21 in order. `legacy` relaxes GN-C12 (the spec is
 /// unchanged on this UPDATE, so a released reference stays updatable).
-pub fn check(node: &GarageNode, legacy: bool, warnings: &mut Vec<String>) -> Step {
+pub fn check(node: &GarageNode, legacy: bool, warnings: &mut Verdict) -> Step {
     let spec = &node.spec;
     if spec
         .external
@@ -103,8 +104,9 @@ pub fn check(node: &GarageNode, legacy: bool, warnings: &mut Vec<String>) -> Ste
         ));
     }
     if is_gateway(node) && spec.capacity.is_some() {
-        warnings.push(
-            "spec.capacity: capacity is set but will be ignored for gateway nodes [GN-W3]".into(),
+        warnings.warn(
+            "GN-W3",
+            "spec.capacity: capacity is set but will be ignored for gateway nodes",
         );
     }
     if let Some(id) = &spec.node_id {
@@ -116,7 +118,7 @@ pub fn check(node: &GarageNode, legacy: bool, warnings: &mut Vec<String>) -> Ste
             ));
         }
         if facts::is_managed_statefulset(node) {
-            warnings.push("spec.nodeId on a managed GarageNode is an expected identity pin: the operator refuses layout and status changes if the pod reports another identity [GN-W4]".into());
+            warnings.warn("GN-W4", "spec.nodeId on a managed GarageNode is an expected identity pin: the operator refuses layout and status changes if the pod reports another identity");
         }
     }
     if is_pool(node) {
@@ -170,7 +172,7 @@ fn public_endpoint(field: &str, endpoint: &PublicEndpointConfig) -> Step {
 }
 
 /// GN-C5…GN-C8: the request annotations.
-fn annotations(node: &GarageNode, warnings: &mut Vec<String>) -> Step {
+fn annotations(node: &GarageNode, warnings: &mut Verdict) -> Step {
     let field = |key: &str| format!("metadata.annotations[{key}]");
     if let Some(value) = facts::annotation(node, ANNOTATION_DRAIN) {
         if value != "true" {
@@ -248,7 +250,7 @@ fn annotations(node: &GarageNode, warnings: &mut Vec<String>) -> Step {
                 ),
             ));
         }
-        warnings.push(format!("annotation {ANNOTATION_ACKNOWLEDGE_LOST_SOURCE} cannot recover blocks whose only copy was on the unavailable process; the drain proof only checks the surviving destinations [GN-W1]"));
+        warnings.warn("GN-W1", format!("annotation {ANNOTATION_ACKNOWLEDGE_LOST_SOURCE} cannot recover blocks whose only copy was on the unavailable process; the drain proof only checks the surviving destinations"));
     }
     if let Some(value) = facts::annotation(node, ANNOTATION_NODE_LOCAL_POOL_RECOVERY_NODE_ID) {
         let f = field(ANNOTATION_NODE_LOCAL_POOL_RECOVERY_NODE_ID);
@@ -368,7 +370,7 @@ fn tags(node: &GarageNode) -> Step {
 }
 
 /// GN-C16: zoneFrom.
-fn zone_from(node: &GarageNode, warnings: &mut Vec<String>) -> Step {
+fn zone_from(node: &GarageNode, warnings: &mut Verdict) -> Step {
     let Some(zf) = &node.spec.zone_from else {
         return Ok(());
     };
@@ -390,7 +392,7 @@ fn zone_from(node: &GarageNode, warnings: &mut Vec<String>) -> Step {
         ));
     }
     if is_gateway(node) {
-        warnings.push("spec.zoneFrom: zoneFrom on a gateway node can break layout apply under replication.zoneRedundancyMode: Maximum when it creates a zone without storage [GN-W2]".into());
+        warnings.warn("GN-W2", "spec.zoneFrom: zoneFrom on a gateway node can break layout apply under replication.zoneRedundancyMode: Maximum when it creates a zone without storage");
     }
     Ok(())
 }
@@ -561,7 +563,7 @@ fn managed(node: &GarageNode) -> Step {
 
 /// GN-W10: a pool member's pod comes from the pool DaemonSet, so per-node
 /// workload overrides render nothing; say so instead of silently ignoring.
-fn ignored_pool_overrides(node: &GarageNode, warnings: &mut Vec<String>) {
+fn ignored_pool_overrides(node: &GarageNode, warnings: &mut Verdict) {
     let s = &node.spec;
     let set = [
         ("image", s.image.is_some()),
@@ -590,8 +592,8 @@ fn ignored_pool_overrides(node: &GarageNode, warnings: &mut Vec<String>) {
     ];
     let fields: Vec<&str> = set.iter().filter(|(_, on)| *on).map(|(f, _)| *f).collect();
     if !fields.is_empty() {
-        warnings.push(format!(
-            "spec.{} has no effect on a node-local-pool member, whose pod comes from the pool DaemonSet; configure spec.storage.nodeLocalPools[].podTemplate on the parent GarageCluster instead [GN-W10]",
+        warnings.warn("GN-W10", format!(
+            "spec.{} has no effect on a node-local-pool member, whose pod comes from the pool DaemonSet; configure spec.storage.nodeLocalPools[].podTemplate on the parent GarageCluster instead",
             fields.join(", spec.")
         ));
     }

@@ -4,6 +4,7 @@
 
 use super::facts::is_gateway;
 use super::{Step, deny};
+use crate::admission::Verdict;
 use crate::admission::shared::durations::check_snapshot_interval_strict;
 use crate::admission::shared::selector::conversion_error;
 use shared_types::common::VolumeType;
@@ -34,7 +35,7 @@ fn non_empty<T>(v: &Option<Vec<T>>) -> bool {
 }
 
 /// GN-C21 storage part (metadata, data, dataPaths, snapshot interval).
-pub fn check(node: &GarageNode, warnings: &mut Vec<String>) -> Step {
+pub fn check(node: &GarageNode, warnings: &mut Verdict) -> Step {
     let Some(storage) = &node.spec.storage else {
         return Ok(());
     };
@@ -104,10 +105,10 @@ pub fn check(node: &GarageNode, warnings: &mut Vec<String>) -> Step {
 /// rather than after a drain.
 fn empty_dir_warnings(
     storage: &shared_types::garage_node::NodeStorageConfig,
-    warnings: &mut Vec<String>,
+    warnings: &mut Verdict,
 ) {
     if storage.metadata.as_ref().is_some_and(is_empty_dir) {
-        warnings.push("spec.storage.metadata is an EmptyDir: an eviction or reschedule of this node's pod (a node drain, for one) loses its metadata and with it the node's identity; the replica comes back as a new node that must be rebuilt from the others. Use a PersistentVolumeClaim (size or existingClaim) to keep it [GN-W12]".into());
+        warnings.warn("GN-W12", "spec.storage.metadata is an EmptyDir: an eviction or reschedule of this node's pod (a node drain, for one) loses its metadata and with it the node's identity; the replica comes back as a new node that must be rebuilt from the others. Use a PersistentVolumeClaim (size or existingClaim) to keep it");
     }
     let data = storage
         .data
@@ -120,13 +121,13 @@ fn empty_dir_warnings(
         .enumerate()
         .map(|(i, d)| (format!("spec.storage.dataPaths[{i}]"), d));
     for (field, _) in data.chain(paths).filter(|(_, v)| is_empty_dir(v)) {
-        warnings.push(format!("{field} is an EmptyDir: an eviction or reschedule of this node's pod (a node drain, for one) loses the blocks stored there, and with them this replica of every partition it held until Garage rebuilds it from the others. Use a PersistentVolumeClaim (size or existingClaim) to keep it [GN-W12]"));
+        warnings.warn("GN-W12", format!("{field} is an EmptyDir: an eviction or reschedule of this node's pod (a node drain, for one) loses the blocks stored there, and with them this replica of every partition it held until Garage rebuilds it from the others. Use a PersistentVolumeClaim (size or existingClaim) to keep it"));
     }
 }
 
 /// GN-VS: one volume names exactly one kind of source, with only the fields
 /// that source uses.
-pub fn volume_source(field: &str, vol: &NodeVolumeConfig, warnings: &mut Vec<String>) -> Step {
+pub fn volume_source(field: &str, vol: &NodeVolumeConfig, warnings: &mut Verdict) -> Step {
     let fail = |sub: &str, msg: String| Err(deny("GN-VS", format!("{field}.{sub}"), msg));
     // The claim-shaping fields, in the order they are reported.
     let claim_fields = [
@@ -192,7 +193,7 @@ pub fn volume_source(field: &str, vol: &NodeVolumeConfig, warnings: &mut Vec<Str
         );
     }
     if vol.selector.is_some() && vol.volume_attributes_class_name.is_some() {
-        warnings.push(format!("{field}: a statically bound PersistentVolume must itself carry spec.volumeAttributesClassName matching volumeAttributesClassName, or the claim will not bind [GN-W9]"));
+        warnings.warn("GN-W9", format!("{field}: a statically bound PersistentVolume must itself carry spec.volumeAttributesClassName matching volumeAttributesClassName, or the claim will not bind"));
     }
     Ok(())
 }

@@ -6,10 +6,10 @@ use super::facts::{
     lost_source_ack,
 };
 use super::{Step, create, cycle, deny, parent, shape, volume_update};
-use crate::admission::Context;
 use crate::admission::shared::env::grandfather_env;
 use crate::admission::shared::labels::{check_pod_labels_update, renderable_pod_labels};
 use crate::admission::shared::node_id::canonical_id;
+use crate::admission::{Context, Verdict};
 use shared_types::garage_cluster::common::{DrainActorKind, StorageRolloutStatus};
 use shared_types::garage_cluster::v1beta2::GarageCluster;
 use shared_types::garage_node::{CyclePhase, GarageNode, GarageNodeSpec};
@@ -79,13 +79,9 @@ struct Change {
     cycle: bool,
 }
 
-/// Validates an UPDATE from `old` to `new`.
-pub fn validate(
-    old: &GarageNode,
-    new: &GarageNode,
-    ctx: &Context,
-    warnings: &mut Vec<String>,
-) -> Step {
+/// Validates an UPDATE from `old` to `new`: the first broken rule is returned, warnings are
+/// recorded on `warnings` (the review's verdict) as they are found.
+pub fn validate(old: &GarageNode, new: &GarageNode, ctx: &Context, warnings: &mut Verdict) -> Step {
     let change = Change {
         spec: comparable(&old.spec) != comparable(&new.spec),
         drain_request: annotation(old, ANNOTATION_DRAIN) != annotation(new, ANNOTATION_DRAIN)
@@ -103,7 +99,7 @@ pub fn validate(
         if let Some(problem) = problems.into_iter().next() {
             return Err(problem.violation("GN-U7"));
         }
-        warnings.extend(legacy.into_iter().map(|w| format!("{w} [GN-W7]")));
+        legacy.into_iter().for_each(|w| warnings.warn("GN-W7", w));
         copy.spec.pod_labels = Some(renderable_pod_labels(labels));
     }
     // GN-U8: the rest of the validation copy, then the shape rules.
@@ -116,7 +112,9 @@ pub fn validate(
         new.spec.env_from.as_deref().unwrap_or_default(),
     )
     .map_err(|p| p.violation("GN-U8"))?;
-    warnings.extend(env.warnings.into_iter().map(|w| format!("{w} [GN-W5]")));
+    env.warnings
+        .into_iter()
+        .for_each(|w| warnings.warn("GN-W5", w));
     copy.spec.env = new.spec.env.as_ref().map(|_| env.env);
     copy.spec.env_from = new.spec.env_from.as_ref().map(|_| env.env_from);
     if grandfathered_name {
@@ -380,7 +378,7 @@ fn name_grandfathering(
     old: &GarageNode,
     new: &GarageNode,
     change: &Change,
-    warnings: &mut Vec<String>,
+    warnings: &mut Verdict,
 ) -> Result<bool, super::Violation> {
     if shape::name_fits(new) {
         return Ok(false);
@@ -393,8 +391,8 @@ fn name_grandfathering(
         ));
     }
     if facts::is_deleting(new) || is_external(new) || is_pool(new) || !change.spec {
-        warnings.push(format!(
-            "metadata.name is grandfathered for this non-expanding update; creating or rolling a StatefulSet-backed workload remains blocked until {}-0 is a valid Kubernetes label value [GN-W8]",
+        warnings.warn("GN-W8", format!(
+            "metadata.name is grandfathered for this non-expanding update; creating or rolling a StatefulSet-backed workload remains blocked until {}-0 is a valid Kubernetes label value",
             facts::name(new)
         ));
         return Ok(true);
@@ -475,7 +473,7 @@ fn lost_source_change(old: &GarageNode, new: &GarageNode) -> Step {
 
 /// GN-W11: the generated labels of a pool member are diagnostic outputs
 /// of the operator; editing them changes nothing but what selectors find.
-fn pool_label_warnings(old: &GarageNode, new: &GarageNode, warnings: &mut Vec<String>) {
+fn pool_label_warnings(old: &GarageNode, new: &GarageNode, warnings: &mut Verdict) {
     if !is_pool(new) {
         return;
     }
@@ -484,7 +482,7 @@ fn pool_label_warnings(old: &GarageNode, new: &GarageNode, warnings: &mut Vec<St
     for key in [LABEL_CLUSTER, LABEL_NODE_LOCAL_POOL, LABEL_KUBERNETES_NODE] {
         let before = get(old, key);
         if before.is_some() && before != get(new, key) {
-            warnings.push(format!("metadata.labels[{key}] is an operator-managed output on node-local-pool members; editing it does not change pool membership, which follows spec.storage.nodeLocalPools[].selector on the parent [GN-W11]"));
+            warnings.warn("GN-W11", format!("metadata.labels[{key}] is an operator-managed output on node-local-pool members; editing it does not change pool membership, which follows spec.storage.nodeLocalPools[].selector on the parent"));
         }
     }
 }

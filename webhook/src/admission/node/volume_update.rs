@@ -6,6 +6,7 @@
 use super::facts::{self, is_operator_child};
 use super::storage::{claim, has_source, is_empty_dir, is_read_only_only};
 use super::{Step, deny};
+use crate::admission::Verdict;
 use crate::admission::shared::quantity::{self, quantity_eq};
 use crate::admission::shared::selector::conversion_error;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
@@ -140,11 +141,7 @@ fn neutralise_one(
 
 /// GN-U9: legacy volume fields of metadata, data and (with equal counts)
 /// dataPaths, applied to the validation copy.
-pub fn neutralise_legacy(
-    old: &GarageNode,
-    copy: &mut GarageNode,
-    warnings: &mut Vec<String>,
-) -> Step {
+pub fn neutralise_legacy(old: &GarageNode, copy: &mut GarageNode, warnings: &mut Verdict) -> Step {
     let (Some(old_storage), Some(new_storage)) = (&old.spec.storage, copy.spec.storage.as_mut())
     else {
         return Ok(());
@@ -165,7 +162,7 @@ pub fn neutralise_legacy(
     }
     for (field, o, n, read_only_ignored) in pairs {
         if neutralise_one(&field, o, n, read_only_ignored)? {
-            warnings.push(format!("{field} contains unchanged released fields that never affected the rendered Kubernetes volume; remove them [GN-W6]"));
+            warnings.warn("GN-W6", format!("{field} contains unchanged released fields that never affected the rendered Kubernetes volume; remove them"));
         }
     }
     Ok(())

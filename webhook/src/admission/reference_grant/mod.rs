@@ -52,8 +52,8 @@ fn check(grant: &GarageReferenceGrant, verdict: &mut Verdict) {
             _ => {}
         }
         if namespace == Some(own) {
-            verdict.warn(format!(
-                "{field}: namespace {own:?} is the same as this resource's namespace; same-namespace references are always permitted without a grant [RG-W1]"
+            verdict.warn("RG-W1", format!(
+                "{field}: namespace {own:?} is the same as this resource's namespace; same-namespace references are always permitted without a grant"
             ));
         }
         if let Some(s) = &from.namespace_selector {
@@ -64,8 +64,8 @@ fn check(grant: &GarageReferenceGrant, verdict: &mut Verdict) {
                     format!("namespaceSelector is invalid: {why}; write a valid Kubernetes label selector"),
                 );
             } else if selector::is_empty(Some(s)) {
-                verdict.warn(format!(
-                    "{field}.namespaceSelector matches every namespace; use an explicit label requirement to limit access [RG-W2]"
+                verdict.warn("RG-W2", format!(
+                    "{field}.namespaceSelector matches every namespace; use an explicit label requirement to limit access"
                 ));
             }
         }

@@ -90,15 +90,15 @@ fn rg_w1_same_namespace_entries_warn_once_each() {
         &v,
         &Warn("same-namespace references are always permitted"),
     );
-    assert_eq!(v.warnings.len(), 2, "{:?}", v.warnings);
-    assert!(v.warnings.iter().all(|w| w.ends_with("[RG-W1]")));
+    assert_eq!(v.warnings().len(), 2, "{:?}", v.warnings());
+    assert!(v.warnings().iter().all(|w| w.ends_with("[RG-W1]")));
 }
 
 #[test]
 fn rg_w2_an_empty_selector_warns_once() {
     let v = create(json!({"from": [{"kind": "GarageKey", "namespaceSelector": {}}]}));
     check("empty selector", &v, &Warn("matches every namespace"));
-    assert_eq!(v.warnings.len(), 1, "{:?}", v.warnings);
+    assert_eq!(v.warnings().len(), 1, "{:?}", v.warnings());
 }
 
 #[test]

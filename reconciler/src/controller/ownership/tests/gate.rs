@@ -85,6 +85,7 @@ pub(super) async fn fake(answers: Answers) -> (Arc<Context>, Arc<Mutex<Vec<Seen>
         volume_class_refusals: Mutex::default(),
         expansion_refusals: Mutex::default(),
         ownership_warnings: Warnings::default(),
+        monitoring_kind: Default::default(),
     });
     (ctx, seen)
 }
