@@ -2,9 +2,10 @@
 //! `QuorumAtRisk` and `PeerUnreachable` conditions, `status.unreachablePeers`, the stable
 //! `clusterId`, the `buildInfo` and the `endpoints` the Services publish.
 //!
-//! Every figure here changes only when Garage's state does (a peer going down for longer than
-//! the threshold, a version upgrade, a port change), never with traffic, so a converged
-//! cluster's status compares equal from pass to pass and is not rewritten.
+//! Every figure here changes only when Garage's state does (a peer going down, a version
+//! upgrade, a port change), never with traffic, so a converged cluster's status compares
+//! equal from pass to pass and is not rewritten. While a peer stays down its entry in
+//! `unreachablePeers` counts the minutes, so the status is written at most once a minute then.
 
 use std::time::Duration;
 
@@ -71,9 +72,9 @@ pub fn conditions(health: Option<&ClusterHealth>, unreachable: &[String]) -> Vec
             status: true,
             reason: reason::REASON_QUORUM_LOST,
             message: format!(
-                "{}/{} partitions lack a write quorum ({}/{} storage nodes up); bring the \
-                 missing members back, or accept reduced durability with \
-                 spec.replication.consistencyMode: dangerous",
+                "{}/{} partitions lack a write quorum ({}/{} storage nodes up); writes to \
+                 them fail until the missing members are back; a member gone for good is \
+                 removed with the lost-node workflow",
                 h.partitions - h.partitions_quorum,
                 h.partitions,
                 h.storage_nodes_up,

@@ -39,6 +39,12 @@ const METRICS_VOLUME: &str = "metrics-token";
 /// reads back only what it wrote.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ServiceMonitor {
+    /// `monitoring.coreos.com/v1`.
+    #[serde(rename = "apiVersion", default)]
+    pub api_version: String,
+    /// `ServiceMonitor`.
+    #[serde(default)]
+    pub kind: String,
     /// Standard object metadata.
     pub metadata: ObjectMeta,
     /// The spec, in prometheus-operator's schema.
@@ -143,20 +149,31 @@ pub fn plan(
         .and_then(|m| m.additional_labels.clone())
         .unwrap_or_default();
     object_labels.extend(labels::cluster_labels(&s.name));
+    let spec = json!({
+        "jobLabel": label::LABEL_APP_NAME,
+        "selector": {"matchLabels": admin_service_selector(&s.name)},
+        "namespaceSelector": {"matchNames": [s.namespace]},
+        "endpoints": [endpoint],
+    });
+    // The digest of the spec changes whenever the spec does, also when a field is removed,
+    // which comparing the live object with the wanted one alone would not see; the write
+    // then replaces the endpoint list, and the removed field with it.
+    let digest = crate::names::sha256_hex(spec.to_string().as_bytes());
     let monitor = ServiceMonitor {
+        api_version: format!("{GROUP}/{VERSION}"),
+        kind: "ServiceMonitor".into(),
         metadata: ObjectMeta {
             name: Some(sm_name.clone()),
             namespace: Some(s.namespace.clone()),
             labels: Some(object_labels),
+            annotations: Some(BTreeMap::from([(
+                shared_types::keys::annotation::ANNOTATION_RENDERED_HASH.to_owned(),
+                digest[..16].to_owned(),
+            )])),
             owner_references: Some(vec![controller_ref(c)?]),
             ..Default::default()
         },
-        spec: json!({
-            "jobLabel": label::LABEL_APP_NAME,
-            "selector": {"matchLabels": admin_service_selector(&s.name)},
-            "namespaceSelector": {"matchNames": [s.namespace]},
-            "endpoints": [endpoint],
-        }),
+        spec,
     };
     let condition = Desired {
         type_: cc::CONDITION_SERVICE_MONITOR_READY,

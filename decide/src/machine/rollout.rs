@@ -424,10 +424,28 @@ fn recovery(o: &Observed<'_>, record: &StorageRolloutStatus, actor: &Member) -> 
     let redo = actor.pod.as_ref().filter(|p| {
         Some(p.uid.as_str()) != record.previous_pod_uid.as_deref() && !p.terminating && !p.ready
     });
-    if let Some(nonce) = o
+    let requested = o
         .recovery_request
-        .filter(|n| !n.is_empty() && Some(*n) != record.recovery_request.as_deref())
-    {
+        .filter(|n| !n.is_empty() && Some(*n) != record.recovery_request.as_deref());
+    let marked = redo.filter(|p| record.recovery_pod_uid.as_deref() == Some(p.uid.as_str()));
+    // A replacement is also not Ready when its peers are down (Garage's health needs a quorum
+    // it can reach): it is made again only while every other member serves, so a redo never
+    // takes down a process that may be holding its partitions.
+    let others_down: Vec<&str> = o
+        .members
+        .iter()
+        .filter(|m| m.uid != actor.uid)
+        .filter(|m| !m.pod.as_ref().is_some_and(|p| p.ready && !p.terminating))
+        .map(|m| m.name.as_str())
+        .collect();
+    if (redo.is_some() && requested.is_some() || marked.is_some()) && !others_down.is_empty() {
+        return Some(rolling(format!(
+            "the recover-storage-rollout request for {} waits until the pods of {} are Ready",
+            actor.name,
+            list(&others_down)
+        )));
+    }
+    if let Some(nonce) = requested {
         return Some(Step::Record(Box::new(StorageRolloutStatus {
             recovery_request: Some(nonce.to_owned()),
             recovery_pod_name: redo.map(|p| p.name.clone()),
@@ -435,11 +453,31 @@ fn recovery(o: &Observed<'_>, record: &StorageRolloutStatus, actor: &Member) -> 
             ..record.clone()
         })));
     }
-    let pod = redo.filter(|p| record.recovery_pod_uid.as_deref() == Some(p.uid.as_str()))?;
+    let pod = marked?;
     Some(Step::DeletePod {
         name: pod.name.clone(),
         uid: pod.uid.clone(),
     })
+}
+
+/// The Event text of a record written: a recovery request taken up (and whether a pod is made
+/// again), or a pod recorded before it is replaced.
+pub fn record_note(before: Option<&StorageRolloutStatus>, after: &StorageRolloutStatus) -> String {
+    let member = after.garage_node_name.clone().unwrap_or_default();
+    let before_request = before.and_then(|b| b.recovery_request.as_deref());
+    match (&after.recovery_request, &after.recovery_pod_name) {
+        (Some(request), pod) if before.is_some() && before_request != Some(request.as_str()) => {
+            match pod {
+                Some(pod) => format!(
+                    "recover-storage-rollout {request:?}: pod {pod} of {member} is made again"
+                ),
+                None => format!(
+                    "recover-storage-rollout {request:?} recorded: the replacement of {member} is not one to make again"
+                ),
+            }
+        }
+        _ => format!("pod of {member} recorded for replacement before it is deleted"),
+    }
 }
 
 /// What happened to a claim recorded for the actor, or `None` while each is still the one

@@ -264,7 +264,8 @@ pub const REASON_SERVICE_MONITOR_KIND_MISSING: &str = "KindNotInstalled";
 
 // --- GarageBucket, GarageKey and GarageReferenceGrant ---
 
-/// `ApplyFailed`: pushing lifecycle rules to Garage failed (`LifecycleConfigured=False`).
+/// `ApplyFailed`: pushing lifecycle rules to Garage failed (`LifecycleConfigured=False`), or
+/// the API server refused the cluster's ServiceMonitor (`ServiceMonitorReady=False`).
 pub const REASON_APPLY_FAILED: &str = "ApplyFailed";
 /// `BucketReady`: reason of `Ready=True` on a `GarageBucket`.
 pub const REASON_BUCKET_READY: &str = "BucketReady";

@@ -84,6 +84,12 @@ fn on_it_scrapes_the_admin_service_with_the_spec_settings() {
         panic!("no ServiceMonitor planned");
     };
     assert!(condition.status);
+    // What the API server needs to know what is created.
+    let body = serde_json::to_value(&sm).unwrap();
+    assert_eq!(
+        (&body["apiVersion"], &body["kind"]),
+        (&json!("monitoring.coreos.com/v1"), &json!("ServiceMonitor"))
+    );
     let labels = sm.metadata.labels.clone().unwrap();
     assert_eq!(labels["release"], "kube-prometheus");
     assert_eq!(
@@ -159,4 +165,18 @@ fn the_bearer_follows_the_pods_until_every_one_runs_the_new_token() {
         Some("new"),
         "a pod going away, and one without a token (its /metrics is open), do not hold it"
     );
+}
+
+#[test]
+fn a_removed_setting_changes_the_digest_so_the_write_replaces_it() {
+    let digest = |c: &GarageCluster| {
+        let (Plan::Ensure(sm), _) = planned(c, true, Some("copy"), &[]) else {
+            panic!("no ServiceMonitor planned");
+        };
+        sm.metadata.annotations.unwrap()["garage.rajsingh.info/rendered-hash"].clone()
+    };
+    let with = monitored(json!({"enabled": true, "interval": "15s"}));
+    let without = monitored(json!({"enabled": true}));
+    assert_ne!(digest(&with), digest(&without));
+    assert_eq!(digest(&with), digest(&with.clone()));
 }

@@ -508,6 +508,23 @@ fn a_recovery_request_redoes_a_replacement_that_is_not_ready_and_nothing_else() 
         reason::REASON_STORAGE_ROLLING_OUT,
         "Ready",
     );
+    // While another member is down, a redo waits: the replacement may be not Ready only
+    // because of it.
+    let mut down = m.clone();
+    down[1].pod.as_mut().unwrap().ready = false;
+    waits(
+        &with(&down, &ack, Some("n3")),
+        reason::REASON_STORAGE_ROLLING_OUT,
+        "waits until the pods of b are Ready",
+    );
+    waits(
+        &with(&down, &marked, Some("n2")),
+        reason::REASON_STORAGE_ROLLING_OUT,
+        "waits until the pods of b are Ready",
+    );
+    assert!(record_note(Some(&ack), &marked).contains("is made again"));
+    assert!(record_note(Some(&r), &ack).contains("not one to make again"));
+    assert!(record_note(None, &r).contains("recorded for replacement"));
     // A value set before a transaction starts is not a request for it.
     let fresh = vec![member("a", 'a', "r1", "r2")];
     let mut o = observed(&fresh, None);

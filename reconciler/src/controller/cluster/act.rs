@@ -45,6 +45,11 @@ pub async fn act(
         // The cached object is stale: members created for it would only be garbage.
         return Ok(false);
     }
+    // Scraping is not storage: a ServiceMonitor the API server refuses is reported, and the
+    // rest of the pass goes on.
+    if let Err(e) = super::service_monitor::converge(&d.service_monitor, ns, &s.uid, ctx).await {
+        super::service_monitor::failed(&mut d.conditions, &mut d.notes, &e);
+    }
     let gn_api: Api<GarageNode> = Api::namespaced(client.clone(), ns);
 
     let pools = std::mem::take(&mut d.pools);
@@ -143,7 +148,6 @@ async fn ensure_objects(
         ensure(&api, m, p, uid, write::metadata_and_spec).await?;
     }
     super::network_policy::converge(&d.network_policy, ns, uid, ctx).await?;
-    super::service_monitor::converge(&d.service_monitor, ns, uid, ctx).await?;
     let gn_api: Api<GarageNode> = Api::namespaced(client.clone(), ns);
     for gn in &d.update_nodes {
         ensure(&gn_api, m, gn, uid, write::metadata_and_spec).await?;
@@ -650,10 +654,7 @@ async fn rollout_step(
             notes.push(Note::normal(
                 reason::REASON_STORAGE_ROLLING_OUT,
                 "RecordRollout",
-                format!(
-                    "pod of {} recorded for replacement before it is deleted",
-                    r.garage_node_name.clone().unwrap_or_default()
-                ),
+                decide::machine::rollout::record_note(record, &r),
             ));
         }
         RolloutStep::DeletePod { name, uid } => {

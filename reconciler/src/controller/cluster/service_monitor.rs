@@ -9,10 +9,14 @@ use std::time::{Duration, Instant};
 use kube::Api;
 use kube::api::DeleteParams;
 
+use crate::controller::events::Note;
 use crate::controller::write::{self, ensure};
 use crate::controller::{Context, Error};
 use crate::desired::is_controlled_by;
 use crate::desired::service_monitor::{Plan, ServiceMonitor, name};
+use decide::conditions::Desired;
+use shared_types::conditions::cluster::CONDITION_SERVICE_MONITOR_READY;
+use shared_types::conditions::reason::REASON_APPLY_FAILED;
 
 /// How long an answer about the kind is reused.
 const KIND_CHECK_EVERY: Duration = Duration::from_secs(60);
@@ -41,7 +45,8 @@ pub async fn installed(ctx: &Context, ns: &str, cluster: &str) -> bool {
         Ok(_) => true,
         Err(kube::Error::Api(e)) if e.code == 404 => object_absent(&e),
         Err(e) => {
-            tracing::debug!(error = %e, "ServiceMonitor check failed; keeping the last answer");
+            // A 403 means the install's role lacks the kind: the chart grants it.
+            tracing::warn!(error = %e, "ServiceMonitor check failed; keeping the last answer");
             return cached.is_some_and(|(_, answer)| answer);
         }
     };
@@ -50,6 +55,30 @@ pub async fn installed(ctx: &Context, ns: &str, cluster: &str) -> bool {
         .lock()
         .unwrap_or_else(|p| p.into_inner()) = Some((Instant::now(), answer));
     answer
+}
+
+/// Reports a ServiceMonitor write that failed: `ServiceMonitorReady=False` (`ApplyFailed`)
+/// with the API server's answer while monitoring is on, and a Warning Event either way.
+pub fn failed(conditions: &mut [Desired], notes: &mut Vec<Note>, e: &Error) {
+    let message = format!("the ServiceMonitor could not be written: {e}");
+    tracing::warn!(error = %e, "ServiceMonitor write failed; the rest of the pass goes on");
+    if let Some(c) = conditions
+        .iter_mut()
+        .find(|c| c.type_ == CONDITION_SERVICE_MONITOR_READY)
+    {
+        c.status = false;
+        c.reason = REASON_APPLY_FAILED;
+        c.message = format!(
+            "{message}; fix spec.monitoring (interval, additionalLabels and metricRelabelings must \
+             be valid for prometheus-operator) or remove a ServiceMonitor of that name the \
+             cluster does not own"
+        );
+    }
+    notes.push(Note::warning(
+        REASON_APPLY_FAILED,
+        "ServiceMonitor",
+        message,
+    ));
 }
 
 /// What the API server answers for a resource it does not serve.
