@@ -16,6 +16,11 @@ fn samples() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/upstream-samples")
 }
 
+/// SH-20's hash of the drained fixtures' node sets (roles and storage both the single ID
+/// `a…a`), computed outside this crate from the definition.
+const DRAINED_HASH: &str =
+    "sha256:557da8946bf94cc288b028c3067853b711e0f918f0b26c8d0368ea1157f4c6bd";
+
 fn run(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_garage-webhook"))
         .args(args)
@@ -422,16 +427,27 @@ fn convert_prints_yaml_in_the_target_version() {
 
 #[test]
 fn manifest_reviews_reach_delete_options_scale_and_the_stored_old_object() {
-    let delete = |policy| {
+    let scratch = tempfile::tempdir().unwrap();
+    let drained = "manifests/cluster-drained.yaml";
+    // The same drained cluster whose record's hash belongs to other node sets (all empty).
+    let forged_path = scratch.path().join("cluster-drained-forged.yaml");
+    let text = std::fs::read_to_string(fixtures().join("manifests/cluster-drained.yaml")).unwrap();
+    let forged_text = text.replace(
+        DRAINED_HASH,
+        "sha256:caef2d293bbac3d3d33711edf643e687c1f52cad4c7bb1d8361cc6d16a2bd006",
+    );
+    std::fs::write(&forged_path, forged_text).unwrap();
+    let forged = forged_path.to_str().unwrap().to_owned();
+    fn delete<'a>(policy: &'a str, old: &'a str) -> Vec<&'a str> {
         vec![
             "--operation",
             "DELETE",
             "--propagation",
             policy,
             "--old",
-            "manifests/cluster-drained.yaml",
+            old,
         ]
-    };
+    }
     let scale = |file| {
         vec![
             "--state",
@@ -457,9 +473,14 @@ fn manifest_reviews_reach_delete_options_scale_and_the_stored_old_object() {
         ]
     };
     let cases: Vec<(Vec<&str>, i32, &[&str])> = vec![
-        (delete("Foreground"), 1, &["[GC-D7]"]),
-        (delete("Background"), 0, &[]),
-        (delete("Orphan"), 0, &[]),
+        (delete("Foreground", drained), 1, &["[GC-D7]"]),
+        (delete("Background", drained), 0, &[]),
+        (delete("Orphan", drained), 0, &[]),
+        (
+            delete("Background", &forged),
+            1,
+            &["status.storageDrain", "targetHash", "[GC-D6]"],
+        ),
         (scale("manifests/scale-4.yaml"), 0, &[]),
         (
             scale("manifests/scale-2.yaml"),

@@ -137,6 +137,26 @@ pub(crate) fn encode_payload<T: Serialize + ?Sized>(
     serde_json::to_string(value).map_err(|source| ConvertError::EncodePayload { what, source })
 }
 
+/// The node-local pools payload decoded as conversion to v1beta2 restores it. Admission
+/// (G1-C8) decodes with this too, so it judges exactly the pools conversion would restore.
+pub(crate) fn decode_pools(
+    payload: &str,
+) -> Result<Vec<v1beta2::NodeLocalPoolSpec>, serde_json::Error> {
+    serde_json::from_str(payload)
+}
+
+/// The gateway-tier payload decoded as conversion to v1beta2 restores it (see
+/// [`decode_pools`]).
+pub(crate) fn decode_gateway(payload: &str) -> Result<v1beta2::GatewaySpec, serde_json::Error> {
+    serde_json::from_str(payload)
+}
+
+/// The payloads [`take_transport`] would take off `annotations`, leaving them as they are:
+/// what conversion to v1beta2 would restore from this object.
+pub(crate) fn peek_transport(annotations: Option<&Annotations>) -> Payloads {
+    take_transport(&mut annotations.cloned())
+}
+
 /// Payloads taken off a v1beta1 view.
 #[derive(Debug, Default)]
 pub(crate) struct Payloads {

@@ -10,8 +10,9 @@ use thiserror::Error;
 pub enum ConvertError {
     /// The node-local pool payload of a v1beta1 view is not a JSON list of pools.
     #[error(
-        "restore node-local pools from annotation {key}: {source}; the annotation is a reserved \
-         conversion payload and must be sent back exactly as it was read"
+        "restore node-local pools from annotation {key}: {}; the annotation is a reserved \
+         conversion payload and must be sent back exactly as it was read",
+        position(.source)
     )]
     PoolPayload {
         /// The annotation key.
@@ -31,8 +32,9 @@ pub enum ConvertError {
     },
     /// The gateway payload of a v1beta1 view is not a JSON GatewaySpec.
     #[error(
-        "restore the gateway tier from annotation {key}: {source}; the annotation is a reserved \
-         conversion payload and must be sent back exactly as it was read"
+        "restore the gateway tier from annotation {key}: {}; the annotation is a reserved \
+         conversion payload and must be sent back exactly as it was read",
+        position(.source)
     )]
     GatewayPayload {
         /// The annotation key.
@@ -103,7 +105,7 @@ pub enum ConvertError {
     #[error("has no metadata object")]
     MissingMetadata,
     /// The object does not decode as a GarageCluster of its apiVersion.
-    #[error("does not decode as a {api_version} GarageCluster: {source}")]
+    #[error("does not decode as a {api_version} GarageCluster: {}", position(.source))]
     Decode {
         /// The apiVersion the object claims.
         api_version: String,
@@ -116,4 +118,47 @@ pub enum ConvertError {
         /// The encoder's error.
         source: serde_json::Error,
     },
+}
+
+/// Where and what kind of error a decoder met, without its own text: that text can quote the
+/// offending value, and an env value may be a secret that must not reach a response or a log.
+fn position(e: &serde_json::Error) -> String {
+    format!(
+        "{:?} error at line {}, column {}",
+        e.classify(),
+        e.line(),
+        e.column()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_decode_error_never_quotes_the_value() {
+        let e = serde_json::from_str::<Vec<u32>>(r#"["hunter2-secret"]"#).unwrap_err();
+        assert!(
+            e.to_string().contains("hunter2"),
+            "serde_json quotes it: {e}"
+        );
+        for error in [
+            ConvertError::PoolPayload {
+                key: "k",
+                source: serde_json::from_str::<Vec<u32>>(r#"["hunter2-secret"]"#).unwrap_err(),
+            },
+            ConvertError::GatewayPayload {
+                key: "k",
+                source: serde_json::from_str::<Vec<u32>>(r#"["hunter2-secret"]"#).unwrap_err(),
+            },
+            ConvertError::Decode {
+                api_version: "v".into(),
+                source: e,
+            },
+        ] {
+            let text = error.to_string();
+            assert!(!text.contains("hunter2"), "{text}");
+            assert!(text.contains("line 1, column"), "{text}");
+        }
+    }
 }

@@ -5,7 +5,8 @@ use shared_types::garage_cluster::{v1beta1, v1beta2};
 
 use super::ConvertError;
 use super::annotations::{
-    ANNOTATION_V1BETA2_GATEWAY_TIER, ANNOTATION_V1BETA2_NODE_LOCAL_POOLS, Payloads, take_transport,
+    ANNOTATION_V1BETA2_GATEWAY_TIER, ANNOTATION_V1BETA2_NODE_LOCAL_POOLS, Payloads, decode_gateway,
+    decode_pools, take_transport,
 };
 use super::pod::PodFields;
 use super::status;
@@ -186,11 +187,10 @@ fn restore_payloads(
     edge: bool,
 ) -> Result<(), ConvertError> {
     if let Some(pools) = payloads.pools {
-        let pools: Vec<v1beta2::NodeLocalPoolSpec> =
-            serde_json::from_str(&pools).map_err(|source| ConvertError::PoolPayload {
-                key: ANNOTATION_V1BETA2_NODE_LOCAL_POOLS,
-                source,
-            })?;
+        let pools = decode_pools(&pools).map_err(|source| ConvertError::PoolPayload {
+            key: ANNOTATION_V1BETA2_NODE_LOCAL_POOLS,
+            source,
+        })?;
         let Some(storage) = hub.spec.storage.as_mut() else {
             return Err(ConvertError::PoolsWithoutStorage {
                 key: ANNOTATION_V1BETA2_NODE_LOCAL_POOLS,
@@ -199,11 +199,10 @@ fn restore_payloads(
         storage.node_local_pools = Some(pools);
     }
     if let Some(gateway) = payloads.gateway {
-        let payload: v1beta2::GatewaySpec =
-            serde_json::from_str(&gateway).map_err(|source| ConvertError::GatewayPayload {
-                key: ANNOTATION_V1BETA2_GATEWAY_TIER,
-                source,
-            })?;
+        let payload = decode_gateway(&gateway).map_err(|source| ConvertError::GatewayPayload {
+            key: ANNOTATION_V1BETA2_GATEWAY_TIER,
+            source,
+        })?;
         hub.spec.gateway = Some(if edge {
             overlay_edge_edits(payload, hub.spec.gateway.take().unwrap_or_default())
         } else if hub.spec.storage.is_some() {

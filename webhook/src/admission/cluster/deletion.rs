@@ -11,63 +11,26 @@ use shared_types::keys::annotation::ANNOTATION_DRAIN;
 
 use super::federation::ASSUME_CONSISTENT_WARNING;
 use super::tiers::Shape;
-use crate::admission::shared::node_id::is_canonical_id_set;
+use crate::admission::shared::drain_token::{self, ExpectedActor, Required};
 use crate::admission::shared::readiness::drain_readiness;
 use crate::admission::shared::replication::{effective_consistency, effective_peer_policy};
 use crate::admission::{Context, Verdict};
 use crate::convert::V1BETA2;
 
-/// SH-20 without the target-hash comparison (see docs/compatibility/admission-cluster.md).
+/// GC-D6: SH-20 on the cluster's own drain record. The record must name this
+/// exact GarageCluster incarnation and its `targetHash` must be the one SH-20
+/// computes from its node sets, so a record copied from another object, or
+/// edited after the fact, authorises nothing. No node ID is required: a site
+/// retirement covers whatever roles the site held.
 fn terminal_token(c: &GarageCluster, d: &StorageDrainStatus) -> Result<(), String> {
-    let a = d.actor.as_ref().ok_or("the drain record has no actor")?;
-    let uid = c.metadata.uid.as_deref().unwrap_or_default();
-    let same = a.api_version.as_deref() == Some(V1BETA2)
-        && a.kind == Some(DrainActorKind::GarageCluster)
-        && a.namespace == c.metadata.namespace
-        && a.name == c.metadata.name
-        && !uid.trim().is_empty()
-        && a.uid.as_deref() == Some(uid);
-    if !same {
-        return Err("terminal storage-drain actor does not match the expected Kubernetes object incarnation".into());
-    }
-    if d.transaction_id
-        .as_deref()
-        .is_none_or(|t| t.trim().is_empty())
-    {
-        return Err("the drain record has no transactionId".into());
-    }
-    match (d.started_at.as_ref(), d.completed_at.as_ref()) {
-        (Some(s), Some(e)) if e.0 >= s.0 => {}
-        _ => {
-            return Err(format!(
-                "timestamps are invalid: wait for {CONDITION_STORAGE_DRAIN_READY}=True reason {REASON_COMPLETED}"
-            ));
-        }
-    }
-    let roles = d.role_removal_node_ids.clone().unwrap_or_default();
-    let removed = d.removed_storage_node_ids.clone().unwrap_or_default();
-    let unavailable = d.unavailable_source_node_ids.clone().unwrap_or_default();
-    if ![&roles, &removed, &unavailable]
-        .into_iter()
-        .all(|ids| is_canonical_id_set(ids))
-    {
-        return Err(
-            "node ID sets must be sorted, de-duplicated, lower-case 64-hex Garage node IDs".into(),
-        );
-    }
-    if !removed.iter().all(|r| roles.contains(r))
-        || !unavailable.iter().all(|u| removed.contains(u))
-    {
-        return Err("removed storage IDs must be a subset of role removals, and unavailable sources a subset of removed IDs".into());
-    }
-    if !d
-        .target_hash
-        .as_deref()
-        .is_some_and(|h| h.starts_with("sha256:") && h.len() == 71)
-    {
-        return Err("targetHash is not a sha256 digest".into());
-    }
-    Ok(())
+    let expected = ExpectedActor {
+        api_version: V1BETA2,
+        kind: DrainActorKind::GarageCluster,
+        namespace: c.metadata.namespace.as_deref().unwrap_or_default(),
+        name: c.metadata.name.as_deref().unwrap_or_default(),
+        uid: c.metadata.uid.as_deref().unwrap_or_default(),
+    };
+    drain_token::verify(Some(d), &expected, &Required::default())
 }
 
 /// GC-D1..GC-D11.
@@ -109,7 +72,7 @@ pub fn check(old: Option<&GarageCluster>, ctx: &Context, verdict: &mut Verdict) 
         verdict.deny(
             "GC-D6",
             "status.storageDrain",
-            format!("deletionPolicy: Drain terminal preparation is invalid: {e}"),
+            format!("deletionPolicy: Drain terminal preparation is invalid: {e}; delete only once the operator has recorded this GarageCluster's own completed drain ({CONDITION_STORAGE_DRAIN_READY}=True reason {REASON_COMPLETED})"),
         );
         return;
     }

@@ -34,6 +34,7 @@ pub mod removal;
 pub mod scale;
 pub mod spoke;
 mod spoke_names;
+mod spoke_payload;
 mod spoke_update;
 pub mod storage;
 pub mod tiers;
@@ -53,6 +54,8 @@ mod tests_host_access;
 mod tests_legacy;
 #[cfg(test)]
 mod tests_legacy_volumes;
+#[cfg(test)]
+mod tests_payload_env;
 #[cfg(test)]
 mod tests_pools;
 #[cfg(test)]

@@ -538,6 +538,7 @@ pub fn validate_cluster_v1beta1(
         (Operation::Create, _, Some(new)) => {
             let c = Spoke(new);
             shape_rules(&c, false, true, &mut verdict);
+            super::spoke_payload::check(None, new, &mut verdict);
             if addressed_v1beta1(ctx) {
                 check_transport_create(&c, &mut verdict);
             }

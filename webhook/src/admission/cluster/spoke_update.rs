@@ -91,6 +91,7 @@ pub(super) fn update(
     }
     let legacy = old.spec == new.spec;
     shape_rules(&Spoke(&copy), legacy, false, verdict);
+    super::spoke_payload::check(Some(old), new, verdict);
     let (Some(ho), Some(hn)) = (hub(old, verdict), hub(new, verdict)) else {
         return;
     };

@@ -1,10 +1,10 @@
 //! GarageNode DELETE rules GN-D1…GN-D8: a positive-capacity identity leaves
 //! only through the prepared drain, proven by the owner's terminal token.
 
-use super::drain_token::{self, ExpectedActor, Required};
 use super::facts::{self, cluster_namespace, drain_requested, is_external, is_gateway, is_pool};
 use super::{Step, deny, parent};
 use crate::admission::Context;
+use crate::admission::shared::drain_token::{self, ExpectedActor, Required};
 use crate::admission::shared::replication::effective_peer_policy;
 use shared_types::conditions::node::CONDITION_DRAIN_PREPARED;
 use shared_types::conditions::reason::REASON_PREPARED_NOT_IN_LAYOUT;

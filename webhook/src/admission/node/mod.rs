@@ -10,7 +10,6 @@
 mod create;
 mod cycle;
 mod delete;
-mod drain_token;
 mod facts;
 mod parent;
 mod shape;

@@ -6,6 +6,7 @@
 //! applies it (for example `GC-C1` applying SH-15 to `spec.publicEndpoint`)
 //! records them with its own id, so a denial names the rule a user looks up.
 
+pub mod drain_token;
 pub mod durations;
 pub mod endpoints;
 pub mod env;

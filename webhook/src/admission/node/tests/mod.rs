@@ -9,8 +9,8 @@ mod delete;
 mod update;
 mod volumes;
 
-use super::drain_token::target_hash;
 use super::validate_node;
+use crate::admission::shared::drain_token::target_hash;
 pub use crate::admission::testing::{Want, check, merge};
 use crate::admission::{Context, Review, Verdict};
 use serde_json::{Value, json};
