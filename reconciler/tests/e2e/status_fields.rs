@@ -1,8 +1,8 @@
 //! What `kubectl get` shows of a converged cluster: every GarageNode `Connected` and
 //! `InLayout`, the cluster's `Gateway` column 0 and no `Diagnosis`, the layout history in
-//! status matching what Garage reports, and the health fields: the smallest node ID as
-//! `clusterId`, Garage's build (version, Rust version, features), the Services' endpoints, `QuorumAtRisk` and
-//! `PeerUnreachable` both False.
+//! status matching what Garage reports, and the health fields: one of Garage's node IDs as
+//! `clusterId`, Garage's build (version, Rust version, features) as a member reports it, the
+//! Services' endpoints, `QuorumAtRisk` and `PeerUnreachable` both False.
 
 use std::time::Duration;
 
@@ -44,23 +44,34 @@ pub(crate) async fn columns(w: &World<'_>) -> anyhow::Result<()> {
         recorded.current_version == i64::try_from(history.current_version).ok(),
         "status.layoutHistory {recorded:?} is not Garage's {history:?}"
     );
+    // The ID chosen when the cluster first reported (its smallest node ID then) stays while
+    // Garage knows that node, even once a node with a smaller ID joined.
     let garage = admin.cluster_status().await?;
-    let smallest = garage.nodes.iter().map(|n| n.id.as_str()).min();
+    let known: Vec<&str> = garage.nodes.iter().map(|n| n.id.as_str()).collect();
     ensure!(
-        status.cluster_id.as_deref() == smallest,
-        "clusterId {:?}, smallest node ID {smallest:?}",
+        status
+            .cluster_id
+            .as_deref()
+            .is_some_and(|id| known.contains(&id)),
+        "clusterId {:?} is none of Garage's nodes {known:?}",
         status.cluster_id
     );
+    // The build as the member reports it itself.
+    let (_, info) = admin
+        .node_info(&reconciler::garage::NodeTarget::Local)
+        .await?
+        .into_single()?;
     let build = status.build_info.clone().unwrap_or_default();
     let version = build.version.clone();
     ensure!(
-        version.as_deref() == Some("v2.5.0")
-            && build.rust_version.is_some()
+        version.as_deref() == Some(info.garage_version.as_str())
+            && build.rust_version.as_deref() == Some(info.rust_version.as_str())
+            && build.features == info.garage_features
             && build
                 .features
                 .as_ref()
                 .is_some_and(|f| f.iter().any(|f| f == "k2v")),
-        "buildInfo {build:?}"
+        "buildInfo {build:?}, the member reports {info:?}"
     );
     let endpoints = status.endpoints.context("no endpoints")?;
     let ns = crate::ns();
@@ -78,7 +89,7 @@ pub(crate) async fn columns(w: &World<'_>) -> anyhow::Result<()> {
         );
     }
     println!(
-        "status: every GarageNode Connected and InLayout, Gateway 0, no Diagnosis, layout history at version {}, clusterId the smallest node ID, Garage {}, endpoints on the Services, QuorumAtRisk and PeerUnreachable False",
+        "status: every GarageNode Connected and InLayout, Gateway 0, no Diagnosis, layout history at version {}, clusterId one of Garage's nodes, Garage {}, endpoints on the Services, QuorumAtRisk and PeerUnreachable False",
         history.current_version,
         version.unwrap_or_default()
     );
