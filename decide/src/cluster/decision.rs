@@ -131,6 +131,8 @@ pub const OWNED: &[&str] = &[
     cc::CONDITION_STORAGE_EXPANSION_IN_PROGRESS,
     cc::CONDITION_STORAGE_EXPANSION_BLOCKED,
     cc::CONDITION_SERVICE_MONITOR_READY,
+    cc::CONDITION_QUORUM_AT_RISK,
+    cc::CONDITION_PEER_UNREACHABLE,
 ];
 
 /// The decision for a live cluster with valid settings.
@@ -272,6 +274,7 @@ fn observability(
     conditions.extend(super::health::conditions(
         read.and_then(|r| r.health.as_ref()),
         status.unreachable_peers.as_deref().unwrap_or_default(),
+        status.conditions.as_deref().unwrap_or_default(),
     ));
     Ok((plan, conditions))
 }

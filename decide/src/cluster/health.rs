@@ -10,6 +10,7 @@
 use std::time::Duration;
 
 use garage_api_types::{ClusterHealth, ClusterStatus, NodeInfo};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use shared_types::conditions::{cluster as cc, reason};
 use shared_types::garage_cluster::common::{BuildInfo, ClusterEndpoints};
 
@@ -60,11 +61,15 @@ fn minutes(secs: u64) -> String {
 }
 
 /// `QuorumAtRisk` from Garage's own partition count, and `PeerUnreachable` from
-/// [`unreachable_peers`]. Nothing when Garage's health could not be read: the last published
-/// conditions stay, and `Ready` says why Garage could not be read.
-pub fn conditions(health: Option<&ClusterHealth>, unreachable: &[String]) -> Vec<Desired> {
+/// [`unreachable_peers`]. When Garage's health could not be read, the published ones
+/// (`current`) are kept as they are, and `Ready` says why Garage could not be read.
+pub fn conditions(
+    health: Option<&ClusterHealth>,
+    unreachable: &[String],
+    current: &[Condition],
+) -> Vec<Desired> {
     let Some(h) = health else {
-        return Vec::new();
+        return kept(current);
     };
     let quorum = if h.partitions > 0 && h.partitions_quorum < h.partitions {
         Desired {
@@ -110,6 +115,30 @@ pub fn conditions(health: Option<&ClusterHealth>, unreachable: &[String]) -> Vec
         }
     };
     vec![quorum, peers]
+}
+
+/// The published health conditions, unchanged, for a pass that could not read Garage: the
+/// controller owns them, so each pass states them, and only a new reading changes them.
+fn kept(current: &[Condition]) -> Vec<Desired> {
+    const REASONS: [&str; 4] = [
+        reason::REASON_QUORUM_LOST,
+        reason::REASON_QUORUM_OK,
+        reason::REASON_PEERS_UNREACHABLE,
+        reason::REASON_PEERS_REACHABLE,
+    ];
+    [cc::CONDITION_QUORUM_AT_RISK, cc::CONDITION_PEER_UNREACHABLE]
+        .into_iter()
+        .filter_map(|type_| {
+            let c = current.iter().find(|c| c.type_ == type_)?;
+            let reason = REASONS.into_iter().find(|r| *r == c.reason)?;
+            Some(Desired {
+                type_,
+                status: c.status == "True",
+                reason,
+                message: c.message.clone(),
+            })
+        })
+        .collect()
 }
 
 /// `status.clusterId`: the recorded one while Garage still knows that node, else the smallest

@@ -64,7 +64,7 @@ fn only_storage_peers_down_past_the_threshold_are_unreachable() {
 #[test]
 fn quorum_and_peer_conditions_follow_garage() {
     let kinds = |h: Option<&ClusterHealth>, peers: &[String]| -> Vec<(&str, bool, &str)> {
-        conditions(h, peers)
+        conditions(h, peers, &[])
             .into_iter()
             .map(|d| (d.type_, d.status, d.reason))
             .collect()
@@ -88,7 +88,7 @@ fn quorum_and_peer_conditions_follow_garage() {
             ("PeerUnreachable", true, "SustainedUnreachable"),
         ]
     );
-    let messages: Vec<String> = conditions(Some(&health(200)), &down)
+    let messages: Vec<String> = conditions(Some(&health(200)), &down, &[])
         .into_iter()
         .map(|d| d.message)
         .collect();
@@ -183,4 +183,19 @@ fn endpoints_name_the_services_and_ports_in_use() {
     let e = endpoints(&Settings::from_cluster(&c).unwrap());
     assert_eq!(e.k2v.as_deref(), Some("garage.ns.svc.cluster.local:3904"));
     assert_eq!(e.web, None);
+}
+
+#[test]
+fn without_a_reading_the_published_health_conditions_are_stated_again_unchanged() {
+    let published: Vec<Condition> = crate::conditions::merge(
+        None,
+        &conditions(Some(&health(200)), &["x (never seen)".to_owned()], &[]),
+        &[],
+        Some(1),
+    );
+    let again = conditions(None, &[], &published);
+    assert_eq!(
+        again,
+        conditions(Some(&health(200)), &["x (never seen)".to_owned()], &[])
+    );
 }
