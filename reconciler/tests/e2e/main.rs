@@ -95,6 +95,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 mod bootstrap;
+mod bucket_uploads;
 mod buckets;
 mod chaos;
 mod claims;
