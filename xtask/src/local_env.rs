@@ -69,6 +69,31 @@ impl LocalEnv {
     /// operator's image. Progress goes to stderr, timed from `begin`.
     pub async fn start(name: &str, nodes: usize, bins: &Path, begin: Instant) -> Result<Self> {
         let helm = Tool::Helm.require()?;
+        let env = Self::start_bare(name, nodes, Some(bins), begin).await?;
+        install_operator(&helm, env.cluster.kubeconfig())
+            .await
+            .with_context(|| {
+                format!(
+                    "installing the operator (logs: {} and {})",
+                    env.cluster.logs().display(),
+                    env.pod_logs().display()
+                )
+            })?;
+        eprintln!(
+            "==> operator installed (helm chart; webhook x2 + reconciler Ready) after {:.0}s",
+            begin.elapsed().as_secs_f64()
+        );
+        Ok(env)
+    }
+
+    /// The control plane and its Nodes as [`LocalEnv::start`] starts them, without the
+    /// operator: kubesim runs `bins`' binaries for the operator's image when given.
+    pub async fn start_bare(
+        name: &str,
+        nodes: usize,
+        bins: Option<&Path>,
+        begin: Instant,
+    ) -> Result<Self> {
         let garage = Tool::Garage.require()?;
         let cluster = LocalCluster::start(Options {
             name: name.into(),
@@ -83,8 +108,10 @@ impl LocalEnv {
             cluster.server(),
             cluster.ca_pem(),
         );
-        for binary in BINARIES {
-            options = options.workspace_image("garage-operator", bins.join(binary));
+        if let Some(bins) = bins {
+            for binary in BINARIES {
+                options = options.workspace_image("garage-operator", bins.join(binary));
+            }
         }
         let names: Vec<String> = (1..=nodes).map(|i| format!("{name}-{i}")).collect();
         for (i, node) in names.iter().enumerate() {
@@ -106,19 +133,6 @@ impl LocalEnv {
         };
         eprintln!(
             "==> control plane and {nodes} nodes up after {:.0}s",
-            begin.elapsed().as_secs_f64()
-        );
-        install_operator(&helm, env.cluster.kubeconfig())
-            .await
-            .with_context(|| {
-                format!(
-                    "installing the operator (logs: {} and {})",
-                    env.cluster.logs().display(),
-                    env.pod_logs().display()
-                )
-            })?;
-        eprintln!(
-            "==> operator installed (helm chart; webhook x2 + reconciler Ready) after {:.0}s",
             begin.elapsed().as_secs_f64()
         );
         Ok(env)

@@ -17,6 +17,7 @@ mod deny;
 mod fuzz;
 mod image;
 mod local_env;
+mod record_go;
 mod test;
 mod tools;
 mod up;
@@ -34,6 +35,7 @@ commands:
   test             run every test: formatting, CRD and bundle drift, cargo-deny, lints, workspace tests, fuzzing
   demo             start a local cluster with 3 nodes and the CRDs, until Ctrl-C
   up [--nodes N] [--name NAME] [--no-build]  local cluster, N nodes (default 3) and the operator, until Ctrl-C; prints KUBECONFIG=, NODE and READY lines
+  record-go --manager PATH --crds DIR [--out DIR]  run the Go operator's manager on a local cluster and record the objects it makes (test data for taking over its clusters)
   bench webhook [--debug] [--musl] [--binary P] [--seconds N]  measure the garage-webhook binary over TLS (latency, throughput, RSS)
   bench reconciler [--debug] [--runs N] [--clusters LIST] [--real N] [--settle S]  apply -> Ready of garage-reconciler beside a by-hand floor, and its RSS with 1, 10 and 50 clusters
   bench resources [--debug] [--count N] [--in-flight N] [--settle S]  N GarageBuckets and N GarageKeys (default 1000) on one Garage cluster: time to all Ready, RSS, writes at steady state
@@ -52,6 +54,7 @@ fn main() -> Result<()> {
         Some("demo") => demo::run(&rest),
         Some("up") => up::run(&rest),
         Some("bench") => bench::run(&rest),
+        Some("record-go") => record_go::run(&rest),
         Some("help") | Some("--help") | Some("-h") | None => {
             println!("{USAGE}");
             Ok(())

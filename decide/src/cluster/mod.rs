@@ -11,6 +11,7 @@ pub mod factor;
 mod garage_facts;
 pub mod health;
 pub mod layout_status;
+pub mod legacy;
 pub mod member_status;
 pub mod members;
 pub mod observed;

@@ -86,6 +86,13 @@
 //!     a disk is refused by admission, a record that disagrees with the mounts by the
 //!     reconciler (`DiskLayoutChangeBlocked`); Destroy leaves none of its keys on the Nodes.
 //!
+//! 12. `go_takeover` (site G, beside the others): the objects the Go operator made for a
+//!     3-member cluster, a bucket and a key (a recording) are created again with real Garage
+//!     behind them and 200 checksummed objects written through the recorded key; a reconciler
+//!     started on the namespace only then takes the cluster over with the same node IDs and
+//!     layout roles, replacing pods one at a time; the key keeps its credentials, the bucket
+//!     its ID; a scale-up and a drain follow, every object read back.
+//!
 //! The drain proof's quiet window cannot be shortened below Garage's own block delays (about
 //! eleven minutes with a live source), so each completed live drain takes that long here too.
 //!
@@ -104,6 +111,7 @@ mod drain;
 mod drift;
 mod evictions;
 mod expansion;
+mod go_takeover;
 mod grants;
 mod layout_parameters;
 mod lost;
@@ -270,11 +278,19 @@ impl<'a> World<'a> {
 }
 
 fn start_reconciler(client: &Client, metrics: &Arc<Metrics>) -> Reconciler {
+    // Every site but E, whose cluster belongs to the reconciler processes of `chaos`, and G,
+    // which starts a reconciler of its own once the Go operator's cluster is in place.
+    reconciler_for(
+        client,
+        metrics,
+        &[NS_A, NS_B, NS_C, NS_D, NS_D_PATHS, buckets::APPS_NS, NS_P],
+    )
+}
+
+/// An in-process reconciler of `namespaces`.
+fn reconciler_for(client: &Client, metrics: &Arc<Metrics>, namespaces: &[&str]) -> Reconciler {
     let config = controller::Config {
-        // Every site but E, whose cluster belongs to the reconciler processes of `chaos`.
-        namespaces: [NS_A, NS_B, NS_C, NS_D, NS_D_PATHS, buckets::APPS_NS, NS_P]
-            .map(String::from)
-            .to_vec(),
+        namespaces: namespaces.iter().map(|n| (*n).to_owned()).collect(),
         resync: RESYNC,
         drift_resync: RESYNC,
         short_requeue: Duration::from_secs(1),
@@ -364,7 +380,17 @@ async fn scenario(
     sim: &KubeSim,
     cluster: &mut LocalCluster,
 ) -> anyhow::Result<()> {
-    for ns in [NS_A, NS_B, NS_C, NS_D, NS_D_PATHS, NS_E, NS_P, WEBHOOK_NS] {
+    for ns in [
+        NS_A,
+        NS_B,
+        NS_C,
+        NS_D,
+        NS_D_PATHS,
+        NS_E,
+        NS_P,
+        go_takeover::NS_G,
+        WEBHOOK_NS,
+    ] {
         // Sites whose Garage pods live on claims and emptyDir volumes run under Pod Security
         // `restricted`, enforced by the API server on every pod the workload controllers
         // create: the operator's default pod hardening must satisfy it. Pools mount HostPaths,
@@ -395,9 +421,10 @@ async fn scenario(
     let mut d_paths = World::new(client, sim, &metrics, &rec, NS_D_PATHS);
     let mut p = World::new(client, sim, &metrics, &rec, NS_P);
     let mut e = World::new(client, sim, &metrics, &rec, NS_E);
-    // `E2E_SITES=c` (any of a, b, c, d, e, p) runs only those sites, for working on one
+    let mut g = World::new(client, sim, &metrics, &rec, go_takeover::NS_G);
+    // `E2E_SITES=c` (any of a, b, c, d, e, g, p) runs only those sites, for working on one
     // stage; the default, and CI, runs them all.
-    let sites = std::env::var("E2E_SITES").unwrap_or_else(|_| "abcdep".into());
+    let sites = std::env::var("E2E_SITES").unwrap_or_else(|_| "abcdegp".into());
     let run_a = sites.contains('a');
     let chaos = if sites.contains('e') {
         Some(chaos::Chaos::start(
@@ -490,9 +517,31 @@ async fn scenario(
                 None => Ok(()),
             }
         });
-        let (ra, rb, rc, rd, re) = tokio::join!(site_a, site_b, site_c, site_d, site_e);
+        let site_g = SITE.scope(go_takeover::NS_G, async {
+            if !sites.contains('g') {
+                return Ok(());
+            }
+            let own = std::sync::Mutex::new(None::<Reconciler>);
+            let result = go_takeover::run(&mut g, async || {
+                let started = reconciler_for(client, &metrics, &[go_takeover::NS_G]);
+                *own.lock().unwrap() = Some(started);
+            })
+            .await;
+            if let Some(r) = own.lock().unwrap().take() {
+                r.handle.abort();
+            }
+            result
+        });
+        let (ra, rb, rc, rd, re, rg) = tokio::join!(site_a, site_b, site_c, site_d, site_e, site_g);
         // Every site's failure is shown, not only the first.
-        for (site, r) in [("A", &ra), ("B", &rb), ("C", &rc), ("D", &rd), ("E", &re)] {
+        for (site, r) in [
+            ("A", &ra),
+            ("B", &rb),
+            ("C", &rc),
+            ("D", &rd),
+            ("E", &re),
+            ("G", &rg),
+        ] {
             if let Err(e) = r {
                 println!("site {site} FAILED: {e:#}");
                 let namespaces: &[&str] = match site {
@@ -500,6 +549,7 @@ async fn scenario(
                     "B" => &[NS_B],
                     "C" => &[NS_C],
                     "D" => &[NS_D, NS_D_PATHS, buckets::APPS_NS, NS_P],
+                    "G" => &[go_takeover::NS_G],
                     _ => &[NS_E],
                 };
                 reconciler_log::print(&reconciler_log, namespaces);
@@ -509,7 +559,8 @@ async fn scenario(
         rb.map_err(|e| e.context("site B"))?;
         rc.map_err(|e| e.context("site C"))?;
         rd.map_err(|e| e.context("site D"))?;
-        re.map_err(|e| e.context("site E"))
+        re.map_err(|e| e.context("site E"))?;
+        rg.map_err(|e| e.context("site G"))
     }
     .await;
     // The finale, alone on the control plane: faults every site would feel.

@@ -377,7 +377,7 @@ async fn admitted(clusters: &Api<GarageCluster>, patch: serde_json::Value) -> an
 }
 
 /// Storage pods of the cluster by name, with their UIDs.
-async fn storage_pods(pods: &Api<Pod>) -> anyhow::Result<BTreeMap<String, String>> {
+pub(crate) async fn storage_pods(pods: &Api<Pod>) -> anyhow::Result<BTreeMap<String, String>> {
     Ok(pods
         .list(
             &ListParams::default().labels(&format!("{LABEL_CLUSTER}={NAME},{LABEL_TIER}=storage")),
@@ -399,7 +399,11 @@ fn ready(p: &Pod) -> bool {
 }
 
 /// Twice a second until `stop`: how many of the members had no Ready pod, at most.
-async fn sample_not_ready(pods: Api<Pod>, members: usize, stop: Arc<AtomicBool>) -> usize {
+pub(crate) async fn sample_not_ready(
+    pods: Api<Pod>,
+    members: usize,
+    stop: Arc<AtomicBool>,
+) -> usize {
     let worst = AtomicUsize::new(0);
     let selector = format!("{LABEL_CLUSTER}={NAME},{LABEL_TIER}=storage");
     while !stop.load(Ordering::SeqCst) {

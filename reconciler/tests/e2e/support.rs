@@ -140,15 +140,19 @@ pub(crate) async fn admin_client(
     admin_client_at(client, sim, &format!("garage-storage-{ordinal}-0")).await
 }
 
-/// An Admin API client of pod `pod`, with the token of the Secret `garage-admin-token`.
+/// An Admin API client of pod `pod`, with the token of the Secret `garage-admin-token`, or
+/// the token the pod mounts where the site names its Secret otherwise.
 pub(crate) async fn admin_client_at(
     client: &Client,
     sim: &KubeSim,
     pod: &str,
 ) -> anyhow::Result<AdminClient> {
-    let secret = Api::<Secret>::namespaced(client.clone(), ns())
-        .get("garage-admin-token")
-        .await?;
+    let Some(secret) = Api::<Secret>::namespaced(client.clone(), ns())
+        .get_opt("garage-admin-token")
+        .await?
+    else {
+        return admin_client_as_mounted(client, sim, pod).await;
+    };
     let token = String::from_utf8(secret.data.unwrap()["admin-token"].0.clone())?;
     let ip = sim.pod_ip(ns(), pod).context("pod has no address")?;
     Ok(AdminClient::new(
@@ -469,9 +473,20 @@ pub(crate) async fn write_checksummed(
     admin: &AdminClient,
     via: &str,
 ) -> anyhow::Result<()> {
-    let checksummed = random_objects(200, 0x5eed);
     let (key_id, secret) = e2e_key(admin).await?;
     let store = garage_fixture::s3::Objects::new("e2e", &key_id, &secret)?;
+    write_through(w, store, via, 0x5eed).await
+}
+
+/// 200 objects of random content from `seed` written through pod `via` into `store`, both
+/// remembered in `w`.
+pub(crate) async fn write_through(
+    w: &mut World<'_>,
+    store: garage_fixture::s3::Objects,
+    via: &str,
+    seed: u64,
+) -> anyhow::Result<()> {
+    let checksummed = random_objects(200, seed);
     let via = s3(w.sim, via)?;
     for (name, body) in &checksummed {
         store.put(&via, name, body.clone()).await?;

@@ -2,7 +2,9 @@
 //! workspace's binaries for the operator's image and real garage for Garage pods:
 //!
 //! 1. every object of every value combination passes a server-side dry-run;
-//! 2. `helm install` in self-managed mode: both operator Deployments become Ready, the API
+//! 2. `helm install` in self-managed mode over the six CRDs as uninstalling the Go operator's
+//!    release leaves them (kept, annotated as that release's): refused without
+//!    `--take-ownership`, done with it; both operator Deployments become Ready, the API
 //!    server reaches the webhook through its Service (an invalid GarageCluster is rejected with
 //!    the rule's message), and a valid GarageCluster reaches Ready with real Garage;
 //! 3. `helm uninstall` leaves no operator object behind; the CRDs and the GarageCluster with
@@ -120,6 +122,7 @@ async fn scenario(
         namespace(client, ns).await?;
     }
     foreign_crds(client).await?;
+    left_by_go_release(client).await?;
 
     // 1. Every rendered object of every combination passes a server-side dry-run.
     let discovery = Discovery::new(client.clone()).run().await?;
@@ -142,22 +145,43 @@ async fn scenario(
     //    so each listens on its own pod address.
     let kubeconfig = cluster.kubeconfig().to_string_lossy().into_owned();
     let t = Instant::now();
-    let installed = run_helm(&[
-        "install".into(),
-        RELEASE.into(),
+    // The release over the CRDs another release left: refused as Helm refuses any object
+    // another release owns, then done with --take-ownership.
+    let release = vec![
+        RELEASE.to_owned(),
         chart_tests::chart().to_string_lossy().into_owned(),
         "--kubeconfig".into(),
         kubeconfig.clone(),
         "--namespace".into(),
         NAMESPACE.into(),
-        "--set".into(),
-        "webhook.listen=$(POD_IP):9443".into(),
-        "--set".into(),
-        "metrics.bindAddress=$(POD_IP):8080".into(),
-        "--wait".into(),
-        "--timeout".into(),
-        "180s".into(),
-    ])
+    ];
+    match run_helm(&[vec!["install".to_owned()], release.clone()].concat()) {
+        Ok(out) => bail!(
+            "helm install over the Go release's CRDs succeeded without --take-ownership: {out}"
+        ),
+        Err(e) => ensure!(
+            format!("{e:#}").contains("invalid ownership metadata"),
+            "helm install over the Go release's CRDs failed otherwise: {e:#}"
+        ),
+    }
+    let installed = run_helm(
+        &[
+            vec!["install".to_owned(), "--take-ownership".into()],
+            release,
+            [
+                "--set",
+                "webhook.listen=$(POD_IP):9443",
+                "--set",
+                "metrics.bindAddress=$(POD_IP):8080",
+                "--wait",
+                "--timeout",
+                "180s",
+            ]
+            .map(String::from)
+            .to_vec(),
+        ]
+        .concat(),
+    )
     .with_context(|| format!("helm install with {}", helm.display()))?;
     ensure!(installed.contains("STATUS: deployed"), "{installed}");
     ensure!(
@@ -410,6 +434,35 @@ async fn foreign_crds(client: &Client) -> anyhow::Result<()> {
             }))
         })
         .await?;
+    }
+    Ok(())
+}
+
+/// The chart's six CRDs as `helm uninstall` of the Go operator's release leaves them: kept
+/// (`helm.sh/resource-policy: keep`), still annotated as that release's, their conversion
+/// webhook pointing at its Service, which is gone.
+async fn left_by_go_release(client: &Client) -> anyhow::Result<()> {
+    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let dir = chart_tests::chart().join("files/crds");
+    for entry in std::fs::read_dir(&dir)? {
+        let path = entry?.path();
+        let mut crd: Value = serde_saphyr::from_str(&std::fs::read_to_string(&path)?)?;
+        crd["metadata"]["labels"] = json!({"app.kubernetes.io/managed-by": "Helm"});
+        crd["metadata"]["annotations"] = json!({
+            "meta.helm.sh/release-name": "garage-operator",
+            "meta.helm.sh/release-namespace": "garage-operator-system",
+            "helm.sh/resource-policy": "keep",
+        });
+        if crd["spec"]["conversion"]["strategy"] == "Webhook" {
+            crd["spec"]["conversion"]["webhook"]["clientConfig"] = json!({"service": {
+                "name": "garage-operator-webhook-service",
+                "namespace": "garage-operator-system",
+                "path": "/convert",
+            }});
+        }
+        let crd: CustomResourceDefinition =
+            serde_json::from_value(crd).with_context(|| format!("{}", path.display()))?;
+        api.create(&PostParams::default(), &crd).await?;
     }
     Ok(())
 }

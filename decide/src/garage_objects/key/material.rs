@@ -5,7 +5,10 @@
 //!
 //! New keys derive from the cluster's key-derivation Secret, which no Garage pod mounts. Keys
 //! that existed before it keep deriving from the RPC secret, which every Garage pod mounts:
-//! changing their material would break every client holding their credentials.
+//! changing their material would break every client holding their credentials. Keys the Go
+//! operator made derive from the RPC secret too, but keyed by the 32 bytes its hex encodes
+//! rather than by the hex text: a cluster taken over from it keeps its keys through
+//! [`Derivation::RpcSecretBytes`].
 
 use crate::names::{hex, hmac_sha256};
 
@@ -33,23 +36,39 @@ impl std::fmt::Debug for Material {
 pub enum Derivation {
     /// The cluster's RPC secret: keys that existed in Garage before the key-derivation Secret.
     RpcSecret,
+    /// The 32 bytes the cluster's RPC secret encodes in hex: keys the Go operator made, which
+    /// keys its HMAC with those bytes.
+    RpcSecretBytes,
     /// The cluster's key-derivation Secret (`<cluster>-key-derivation`).
     KeyDerivationSecret,
 }
+
+/// Every derivation, in the order a key with an access key ID and no record tries them.
+pub const DERIVATIONS: [Derivation; 3] = [
+    Derivation::RpcSecret,
+    Derivation::RpcSecretBytes,
+    Derivation::KeyDerivationSecret,
+];
 
 impl Derivation {
     /// The annotation value that records this derivation.
     pub fn annotation_value(self) -> &'static str {
         match self {
             Derivation::RpcSecret => "rpc-secret",
+            Derivation::RpcSecretBytes => "rpc-secret-bytes",
             Derivation::KeyDerivationSecret => "key-derivation-secret",
         }
+    }
+
+    /// Whether the secret it keys is the cluster's RPC secret (else the key-derivation Secret).
+    pub fn uses_rpc_secret(self) -> bool {
+        matches!(self, Derivation::RpcSecret | Derivation::RpcSecretBytes)
     }
 
     /// The derivation an annotation value records; `None` for a value this operator never
     /// writes.
     pub fn from_annotation(value: &str) -> Option<Self> {
-        [Derivation::RpcSecret, Derivation::KeyDerivationSecret]
+        DERIVATIONS
             .into_iter()
             .find(|d| d.annotation_value() == value)
     }
@@ -66,10 +85,31 @@ pub fn derive_with(
 ) -> Material {
     match derivation {
         Derivation::RpcSecret => derive(secret, namespace, name, nonce),
+        // Text that is not hex keys nothing the Go operator made; its empty key gives an ID no
+        // such key has, so inference never picks it.
+        Derivation::RpcSecretBytes => derive(
+            &decode_hex(secret).unwrap_or_default(),
+            namespace,
+            name,
+            nonce,
+        ),
         Derivation::KeyDerivationSecret => {
             derive_from_key_derivation_secret(secret, namespace, name, nonce)
         }
     }
+}
+
+/// The bytes an even number of hex digits encode; `None` for anything else.
+fn decode_hex(text: &[u8]) -> Option<Vec<u8>> {
+    if !text.len().is_multiple_of(2) {
+        return None;
+    }
+    text.chunks(2)
+        .map(|pair| {
+            let digits = std::str::from_utf8(pair).ok()?;
+            u8::from_str_radix(digits, 16).ok()
+        })
+        .collect()
 }
 
 /// Domain separation of [`derive_from_key_derivation_secret`]: its HMAC messages start with
@@ -194,11 +234,45 @@ mod tests {
     }
 
     #[test]
+    fn rpc_secret_bytes_gives_the_material_the_go_operator_made() {
+        // A key the Go operator made for go-takeover/photos-rw under this RPC secret (the
+        // e2e's recording of it, reconciler/tests/e2e/go_takeover/objects.json).
+        let rpc = b"15686ee5b28eabcbdbf77978542fa2957bf934780577141636ef7fee7147fd27";
+        let made = Material {
+            access_key_id: "GK32bce43cc6e7eff668135df2".into(),
+            secret_access_key: "5cc6c38c8bf697194debeba3bbf6cd0c2276058daa1ea311f9a923905893ec42"
+                .into(),
+        };
+        let with = |d| derive_with(d, rpc, "go-takeover", "photos-rw", None);
+        assert_eq!(with(Derivation::RpcSecretBytes), made);
+        assert_ne!(
+            with(Derivation::RpcSecret).access_key_id,
+            made.access_key_id
+        );
+        assert_ne!(
+            with(Derivation::KeyDerivationSecret).access_key_id,
+            made.access_key_id
+        );
+        // Text that is not hex keys with nothing, never with the text itself.
+        assert_eq!(
+            derive_with(Derivation::RpcSecretBytes, b"xyz", "a", "b", None),
+            derive(b"", "a", "b", None)
+        );
+        assert_eq!(decode_hex(b"0aFf"), Some(vec![0x0a, 0xff]));
+        assert_eq!(decode_hex(b"0a0"), None);
+        assert_eq!(decode_hex(b"zz"), None);
+    }
+
+    #[test]
     fn derivations_round_trip_through_their_annotation_values() {
-        for d in [Derivation::RpcSecret, Derivation::KeyDerivationSecret] {
+        for d in DERIVATIONS {
             assert_eq!(Derivation::from_annotation(d.annotation_value()), Some(d));
         }
         assert_eq!(Derivation::RpcSecret.annotation_value(), "rpc-secret");
+        assert_eq!(
+            Derivation::RpcSecretBytes.annotation_value(),
+            "rpc-secret-bytes"
+        );
         assert_eq!(
             Derivation::KeyDerivationSecret.annotation_value(),
             "key-derivation-secret"

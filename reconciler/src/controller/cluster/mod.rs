@@ -82,9 +82,16 @@ pub async fn reconcile(cluster: Arc<GarageCluster>, ctx: Arc<Context>) -> Result
         return Ok(Action::requeue(ctx.config.short_requeue));
     }
     let (observed, access) = observe::observe(cluster.clone(), &settings, &ctx).await?;
-    // A factor the running pods cannot be rolled to is refused before anything is rendered.
+    // A factor the running pods cannot be rolled to, or a storage shape only the Go operator
+    // migrates, is refused before anything is rendered.
     let settings = settings.and_then(|s| {
-        match decide::cluster::factor::refused_change(&observed, s.replication_factor) {
+        let legacy = || {
+            let uid = cluster.metadata.uid.as_deref().unwrap_or_default();
+            decide::cluster::legacy::refused(&cluster.name_any(), uid, &observed.statefulsets)
+        };
+        match decide::cluster::factor::refused_change(&observed, s.replication_factor)
+            .or_else(legacy)
+        {
             Some(e) => Err(e),
             None => Ok(s),
         }

@@ -31,7 +31,7 @@ use crate::names;
 use decide::garage_objects::key::derivation::{
     Choice, choose, derived_ids, lost_proof, matching, usable,
 };
-use decide::garage_objects::key::material::{self, Derivation, Material};
+use decide::garage_objects::key::material::{self, DERIVATIONS, Derivation, Material};
 
 /// Whether a pass may write what deriving needs (the record on the key, the key-derivation
 /// Secret). Cleanup only reads: it proves ownership and must not create anything for a cluster
@@ -77,16 +77,16 @@ pub async fn derived(
         }
         Choice::Unknown => {
             return Ok(Err(format!(
-                "the annotation {} holds a value the operator never writes; set it back to the one it recorded ({} or {})",
+                "the annotation {} holds a value the operator never writes; set it back to the one it recorded ({})",
                 annotation::ANNOTATION_KEY_DERIVATION,
-                Derivation::RpcSecret.annotation_value(),
-                Derivation::KeyDerivationSecret.annotation_value()
+                derivation_values()
             )));
         }
     };
-    let secret = match derivation {
-        Derivation::RpcSecret => rpc_secret(ctx, target).await?,
-        Derivation::KeyDerivationSecret => key_derivation_secret(ctx, target, access).await?,
+    let secret = if derivation.uses_rpc_secret() {
+        rpc_secret(ctx, target).await?
+    } else {
+        key_derivation_secret(ctx, target, access).await?
     };
     let secret = match secret {
         Ok(s) => s,
@@ -119,12 +119,11 @@ async fn infer(
         .map(String::as_str);
     let mut candidates = Vec::new();
     let mut materials = Vec::new();
-    for d in [Derivation::RpcSecret, Derivation::KeyDerivationSecret] {
-        let secret = match d {
-            Derivation::RpcSecret => rpc_secret(ctx, target).await?,
-            Derivation::KeyDerivationSecret => {
-                key_derivation_secret(ctx, target, Access::ReadOnly).await?
-            }
+    for d in DERIVATIONS {
+        let secret = if d.uses_rpc_secret() {
+            rpc_secret(ctx, target).await?
+        } else {
+            key_derivation_secret(ctx, target, Access::ReadOnly).await?
         };
         let material = secret
             .ok()
@@ -140,16 +139,20 @@ async fn infer(
     );
     let Some((d, material)) = found else {
         return Ok(Err(format!(
-            "the key has access key {access_key_id} and no {} annotation, and neither the RPC secret nor the key-derivation Secret of its cluster (where readable) gives that ID; the operator derives nothing rather than give the key other credentials: set the annotation back to the value it had ({} or {})",
+            "the key has access key {access_key_id} and no {} annotation, and neither the RPC secret nor the key-derivation Secret of its cluster (where readable) gives that ID; the operator derives nothing rather than give the key other credentials: set the annotation back to the value it had ({})",
             annotation::ANNOTATION_KEY_DERIVATION,
-            Derivation::RpcSecret.annotation_value(),
-            Derivation::KeyDerivationSecret.annotation_value()
+            derivation_values()
         )));
     };
     if let Access::Write(_) = access {
         record(ctx, key, d).await?;
     }
     Ok(Ok(material))
+}
+
+/// The annotation values a derivation is recorded with, for a message.
+fn derivation_values() -> String {
+    DERIVATIONS.map(Derivation::annotation_value).join(", ")
 }
 
 /// Records `derivation` on the key before anything is written to Garage, as the grants are
