@@ -2,7 +2,9 @@
 //! `InLayout`, the cluster's `Gateway` column 0 and no `Diagnosis`, the layout history in
 //! status matching what Garage reports, and the health fields: one of Garage's node IDs as
 //! `clusterId`, Garage's build (version, Rust version, features) as a member reports it, the
-//! Services' endpoints, `QuorumAtRisk` and `PeerUnreachable` both False.
+//! Services' endpoints, `QuorumAtRisk` and `PeerUnreachable` both False; and on each member's
+//! GarageNode what Garage reports of it: its host name, the partitions its role stores, its
+//! filesystems' totals and use, no `lastSeen` while it is up.
 
 use std::time::Duration;
 
@@ -88,10 +90,53 @@ pub(crate) async fn columns(w: &World<'_>) -> anyhow::Result<()> {
             condition(&c, type_)
         );
     }
+    member_facts(w, &garage, &admin.layout().await?).await?;
     println!(
-        "status: every GarageNode Connected and InLayout, Gateway 0, no Diagnosis, layout history at version {}, clusterId one of Garage's nodes, Garage {}, endpoints on the Services, QuorumAtRisk and PeerUnreachable False",
+        "status: every GarageNode Connected and InLayout (with Garage's host name, partitions and filesystems, no lastSeen), Gateway 0, no Diagnosis, layout history at version {}, clusterId one of Garage's nodes, Garage {}, endpoints on the Services, QuorumAtRisk and PeerUnreachable False",
         history.current_version,
         version.unwrap_or_default()
     );
+    Ok(())
+}
+
+/// Each member's GarageNode carries what Garage reports of it.
+async fn member_facts(
+    w: &World<'_>,
+    garage: &reconciler::garage::ClusterStatus,
+    layout: &reconciler::garage::ClusterLayout,
+) -> anyhow::Result<()> {
+    for node in w.gns.list(&Default::default()).await?.items {
+        let s = node.status.clone().context("no status")?;
+        let id = s.node_id.clone().context("no node ID")?;
+        let reported = garage
+            .nodes
+            .iter()
+            .find(|n| n.id.as_str() == id)
+            .with_context(|| format!("Garage does not report {id}"))?;
+        let stored = layout
+            .roles
+            .iter()
+            .find(|r| r.id.as_str() == id)
+            .and_then(|r| r.stored_partitions)
+            .and_then(|p| i64::try_from(p).ok());
+        let data = s.data_partition.clone().unwrap_or_default();
+        let total = reported
+            .data_partition
+            .as_ref()
+            .map(|d| d.total.to_string());
+        ensure!(
+            s.hostname == reported.hostname
+                && s.partitions == stored
+                && s.partitions.is_some()
+                && data.total.as_ref().map(|q| q.0.clone()) == total
+                && data.used_percent.is_some_and(|p| (0..=100).contains(&p))
+                && s.metadata_partition.is_some()
+                && s.last_seen.is_none(),
+            "GarageNode {id}: hostname {:?}, partitions {:?}, data {data:?}, lastSeen {:?}; Garage reports {reported:?} and {stored:?} partitions",
+            s.hostname,
+            s.partitions,
+            s.last_seen
+        );
+    }
     Ok(())
 }

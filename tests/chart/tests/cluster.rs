@@ -122,7 +122,6 @@ async fn scenario(
         namespace(client, ns).await?;
     }
     foreign_crds(client).await?;
-    left_by_go_release(client).await?;
 
     // 1. Every rendered object of every combination passes a server-side dry-run.
     let discovery = Discovery::new(client.clone()).run().await?;
@@ -143,6 +142,7 @@ async fn scenario(
 
     // 2. helm install, self-managed certificates. Two webhook replicas share one host here,
     //    so each listens on its own pod address.
+    left_by_go_release(client).await?;
     let kubeconfig = cluster.kubeconfig().to_string_lossy().into_owned();
     let t = Instant::now();
     // The release over the CRDs another release left: refused as Helm refuses any object
@@ -425,17 +425,7 @@ async fn foreign_crds(client: &Client) -> anyhow::Result<()> {
             .await?;
         names.push(name);
     }
-    for name in names {
-        wait("CRD Established", Duration::from_secs(30), || async {
-            let crd = api.get(&name).await?;
-            Ok(crd.status.and_then(|s| s.conditions).is_some_and(|c| {
-                c.iter()
-                    .any(|c| c.type_ == "Established" && c.status == "True")
-            }))
-        })
-        .await?;
-    }
-    Ok(())
+    established(&api, names).await
 }
 
 /// The chart's six CRDs as `helm uninstall` of the Go operator's release leaves them: kept
@@ -444,6 +434,7 @@ async fn foreign_crds(client: &Client) -> anyhow::Result<()> {
 async fn left_by_go_release(client: &Client) -> anyhow::Result<()> {
     let api: Api<CustomResourceDefinition> = Api::all(client.clone());
     let dir = chart_tests::chart().join("files/crds");
+    let mut names = Vec::new();
     for entry in std::fs::read_dir(&dir)? {
         let path = entry?.path();
         let mut crd: Value = serde_saphyr::from_str(&std::fs::read_to_string(&path)?)?;
@@ -462,7 +453,27 @@ async fn left_by_go_release(client: &Client) -> anyhow::Result<()> {
         }
         let crd: CustomResourceDefinition =
             serde_json::from_value(crd).with_context(|| format!("{}", path.display()))?;
+        names.push(crd.name_any());
         api.create(&PostParams::default(), &crd).await?;
+    }
+    // Served before anything is dry-run against them.
+    established(&api, names).await
+}
+
+/// Waits until each CRD of `names` is Established.
+async fn established(
+    api: &Api<CustomResourceDefinition>,
+    names: Vec<String>,
+) -> anyhow::Result<()> {
+    for name in names {
+        wait("CRD Established", Duration::from_secs(30), || async {
+            let crd = api.get(&name).await?;
+            Ok(crd.status.and_then(|s| s.conditions).is_some_and(|c| {
+                c.iter()
+                    .any(|c| c.type_ == "Established" && c.status == "True")
+            }))
+        })
+        .await?;
     }
     Ok(())
 }

@@ -1,6 +1,6 @@
-//! Writes the `connected` and `inLayout` status fields of the members' GarageNodes that the
-//! decision found changed: a merge patch of those two fields alone, so the node controller's
-//! own fields are never touched.
+//! Writes what Garage reports about each member into its GarageNode's status where the
+//! decision found it changed: a merge patch of those fields alone (`null` clears one), so the
+//! node controller's own fields are never touched.
 
 use kube::Api;
 use serde_json::json;
@@ -14,7 +14,15 @@ use decide::cluster::member_status::MemberFacts;
 pub async fn write(ns: &str, facts: &[MemberFacts], ctx: &Context) -> Result<(), Error> {
     let api: Api<GarageNode> = Api::namespaced(ctx.client.clone(), ns);
     for f in facts {
-        let body = json!({"connected": f.connected, "inLayout": f.in_layout});
+        let body = json!({
+            "connected": f.connected,
+            "inLayout": f.in_layout,
+            "hostname": f.hostname,
+            "partitions": f.partitions,
+            "dataPartition": f.data_partition,
+            "metadataPartition": f.metadata_partition,
+            "lastSeen": f.last_seen,
+        });
         match write::patch_status(&api, &ctx.metrics, &f.node, body).await {
             Ok(()) => {}
             Err(Error::Kube(kube::Error::Api(e))) if e.code == 404 => {}
