@@ -10,7 +10,8 @@
 //!   one at a time (never two members without a Ready pod);
 //! - the bucket and key stay Ready and keep their Garage IDs; the key's recorded Secret still
 //!   reads every object;
-//! - a scale-up to 4 adds one role in one version, and a scale-down to 3 drains the fourth
+//! - a configuration change rolls out one pod at a time under a continuous reader, a
+//!   scale-up to 4 adds one role in one version, and a scale-down to 3 drains the fourth
 //!   member with its proof; every object reads back after each.
 
 #[path = "go_takeover/replay.rs"]
@@ -76,6 +77,16 @@ pub(crate) async fn run(w: &mut World<'_>, start: impl AsyncFnOnce()) -> anyhow:
         before.version,
         t.elapsed().as_secs_f64()
     );
+    // The Go manifest leaves Garage's RPC timeout at its default, which stretches the block
+    // delays a drain's proof waits out to over twenty minutes; a shorter one (as site A's) is
+    // a configuration change this operator rolls out first, one pod at a time.
+    crate::rollout::roll(
+        w,
+        "Garage configuration (rpcTimeout) of the taken-over cluster",
+        serde_json::json!({"spec": {"network": {"rpcTimeout": "15s"}}}),
+        crate::rollout::Midway::Nothing,
+    )
+    .await?;
     crate::membership::scale_up(w).await?;
     verify(
         w.store.as_ref().context("no store")?,
