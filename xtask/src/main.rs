@@ -35,7 +35,7 @@ commands:
   test             run every test: formatting, CRD and bundle drift, cargo-deny, lints, workspace tests, fuzzing
   demo             start a local cluster with 3 nodes and the CRDs, until Ctrl-C
   up [--nodes N] [--name NAME] [--no-build]  local cluster, N nodes (default 3) and the operator, until Ctrl-C; prints KUBECONFIG=, NODE and READY lines
-  record-go --manager PATH --crds DIR [--out DIR]  run the Go operator's manager on a local cluster and record the objects it makes (test data for taking over its clusters)
+  record-go --manager PATH --source DIR [--out DIR]  run the Go operator's manager on a local cluster and record the objects it makes (test data for taking over its clusters)
   bench webhook [--debug] [--musl] [--binary P] [--seconds N]  measure the garage-webhook binary over TLS (latency, throughput, RSS)
   bench reconciler [--debug] [--runs N] [--clusters LIST] [--real N] [--settle S]  apply -> Ready of garage-reconciler beside a by-hand floor, and its RSS with 1, 10 and 50 clusters
   bench resources [--debug] [--count N] [--in-flight N] [--settle S]  N GarageBuckets and N GarageKeys (default 1000) on one Garage cluster: time to all Ready, RSS, writes at steady state

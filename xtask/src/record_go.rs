@@ -1,13 +1,13 @@
-//! `cargo xtask record-go --manager PATH --crds DIR [--out DIR]`: records what the Go operator
-//! leaves behind, as test data for taking over one of its clusters.
+//! `cargo xtask record-go --manager PATH --source DIR [--out DIR]`: records what the Go
+//! operator leaves behind, as test data for taking over one of its clusters.
 //!
 //! It starts the local control plane and three simulated Nodes with no operator, installs the
-//! Go operator's CRDs (from `DIR`, its `config/crd/bases`, with their conversion webhook
-//! removed: only v1beta2 and v1beta1 objects the Go operator stores are written), runs the Go
-//! operator's manager binary against it, and declares a 3-member GarageCluster, a GarageBucket
-//! and a GarageKey granted on it. Once the Go operator reports them all ready it is stopped,
-//! and every object it made in the namespace is written to `--out` (default
-//! `reconciler/tests/e2e/go_takeover/`) as JSON, with the Garage layout it applied.
+//! Go operator's CRDs and admission webhooks from its source tree's `config/` (pointed at the
+//! manager run on this machine, [`install`]), runs the manager with its webhooks on, and
+//! declares a 3-member GarageCluster, a GarageBucket and a GarageKey granted on it. Once the
+//! Go operator reports them all ready it is stopped, and every object it made in the
+//! namespace is written to `--out` (default `reconciler/tests/e2e/go_takeover/`) as JSON, with
+//! the Garage layout it applied.
 //!
 //! The Go operator reaches Garage through Service names (`<cluster>.<ns>.svc.cluster.local`);
 //! the local cluster has no DNS, so while it runs those names are written to `/etc/hosts`,
@@ -87,9 +87,9 @@ async fn record(args: Args) -> Result<()> {
     let begin = Instant::now();
     let env = LocalEnv::start_bare("record-go", 3, None, begin).await?;
     let result = record_in(&env, &args).await;
-    hosts::clear()?;
+    let cleared = hosts::clear();
     env.stop().await;
-    result
+    result.and(cleared)
 }
 
 async fn record_in(env: &LocalEnv, args: &Args) -> Result<()> {

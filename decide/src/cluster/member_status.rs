@@ -5,8 +5,9 @@
 //! in a node's status is its own controller's.
 //!
 //! Figures that move all the time are published coarsely, so that a converged cluster writes
-//! nothing: free space rounded down to a whole percent of the filesystem, and `lastSeen` kept
-//! while it stays within a minute of what Garage reports.
+//! nothing: free space rounded down to a whole percent of the filesystem and kept while it
+//! stays within a percent of what is recorded, and `lastSeen` kept while it stays within a
+//! minute of what Garage reports.
 
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -74,10 +75,12 @@ pub fn changed(o: &Observed, views: &[MemberView], read: Option<&GarageRead>) ->
             partitions: role
                 .and_then(|r| r.stored_partitions)
                 .and_then(|p| i64::try_from(p).ok()),
-            data_partition: reported.and_then(|n| n.data_partition.as_ref()).map(coarse),
+            data_partition: reported
+                .and_then(|n| n.data_partition.as_ref())
+                .map(|p| settle(coarse(p), recorded(gn, |s| s.data_partition.as_ref()))),
             metadata_partition: reported
                 .and_then(|n| n.metadata_partition.as_ref())
-                .map(coarse),
+                .map(|p| settle(coarse(p), recorded(gn, |s| s.metadata_partition.as_ref()))),
             last_seen: reported
                 .filter(|n| !n.is_up)
                 .and_then(|n| n.last_seen_secs_ago)
@@ -88,6 +91,30 @@ pub fn changed(o: &Observed, views: &[MemberView], read: Option<&GarageRead>) ->
         }
     }
     out
+}
+
+fn recorded(
+    gn: &GarageNode,
+    field: impl Fn(&shared_types::garage_node::GarageNodeStatus) -> Option<&PartitionStatus>,
+) -> Option<&PartitionStatus> {
+    gn.status.as_ref().and_then(field)
+}
+
+/// `new`, or the `recorded` figure while it is of the same filesystem and within one percent:
+/// use hovering on a percent boundary would otherwise be written at every pass.
+fn settle(new: PartitionStatus, recorded: Option<&PartitionStatus>) -> PartitionStatus {
+    match recorded {
+        Some(r)
+            if r.total == new.total
+                && r.available.is_some()
+                && r.used_percent
+                    .zip(new.used_percent)
+                    .is_some_and(|(a, b)| (a - b).abs() <= 1) =>
+        {
+            r.clone()
+        }
+        _ => new,
+    }
 }
 
 fn current_last_seen(gn: &GarageNode) -> Option<Timestamp> {
@@ -165,6 +192,28 @@ mod tests {
             assert_eq!(p.total, Some(Quantity(total.to_string())));
             assert_eq!(p.used_percent, Some(used), "{available}/{total}");
         }
+    }
+
+    #[test]
+    fn a_figure_within_a_percent_of_the_recorded_one_keeps_it() {
+        let gib = 1u64 << 30;
+        let at = |free| coarse(&space(free, 100 * gib));
+        let recorded = at(50 * gib);
+        for (free, kept) in [
+            (50 * gib, true),
+            (49 * gib, true),
+            (51 * gib, true),
+            (48 * gib, false),
+            (53 * gib, false),
+        ] {
+            let got = settle(at(free), Some(&recorded));
+            let expected = if kept { recorded.clone() } else { at(free) };
+            assert_eq!(got, expected, "{free}");
+        }
+        // Another filesystem (another total), or nothing recorded, takes the new figure.
+        let other = coarse(&space(50 * gib, 200 * gib));
+        assert_eq!(settle(other.clone(), Some(&recorded)), other);
+        assert_eq!(settle(at(49 * gib), None), at(49 * gib));
     }
 
     #[test]

@@ -87,7 +87,7 @@ pub fn derive_with(
         Derivation::RpcSecret => derive(secret, namespace, name, nonce),
         // Text that is not hex keys nothing the Go operator made; its empty key gives an ID no
         // such key has, so inference never picks it.
-        Derivation::RpcSecretBytes => derive(
+        Derivation::RpcSecretBytes => derive_as_go(
             &decode_hex(secret).unwrap_or_default(),
             namespace,
             name,
@@ -96,6 +96,23 @@ pub fn derive_with(
         Derivation::KeyDerivationSecret => {
             derive_from_key_derivation_secret(secret, namespace, name, nonce)
         }
+    }
+}
+
+/// What the Go operator puts between a key's name and its replacement nonce.
+const GO_REPLACEMENT_SEPARATOR: &str = "\0replacement:";
+
+/// The material the Go operator derives for `namespace/name` under `key`: [`derive()`]'s
+/// messages, with its own separator before a replacement nonce.
+fn derive_as_go(key: &[u8], namespace: &str, name: &str, nonce: Option<&str>) -> Material {
+    match nonce.filter(|n| !n.is_empty()) {
+        Some(n) => derive(
+            key,
+            namespace,
+            &format!("{name}{GO_REPLACEMENT_SEPARATOR}{n}"),
+            None,
+        ),
+        None => derive(key, namespace, name, None),
     }
 }
 
@@ -258,6 +275,24 @@ mod tests {
             derive_with(Derivation::RpcSecretBytes, b"xyz", "a", "b", None),
             derive(b"", "a", "b", None)
         );
+        // A replacement nonce joins the name as the Go operator joins it.
+        let bytes = decode_hex(rpc).unwrap();
+        let replaced = derive_with(
+            Derivation::RpcSecretBytes,
+            rpc,
+            "go-takeover",
+            "photos-rw",
+            Some("2"),
+        );
+        assert_eq!(
+            replaced,
+            derive(&bytes, "go-takeover", "photos-rw\0replacement:2", None)
+        );
+        assert_ne!(
+            replaced,
+            derive(&bytes, "go-takeover", "photos-rw", Some("2"))
+        );
+        assert_ne!(replaced, made);
         assert_eq!(decode_hex(b"0aFf"), Some(vec![0x0a, 0xff]));
         assert_eq!(decode_hex(b"0a0"), None);
         assert_eq!(decode_hex(b"zz"), None);

@@ -45,6 +45,17 @@ pub async fn reconcile(cluster: Arc<GarageCluster>, ctx: Arc<Context>) -> Result
     if cluster.metadata.deletion_timestamp.is_some() {
         return teardown::run(&cluster, &ctx).await;
     }
+    // A storage shape only the Go operator migrates gets nothing from this operator, not even
+    // its finalizer: the user is told to go back to the Go operator.
+    if let Some(refusal) = legacy_refusal(&cluster, &ctx).await? {
+        act::publish_only(
+            &cluster,
+            &ctx,
+            &decide::cluster::legacy::condition(&refusal),
+        )
+        .await?;
+        return Ok(Action::requeue(ctx.config.resync));
+    }
     if !finalizer::has(cluster.as_ref(), FINALIZER_CLUSTER) {
         let api: Api<GarageCluster> =
             Api::namespaced(ctx.client.clone(), &cluster.namespace().unwrap_or_default());
@@ -82,16 +93,9 @@ pub async fn reconcile(cluster: Arc<GarageCluster>, ctx: Arc<Context>) -> Result
         return Ok(Action::requeue(ctx.config.short_requeue));
     }
     let (observed, access) = observe::observe(cluster.clone(), &settings, &ctx).await?;
-    // A factor the running pods cannot be rolled to, or a storage shape only the Go operator
-    // migrates, is refused before anything is rendered.
+    // A factor the running pods cannot be rolled to is refused before anything is rendered.
     let settings = settings.and_then(|s| {
-        let legacy = || {
-            let uid = cluster.metadata.uid.as_deref().unwrap_or_default();
-            decide::cluster::legacy::refused(&cluster.name_any(), uid, &observed.statefulsets)
-        };
-        match decide::cluster::factor::refused_change(&observed, s.replication_factor)
-            .or_else(legacy)
-        {
+        match decide::cluster::factor::refused_change(&observed, s.replication_factor) {
             Some(e) => Err(e),
             None => Ok(s),
         }
@@ -110,4 +114,17 @@ pub async fn reconcile(cluster: Arc<GarageCluster>, ctx: Arc<Context>) -> Result
         return Ok(Action::await_change());
     }
     Ok(Action::requeue(requeue))
+}
+
+/// The refusal of a cluster still on (or still leaving) the Go operator's cluster-wide
+/// StatefulSet, from that StatefulSet (one GET) and the cluster's own status.
+async fn legacy_refusal(
+    cluster: &GarageCluster,
+    ctx: &Context,
+) -> Result<Option<decide::desired::DesiredError>, Error> {
+    let ns = cluster.namespace().unwrap_or_default();
+    let set = Api::<k8s_openapi::api::apps::v1::StatefulSet>::namespaced(ctx.client.clone(), &ns)
+        .get_opt(&cluster.name_any())
+        .await?;
+    Ok(decide::cluster::legacy::refused(cluster, set.as_ref()))
 }

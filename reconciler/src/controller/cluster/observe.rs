@@ -61,16 +61,10 @@ pub async fn observe(
         .list(&selector)
         .await?
         .items;
-    let sets = Api::<StatefulSet>::namespaced(ctx.client.clone(), &ns);
-    let mut statefulsets = sets.list(&selector).await?.items;
-    // The Go operator's old cluster-wide StatefulSet, which its labels may leave out of the
-    // list: the decision refuses a cluster that still has one.
-    if !statefulsets.iter().any(|s| s.name_any() == name)
-        && let Some(legacy) = sets.get_opt(&name).await?
-        && is_controlled_by(&legacy, &uid)
-    {
-        statefulsets.push(legacy);
-    }
+    let statefulsets = Api::<StatefulSet>::namespaced(ctx.client.clone(), &ns)
+        .list(&selector)
+        .await?
+        .items;
     // Claim templates carry the pod labels, so the members' claims match the same selector.
     let claims = Api::<PersistentVolumeClaim>::namespaced(ctx.client.clone(), &ns)
         .list(&selector)
