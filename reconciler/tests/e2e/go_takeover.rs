@@ -29,6 +29,7 @@ use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams};
 use kube::core::{ApiResource, GroupVersionKind};
 use localcluster::wait_until as wait;
 use shared_types::keys::annotation::{ANNOTATION_MANAGED_BY_INSTALL, ANNOTATION_RENDERED_HASH};
+use shared_types::keys::label::LABEL_CLUSTER;
 
 use crate::rollout::{sample_not_ready, storage_pods};
 use crate::support::{self, node_ids, s3, verify};
@@ -270,7 +271,7 @@ async fn taken_over(w: &World<'_>) -> anyhow::Result<()> {
                     .is_some_and(|s| s.storage_rollout.is_none());
             let mut templates = 0;
             for set in sets
-                .list(&ListParams::default().labels("garage.rajsingh.info/cluster=garage"))
+                .list(&ListParams::default().labels(&format!("{LABEL_CLUSTER}={NAME}")))
                 .await?
                 .items
             {
