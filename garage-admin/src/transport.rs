@@ -1,6 +1,8 @@
 //! HTTP transport: base URL, bearer token, timeouts, read retries and body limits.
 
+use std::collections::HashMap;
 use std::fmt;
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderValue};
@@ -12,6 +14,8 @@ use url::Url;
 use super::error::GarageError;
 use garage_api_types::AdminToken;
 
+/// How long an idle connection to a Garage pod is kept for the next call.
+const POOL_IDLE: Duration = Duration::from_secs(10);
 /// Garage's answers are small; anything past this is not an Admin API answer.
 const MAX_BODY: usize = 10 * 1024 * 1024;
 
@@ -106,11 +110,7 @@ impl AdminClient {
             })?;
         // Keeps the value out of hyper's and reqwest's debug output.
         auth.set_sensitive(true);
-        install_crypto_provider();
-        let http = reqwest::Client::builder()
-            .connect_timeout(config.connect_timeout)
-            .timeout(config.timeout)
-            .build()
+        let http = shared_http(config.connect_timeout, config.timeout)
             .map_err(|e| GarageError::InvalidArgument(format!("building the HTTP client: {e}")))?;
         Ok(Self {
             http,
@@ -293,6 +293,44 @@ impl AdminClient {
 /// reqwest is built without a default crypto provider so that only `ring` is compiled in;
 /// it then needs a process default before a client is built. A provider installed earlier by
 /// the binary wins.
+/// The HTTP client of every [`AdminClient`] with these timeouts. Building one loads and parses
+/// the platform's root certificates, which the reconciler would otherwise do for every pod it
+/// reaches in every pass; a shared client also keeps its connections to a pod open between
+/// passes. Kept briefly: an idle connection to a pod that was replaced is dropped soon.
+fn shared_http(
+    connect_timeout: Duration,
+    timeout: Duration,
+) -> Result<reqwest::Client, reqwest::Error> {
+    /// Distinct timeout pairs come from configuration, so a handful at most; past this many
+    /// a client is built for each caller rather than kept.
+    const KEPT: usize = 16;
+    static CLIENTS: OnceLock<Mutex<HashMap<(Duration, Duration), reqwest::Client>>> =
+        OnceLock::new();
+    let key = (connect_timeout, timeout);
+    let clients = CLIENTS.get_or_init(Mutex::default);
+    if let Some(client) = lock(clients).get(&key) {
+        return Ok(client.clone());
+    }
+    install_crypto_provider();
+    let client = reqwest::Client::builder()
+        .connect_timeout(connect_timeout)
+        .timeout(timeout)
+        .pool_idle_timeout(POOL_IDLE)
+        .build()?;
+    let mut kept = lock(clients);
+    if kept.len() < KEPT {
+        kept.entry(key).or_insert_with(|| client.clone());
+    }
+    Ok(client)
+}
+
+/// The map stays usable after a panic elsewhere: it only ever holds complete clients.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 fn install_crypto_provider() {
     let _ = rustls::crypto::ring::default_provider().install_default();
 }
@@ -393,6 +431,58 @@ mod tests {
         let err = client.delete_bucket("b").await.unwrap_err();
         assert!(matches!(err, GarageError::Timeout { .. }), "{err:?}");
         assert_eq!(count.load(Ordering::SeqCst), 1, "a write is never retried");
+    }
+
+    /// A server that answers every request on a connection with `200 {}` and keeps the
+    /// connection open. Counts the connections it accepted.
+    fn answering_server() -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+        use std::io::{Read as _, Write as _};
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let count = std::sync::Arc::new(AtomicUsize::new(0));
+        let seen = count.clone();
+        std::thread::spawn(move || {
+            for mut stream in listener.incoming().flatten() {
+                seen.fetch_add(1, Ordering::SeqCst);
+                std::thread::spawn(move || {
+                    let mut request = Vec::new();
+                    let mut buf = [0u8; 1024];
+                    while let Ok(n @ 1..) = stream.read(&mut buf) {
+                        request.extend_from_slice(&buf[..n]);
+                        // Bodiless GETs: a request ends with its blank line.
+                        while let Some(end) = request.windows(4).position(|w| w == b"\r\n\r\n") {
+                            request.drain(..end + 4);
+                            let answer = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}";
+                            if stream.write_all(answer.as_bytes()).is_err() {
+                                return;
+                            }
+                        }
+                    }
+                });
+            }
+        });
+        (format!("http://{addr}"), count)
+    }
+
+    #[tokio::test]
+    async fn clients_with_the_same_timeouts_share_their_connections() {
+        use std::sync::atomic::Ordering;
+        let (url, count) = answering_server();
+        let token = AdminToken::new("t");
+        for _ in 0..3 {
+            // A new client per call, as the reconciler makes one per pod and pass.
+            let client = AdminClient::new(&url, &token).unwrap();
+            let answered = client
+                .get::<serde_json::Value>("GetClusterHealth", &[])
+                .await;
+            assert!(answered.is_ok(), "{answered:?}");
+        }
+        assert_eq!(
+            count.load(Ordering::SeqCst),
+            1,
+            "three clients, one kept connection"
+        );
     }
 
     #[test]

@@ -602,18 +602,16 @@ fn quiet_barrier(
         return wait(
             reason::REASON_DRAINING,
             format!(
-                "repairs done and queues empty; quiet for {}s of {}s",
-                elapsed.as_secs(),
+                "repairs done and queues empty; quiet since {}, proven if still quiet at {} ({}s window)",
+                whole_seconds(since),
+                whole_seconds(since + quiet),
                 quiet.as_secs()
             ),
         );
     }
     if lost.is_empty() {
-        let since_removal = record
-            .started_at
-            .as_ref()
-            .map(|t| o.now.duration_since(t.0).unsigned_abs())
-            .unwrap_or_default();
+        let removed = record.started_at.as_ref().map_or(o.now, |t| t.0);
+        let since_removal = o.now.duration_since(removed).unsigned_abs();
         if since_removal < GC_GATE {
             if next != *record {
                 return Step::Record(next);
@@ -621,9 +619,10 @@ fn quiet_barrier(
             return wait(
                 reason::REASON_DRAINING,
                 format!(
-                    "repairs done and quiet; waiting for the moment Garage hands over blocks only the source holds ({}s of {}s since the role was removed)",
-                    since_removal.as_secs(),
-                    GC_GATE.as_secs()
+                    "repairs done and quiet; waiting until {}, when Garage has handed over the blocks only the source holds ({}s after the role was removed at {})",
+                    whole_seconds(removed + GC_GATE),
+                    GC_GATE.as_secs(),
+                    whole_seconds(removed)
                 ),
             );
         }
@@ -670,6 +669,14 @@ pub fn fully_healthy(health: Option<&ClusterHealth>) -> bool {
             && h.partitions_quorum == h.partitions
             && h.partitions_all_ok == h.partitions
     })
+}
+
+/// A moment as a waiting message names it: to the second, so that the message stays the same
+/// from one pass to the next. A message that counted the seconds would change the status on
+/// every pass, and every status write wakes the controllers for another pass.
+fn whole_seconds(t: Timestamp) -> String {
+    t.round(k8s_openapi::jiff::Unit::Second)
+        .map_or_else(|_| t.to_string(), |t| t.to_string())
 }
 
 pub(crate) fn wait(reason: &'static str, message: String) -> Step {

@@ -293,7 +293,11 @@ fn reconciler_for(client: &Client, metrics: &Arc<Metrics>, namespaces: &[&str]) 
         namespaces: namespaces.iter().map(|n| (*n).to_owned()).collect(),
         resync: RESYNC,
         drift_resync: RESYNC,
-        short_requeue: Duration::from_secs(1),
+        // A waiting cluster is looked at again this often. Each look asks every Garage pod
+        // for its status and health, and Garage checks the admin token of each request with
+        // argon2 (tens of milliseconds of CPU): at one second, the clusters waiting out their
+        // drains kept both cores busy for nothing.
+        short_requeue: Duration::from_secs(2),
         error_requeue: Duration::from_secs(2),
         admin_timeout: Duration::from_secs(5),
         // Long enough to see a changing counter twice, short enough for a test.

@@ -217,17 +217,32 @@ fn the_proof_launches_adopts_waits_and_completes_after_the_quiet_period() {
     // The configured ten seconds are not enough: a node checks a block it learns of only
     // after twice the RPC timeout (5 s here), so the window is at least 40 s.
     w.now += Duration::from_secs(11);
+    let quiet = w.step(Some(&r));
     assert!(
-        matches!(w.step(Some(&r)), Step::Wait { message, .. } if message.contains("of 40s")),
-        "a quiet window shorter than Garage's resync delay proves nothing"
+        matches!(&quiet, Step::Wait { message, .. } if message.contains("(40s window)")),
+        "a quiet window shorter than Garage's resync delay proves nothing: {quiet:?}"
+    );
+    // The message names moments, not a count: a pass later it is the same, so the status
+    // is not written again (each write would wake the controllers for one more pass).
+    w.now += Duration::from_secs(1);
+    assert_eq!(
+        w.step(Some(&r)),
+        quiet,
+        "the waiting message changed from one pass to the next"
     );
     // Quiet long enough, but a live source hands over blocks only it holds when Garage
     // garbage-collects them: nothing completes before that moment has passed.
-    w.now += Duration::from_secs(30);
+    w.now += Duration::from_secs(29);
     let gate = w.step(Some(&r));
     assert!(
-        matches!(&gate, Step::Wait { message, .. } if message.contains("since the role was removed")),
+        matches!(&gate, Step::Wait { message, .. } if message.contains("after the role was removed")),
         "{gate:?}"
+    );
+    w.now += Duration::from_secs(7);
+    assert_eq!(
+        w.step(Some(&r)),
+        gate,
+        "the waiting message changed from one pass to the next"
     );
     w.now = r.started_at.as_ref().unwrap().0 + GC_GATE;
     r = recorded(w.step(Some(&r)));

@@ -21,6 +21,8 @@ const MOUNT_RETRY: Duration = Duration::from_secs(3);
 /// written again (the kubelet's sync period is about a minute; tests want
 /// changes to show quickly).
 const VOLUME_REFRESH: Duration = Duration::from_secs(10);
+/// How long the final delete waits before trying again.
+const FINAL_DELETE_RETRY: Duration = Duration::from_secs(1);
 /// The grace period when a pod does not say.
 const DEFAULT_GRACE: i64 = 30;
 
@@ -132,20 +134,7 @@ pub(super) async fn run(ctx: Arc<PodCtx>, mut updates: watch::Receiver<Option<Ar
         status::publish_now(&ctx).await;
         ctx.update_pod(|rt| rt.frozen = true);
         publisher.abort();
-        let pods: Api<Pod> = Api::namespaced(ctx.shared.client.clone(), &ctx.info.namespace);
-        let params = DeleteParams {
-            grace_period_seconds: Some(0),
-            preconditions: Some(Preconditions {
-                uid: Some(ctx.info.uid.clone()),
-                resource_version: None,
-            }),
-            ..DeleteParams::default()
-        };
-        if let Err(e) = pods.delete(&ctx.info.name, &params).await
-            && !matches!(&e, kube::Error::Api(s) if s.code == 404 || s.code == 409)
-        {
-            tracing::warn!(pod = %ctx.key(), "final delete: {e}");
-        }
+        final_delete(&ctx).await;
     } else {
         ctx.update_pod(|rt| rt.frozen = true);
         publisher.abort();
@@ -157,6 +146,34 @@ pub(super) async fn run(ctx: Arc<PodCtx>, mut updates: watch::Receiver<Option<Ar
         .is_some_and(|h| h.ctx.info.uid == ctx.info.uid)
     {
         pods.remove(&key);
+    }
+}
+
+/// The kubelet's last word on a deleted pod: `DELETE` with grace period 0 and the pod's UID
+/// as precondition, retried until the API server answers. A single attempt that met an API
+/// server outage would leave the pod Terminating for good, and its StatefulSet waiting on it.
+/// Stops early only when kubesim shuts down or the node is lost, which write nothing more.
+async fn final_delete(ctx: &PodCtx) {
+    let pods: Api<Pod> = Api::namespaced(ctx.shared.client.clone(), &ctx.info.namespace);
+    let params = DeleteParams {
+        grace_period_seconds: Some(0),
+        preconditions: Some(Preconditions {
+            uid: Some(ctx.info.uid.clone()),
+            resource_version: None,
+        }),
+        ..DeleteParams::default()
+    };
+    loop {
+        match pods.delete(&ctx.info.name, &params).await {
+            Ok(_) => return,
+            // Gone already, or another pod of the same name now: nothing of ours is left.
+            Err(kube::Error::Api(s)) if s.code == 404 || s.code == 409 => return,
+            Err(e) => tracing::warn!(pod = %ctx.key(), "final delete: {e}; retrying"),
+        }
+        tokio::time::sleep(FINAL_DELETE_RETRY).await;
+        if matches!(ctx.stop_mode(), Stop::Abandon | Stop::Shutdown(_)) {
+            return;
+        }
     }
 }
 

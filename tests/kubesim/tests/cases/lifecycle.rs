@@ -1,11 +1,14 @@
-//! Init containers, completion and graceful deletion.
+//! Init containers, completion, graceful deletion and a refused final delete.
 
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, ensure};
+use k8s_openapi::api::admissionregistration::v1::{
+    ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding,
+};
 use k8s_openapi::api::core::v1::Pod;
 use kube::Api;
-use kube::api::DeleteParams;
+use kube::api::{DeleteParams, PostParams};
 use serde_json::json;
 
 use super::{Ctx, alive, create, namespace, pids, ready, target, wait, wait_pod};
@@ -73,6 +76,109 @@ pub async fn graceful_deletion(ctx: &Ctx) -> anyhow::Result<()> {
         "address {ip} is still on lo"
     );
     Ok(())
+}
+
+/// A pod whose final delete the API server refuses (here a ValidatingAdmissionPolicy that
+/// turns down deleting a pod already terminating; in life an outage, an overloaded API server
+/// or a connection that died under the request): kubesim tries again, as the kubelet does,
+/// and the pod object disappears once the refusal is lifted. A single attempt would leave the
+/// pod Terminating for good, and a StatefulSet waiting on it.
+pub async fn refused_final_delete(ctx: &Ctx) -> anyhow::Result<()> {
+    let ns = namespace(ctx, "kubesim-refused-delete").await?;
+    let policies: Api<ValidatingAdmissionPolicy> = Api::all(ctx.client.clone());
+    let bindings: Api<ValidatingAdmissionPolicyBinding> = Api::all(ctx.client.clone());
+    let name = "kubesim-refuse-final-delete";
+    policies
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({
+                "metadata": { "name": name },
+                "spec": {
+                    "failurePolicy": "Fail",
+                    "matchConstraints": { "resourceRules": [{
+                        "apiGroups": [""], "apiVersions": ["v1"],
+                        "operations": ["DELETE"], "resources": ["pods"],
+                    }]},
+                    "validations": [{
+                        "expression": "!has(oldObject.metadata.deletionTimestamp)",
+                        "message": "kubesim test: the final delete is refused",
+                    }],
+                },
+            }))?,
+        )
+        .await?;
+    let binding = json!({
+        "metadata": { "name": name },
+        "spec": {
+            "policyName": name,
+            "validationActions": ["Deny"],
+            "matchResources": { "namespaceSelector": { "matchLabels": {
+                "kubernetes.io/metadata.name": ns,
+            }}},
+        },
+    });
+    bindings
+        .create(&PostParams::default(), &serde_json::from_value(binding)?)
+        .await?;
+    let mut container = target("main", "/data/report.json", Some(8080), &[]);
+    container["volumeMounts"] = json!([{ "name": "data", "mountPath": "/data" }]);
+    // Time for the test to see the refusal in force before kubesim sends its final delete.
+    container["lifecycle"] = json!({ "preStop": { "exec": { "command": ["sleep", "5"] } } });
+    create::<Pod>(ctx, &ns, json!({
+        "metadata": { "name": "refused" },
+        "spec": {
+            "nodeSelector": { "kubernetes.io/hostname": "node-b" },
+            "terminationGracePeriodSeconds": 60,
+            "containers": [container],
+            "volumes": [{ "name": "data", "hostPath": { "path": "/data/refused", "type": "DirectoryOrCreate" } }],
+        },
+    }))
+    .await?;
+    let pod = wait_pod(ctx, &ns, "refused", "Ready", Duration::from_secs(30), ready).await?;
+    let pid = *pids(&pod).first().context("no container id")?;
+    let pods: Api<Pod> = Api::namespaced(ctx.client.clone(), &ns);
+    pods.delete("refused", &DeleteParams::default()).await?;
+    // The policy is in force once a dry-run delete of the terminating pod is refused; the
+    // pod still exists then, so kubesim's own delete is yet to come.
+    let dry_run = DeleteParams {
+        dry_run: true,
+        grace_period_seconds: Some(0),
+        ..DeleteParams::default()
+    };
+    wait("the refusal in force", Duration::from_secs(4), || {
+        let (pods, dry_run) = (pods.clone(), dry_run.clone());
+        async move {
+            match pods.delete("refused", &dry_run).await {
+                Err(kube::Error::Api(s)) if s.code == 404 => {
+                    anyhow::bail!("the pod was deleted before the refusal took effect")
+                }
+                Err(kube::Error::Api(s)) => Ok(s.message.contains("final delete is refused")),
+                _ => Ok(false),
+            }
+        }
+    })
+    .await?;
+    wait("the process to exit", Duration::from_secs(30), || async {
+        Ok(!alive(pid))
+    })
+    .await?;
+    // Its final delete follows the exit at once and is refused; the pod stays.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    ensure!(
+        pods.get_opt("refused").await?.is_some(),
+        "the pod was deleted although its final delete was refused"
+    );
+    bindings.delete(name, &DeleteParams::default()).await?;
+    policies.delete(name, &DeleteParams::default()).await?;
+    wait(
+        "the pod object to disappear once the refusal is lifted",
+        Duration::from_secs(30),
+        || {
+            let pods = pods.clone();
+            async move { Ok(pods.get_opt("refused").await?.is_none()) }
+        },
+    )
+    .await
 }
 
 /// Init containers run in order before the app container; a pod with

@@ -40,6 +40,9 @@ pub const ALL: &[(&str, Case)] = &[
     ("graceful_deletion", |c| {
         Box::pin(lifecycle::graceful_deletion(c))
     }),
+    ("refused_final_delete", |c| {
+        Box::pin(lifecycle::refused_final_delete(c))
+    }),
     ("init_containers_and_completion", |c| {
         Box::pin(lifecycle::init_containers_and_completion(c))
     }),
