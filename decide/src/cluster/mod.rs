@@ -12,6 +12,7 @@ mod garage_facts;
 pub mod health;
 pub mod layout_status;
 pub mod legacy;
+pub mod legacy_env;
 pub mod member_status;
 pub mod members;
 pub mod observed;

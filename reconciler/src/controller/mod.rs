@@ -17,6 +17,7 @@ pub mod events;
 pub mod finalizer;
 pub mod garage_access;
 pub mod garage_objects;
+pub mod legacy_env;
 pub mod metrics;
 pub mod node;
 pub mod one_shot;

@@ -3,7 +3,9 @@
 //! Go operator made for a 3-member cluster, a bucket and a key were recorded by
 //! `cargo xtask record-go` (`go_takeover/*.json`); `replay` makes them again with real Garage
 //! pods behind them, as the Go operator left them, and 200 checksummed objects are written
-//! through S3 with the recorded key. Then this operator starts on the namespace, and:
+//! through S3 with the recorded key. The pods read their RPC secret from a Secret of the
+//! user's, which no longer holds it when this operator starts on the namespace (`legacy_rpc`):
+//! it takes nothing over until that Secret holds the pods' secret again. Then:
 //!
 //! - it takes the cluster over (`managed-by-install`, Ready) with every member keeping its
 //!   Garage identity and layout role, no layout change, and every pod it replaces replaced
@@ -14,6 +16,8 @@
 //!   scale-up to 4 adds one role in one version, and a scale-down to 3 drains the fourth
 //!   member with its proof; every object reads back after each.
 
+#[path = "go_takeover/legacy_rpc.rs"]
+mod legacy_rpc;
 #[path = "go_takeover/replay.rs"]
 mod replay;
 
@@ -57,8 +61,13 @@ pub(crate) async fn run(w: &mut World<'_>, start: impl AsyncFnOnce()) -> anyhow:
         before.ids.len(),
         stop.clone(),
     ));
+    let held = legacy_rpc::drift(w).await?;
     start().await;
-    let taken = taken_over(w).await;
+    let refused = legacy_rpc::held_then_released(w, &before.pods, before.version, &held, via).await;
+    let taken = match refused {
+        Ok(()) => taken_over(w).await,
+        Err(e) => Err(e),
+    };
     stop.store(true, Ordering::SeqCst);
     let max_down = sampler.await?;
     taken?;

@@ -108,6 +108,13 @@ pub async fn reconcile(cluster: Arc<GarageCluster>, ctx: Arc<Context>) -> Result
             return Ok(Action::requeue(requeue));
         }
     };
+    // Pods still running with reserved variables of a released Go operator hold everything
+    // that would replace them or change what they run with.
+    if let Some(e) = crate::controller::legacy_env::refusal(&cluster, &observed.pods, &ctx).await? {
+        let (status, wanted, requeue) = decision::refuse(&observed, &e, &ctx.config);
+        act::publish(&cluster, &ctx, status, &wanted).await?;
+        return Ok(Action::requeue(requeue));
+    }
     let decided = decision::decide(&observed, &settings, &ctx.config)?;
     let requeue = decided.requeue;
     if !act::act(&observed, &access, &settings, decided, &ctx).await? {

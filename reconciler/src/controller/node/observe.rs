@@ -104,6 +104,19 @@ pub async fn observe(
     let (Some(cluster), Some(Ok(s))) = (&observed.parent, &observed.settings) else {
         return Ok(observed);
     };
+    // Its pod still running with reserved variables of a released Go operator: the
+    // StatefulSet is not rewritten (a restart would start the pod without them) until the
+    // cluster has settled them; the node waits, as for any cluster that cannot be reconciled.
+    if let Some(pod) = observed
+        .pod
+        .as_ref()
+        .filter(|_| node.metadata.deletion_timestamp.is_none())
+        && let Some(e) =
+            crate::controller::legacy_env::refusal(cluster, std::slice::from_ref(pod), ctx).await?
+    {
+        observed.settings = Some(Err(e));
+        return Ok(observed);
+    }
     let revision = config::revision(cluster, s)?;
     let cluster_uid = cluster.metadata.uid.clone().unwrap_or_default();
     observed.config_published = Api::<ConfigMap>::namespaced(ctx.client.clone(), &ns)

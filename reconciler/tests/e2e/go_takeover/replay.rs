@@ -107,15 +107,22 @@ pub(crate) async fn objects(w: &World<'_>) -> anyhow::Result<Renames> {
         ],
         &["StatefulSet"],
     ] {
+        if round == ["StatefulSet"] {
+            let user = super::legacy_rpc::user_secret(&recorded).context("no RPC Secret")?;
+            dynamic(w, &user)
+                .create(
+                    &PostParams::default(),
+                    &serde_json::from_value(user.clone())?,
+                )
+                .await?;
+        }
         for object in recorded
             .iter()
             .filter(|o| round.contains(&o["kind"].as_str().unwrap_or_default()))
         {
+            let object_now = super::legacy_rpc::overridden(creatable(object, &renames));
             let created = dynamic(w, object)
-                .create(
-                    &PostParams::default(),
-                    &serde_json::from_value(creatable(object, &renames))?,
-                )
+                .create(&PostParams::default(), &serde_json::from_value(object_now)?)
                 .await
                 .with_context(|| {
                     format!(

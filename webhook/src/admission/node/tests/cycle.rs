@@ -18,6 +18,11 @@ fn cycle(node: Value) -> Value {
     annotate(node, json!({"garage.rajsingh.info/cycle": "true"}))
 }
 
+/// The refusal of an eligible cycle start: nothing here carries one out.
+fn not_carried_out() -> Want {
+    DenyWith("GN-CY3", "not carried out by this operator")
+}
+
 #[test]
 fn cycle_start_table() {
     let ready = ctx(vec![cluster()]);
@@ -44,7 +49,13 @@ fn cycle_start_table() {
     let absent = ctx(vec![]);
     let nodeport = json!({"spec": {"publicEndpoint": {"type": "NodePort", "nodePort": {"externalAddresses": ["a"]}}}});
     let cases: Vec<(&str, Value, &Context, Want)> = vec![
-        ("dynamic PVC source", source.clone(), &ready, Allow),
+        // An eligible start is still refused: nothing here carries a cycle out (GN-CY3).
+        (
+            "dynamic PVC source",
+            source.clone(),
+            &ready,
+            not_carried_out(),
+        ),
         (
             "EmptyDir source",
             merge(
@@ -52,13 +63,13 @@ fn cycle_start_table() {
                 json!({"spec": {"storage": {"data": {"type": "EmptyDir", "size": null}}}}),
             ),
             &ready,
-            Allow,
+            not_carried_out(),
         ),
         (
             "management-handle owner that is ready",
             source.clone(),
             &handle_ctx,
-            Allow,
+            not_carried_out(),
         ),
         (
             "gateway source",
