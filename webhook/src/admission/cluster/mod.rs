@@ -28,6 +28,7 @@ pub mod legacy;
 pub mod names;
 pub mod network;
 pub mod node_local_pools;
+pub mod not_carried_out;
 pub mod operations;
 pub mod pool_update;
 pub mod removal;
@@ -205,6 +206,7 @@ fn create(new: &GarageCluster, ctx: &Context, verdict: &mut Verdict) {
     node_local_pools::check_limits(new, None, ctx, verdict);
     host_access::check(new, None, ctx, verdict);
     operations::check(None, new, verdict);
+    not_carried_out::check(None, new, verdict);
 }
 
 fn clean_labels(labels: &mut Option<BTreeMap<String, String>>) {
@@ -325,6 +327,7 @@ fn update(old: &GarageCluster, new: &GarageCluster, ctx: &Context, verdict: &mut
     network::check_admin_port(os, ns, verdict);
     network::check_rpc_identity(old, new, verdict);
     operations::check(Some(old), new, verdict);
+    not_carried_out::check(Some(old), new, verdict);
     immutability::check_drain_freeze(old, new, verdict);
     immutability::check_rollout_freeze(old, new, verdict);
     topology::check_ownership(
