@@ -25,6 +25,7 @@ pub mod rollout;
 mod rollout_pass;
 mod stale_configs;
 pub mod status;
+pub mod storage_stats;
 mod volume_attributes;
 pub mod workers;
 

@@ -64,6 +64,10 @@ pub fn build(i: Inputs<'_>) -> GarageClusterStatus {
         super::layout_status::fill(&mut status, r);
         status.cluster_id = super::health::cluster_id(status.cluster_id.as_deref(), &r.status);
         status.build_info = super::health::build_info(status.build_info.as_ref(), r.build.as_ref());
+        status.storage_stats = super::storage_stats::stats(
+            i.current.and_then(|c| c.storage_stats.as_ref()),
+            &r.status,
+        );
         let unreachable = super::health::unreachable_peers(&r.status);
         status.unreachable_peers = Some(unreachable).filter(|u| !u.is_empty());
     }

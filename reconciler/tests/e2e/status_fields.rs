@@ -4,7 +4,8 @@
 //! `clusterId`, Garage's build (version, Rust version, features) as a member reports it, the
 //! Services' endpoints, `QuorumAtRisk` and `PeerUnreachable` both False; and on each member's
 //! GarageNode what Garage reports of it: its host name, the partitions its role stores, its
-//! filesystems' totals and use, no `lastSeen` while it is up.
+//! filesystems' totals and use, no `lastSeen` while it is up; and `storageStats`, the data
+//! filesystems Garage reports summed (their use within the percent the record may lag).
 
 use std::time::Duration;
 
@@ -91,8 +92,9 @@ pub(crate) async fn columns(w: &World<'_>) -> anyhow::Result<()> {
         );
     }
     member_facts(w, &garage, &admin.layout().await?).await?;
+    storage_stats(status.storage_stats.as_ref(), &garage)?;
     println!(
-        "status: every GarageNode Connected and InLayout (with Garage's host name, partitions and filesystems, no lastSeen), Gateway 0, no Diagnosis, layout history at version {}, clusterId one of Garage's nodes, Garage {}, endpoints on the Services, QuorumAtRisk and PeerUnreachable False",
+        "status: every GarageNode Connected and InLayout (with Garage's host name, partitions and filesystems, no lastSeen), Gateway 0, no Diagnosis, layout history at version {}, clusterId one of Garage's nodes, Garage {}, endpoints on the Services, QuorumAtRisk and PeerUnreachable False, storageStats the sum of the data filesystems Garage reports",
         history.current_version,
         version.unwrap_or_default()
     );
@@ -138,5 +140,40 @@ async fn member_facts(
             s.last_seen
         );
     }
+    Ok(())
+}
+
+/// `status.storageStats` is the sum of the data filesystems Garage reports: the same total,
+/// used and available adding up to it, and the use within the percent of the total by which
+/// the record may lag behind Garage.
+fn storage_stats(
+    stats: Option<&shared_types::garage_cluster::common::StorageStats>,
+    garage: &reconciler::garage::ClusterStatus,
+) -> anyhow::Result<()> {
+    let stats = stats.context("no storageStats")?;
+    let bytes = |q: &Option<k8s_openapi::apimachinery::pkg::api::resource::Quantity>| {
+        q.as_ref()
+            .and_then(|q| shared_types::quantity::QuantityValue::try_from(q).ok())
+            .and_then(|v| v.value())
+            .and_then(|v| u64::try_from(v).ok())
+    };
+    let (total, available) = garage
+        .nodes
+        .iter()
+        .filter_map(|n| n.data_partition.as_ref())
+        .fold((0, 0), |(t, a), p| (t + p.total, a + p.available));
+    let (t, u, a) = (
+        bytes(&stats.total_capacity),
+        bytes(&stats.used_capacity),
+        bytes(&stats.available_capacity),
+    );
+    let used_now = total - available;
+    ensure!(
+        total > 0
+            && t == Some(total)
+            && u.zip(a).is_some_and(|(u, a)| u + a == total)
+            && u.is_some_and(|u| u.abs_diff(used_now) * 100 <= total),
+        "storageStats {stats:?}; Garage reports {total} bytes in all, {available} free"
+    );
     Ok(())
 }
