@@ -104,7 +104,7 @@ pub(crate) async fn held_then_released(
         Duration::from_secs(120),
         || async {
             let c = w.clusters.get(NAME).await?;
-            let said = message(&c, "Ready");
+            let said = support::message_of(&c, "Ready").unwrap_or_default();
             Ok(
                 support::reason_of(&c, "Ready").as_deref() == Some("Unsupported")
                     && said.contains("spec.storage.env")
@@ -113,7 +113,7 @@ pub(crate) async fn held_then_released(
         },
     )
     .await?;
-    let said = message(&w.clusters.get(NAME).await?, "Ready");
+    let said = support::message_of(&w.clusters.get(NAME).await?, "Ready").unwrap_or_default();
     ensure!(
         !said.contains(OTHER) && !said.contains(held),
         "a secret was echoed: {said}"
@@ -147,13 +147,4 @@ pub(crate) async fn held_then_released(
         t.elapsed().as_secs_f64()
     );
     set(w, held).await
-}
-
-fn message(c: &shared_types::garage_cluster::v1beta2::GarageCluster, type_: &str) -> String {
-    c.status
-        .as_ref()
-        .and_then(|s| s.conditions.as_ref())
-        .and_then(|cs| cs.iter().find(|c| c.type_ == type_))
-        .map(|c| c.message.clone())
-        .unwrap_or_default()
 }

@@ -17,6 +17,17 @@ pub(super) fn annotation<'a>(c: &'a GarageCluster, key: &str) -> Option<&'a str>
         .map(String::as_str)
 }
 
+/// The value of annotation `key` when `new` sets it or changes it relative to `old` (any
+/// value on create); `None` when absent or stored unchanged.
+pub(super) fn set_or_changed<'a>(
+    old: Option<&GarageCluster>,
+    new: &'a GarageCluster,
+    key: &str,
+) -> Option<&'a str> {
+    let value = annotation(new, key)?;
+    (old.and_then(|o| annotation(o, key)) != Some(value)).then_some(value)
+}
+
 /// GC-S1 and GC-S2: no spec change and no drain-annotation change while
 /// `status.storageDrain` is recorded.
 pub fn check_drain_freeze(old: &GarageCluster, new: &GarageCluster, verdict: &mut Verdict) {

@@ -8,7 +8,7 @@ use shared_types::keys::annotation::{
     ANNOTATION_PURGE_CLUSTER_LAYOUT_ABORT, ANNOTATION_RETRY_MIGRATION,
 };
 
-use super::immutability::annotation;
+use super::immutability::set_or_changed;
 use crate::admission::Verdict;
 
 /// The annotations and what the denial tells the user instead.
@@ -26,10 +26,7 @@ const NOT_CARRIED_OUT: [(&str, &str); 2] = [
 /// GC-NC1 on the annotations `new` sets or changes relative to `old`.
 pub fn check(old: Option<&GarageCluster>, new: &GarageCluster, verdict: &mut Verdict) {
     for (key, instead) in NOT_CARRIED_OUT {
-        let Some(value) = annotation(new, key) else {
-            continue;
-        };
-        if old.and_then(|o| annotation(o, key)) == Some(value) {
+        if set_or_changed(old, new, key).is_none() {
             continue;
         }
         verdict.deny(

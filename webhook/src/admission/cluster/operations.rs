@@ -8,18 +8,15 @@ use shared_types::garage_cluster::v1beta2::GarageCluster;
 use shared_types::keys::annotation::ANNOTATION_PURGE_BLOCKS;
 use shared_types::operations::{self, Request};
 
-use super::immutability::annotation;
+use super::immutability::set_or_changed;
 use crate::admission::Verdict;
 
 /// GC-OP1 and GC-W22 on the annotations `new` sets or changes relative to `old`.
 pub fn check(old: Option<&GarageCluster>, new: &GarageCluster, verdict: &mut Verdict) {
     for key in operations::ORDER {
-        let Some(value) = annotation(new, key) else {
+        let Some(value) = set_or_changed(old, new, key) else {
             continue;
         };
-        if old.and_then(|o| annotation(o, key)) == Some(value) {
-            continue;
-        }
         match operations::parse_request(key, value) {
             Some(Err(form)) => verdict.deny(
                 "GC-OP1",
