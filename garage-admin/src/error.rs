@@ -217,6 +217,31 @@ impl GarageError {
         }
     }
 
+    /// True when the call got no answer in time: the client's own timeout, or a transport
+    /// timeout under it. A bucket whose reads time out again and again is reported as stuck.
+    pub fn is_timeout(&self) -> bool {
+        match self {
+            Self::Timeout { .. } => true,
+            Self::Transport { source, .. } => source.is_timeout(),
+            _ => false,
+        }
+    }
+
+    /// True when Garage answered 500 because it could not decode an entry of one of its
+    /// metadata tables: what a table entry written by another Garage version, or damaged,
+    /// gives. Garage words it "Unable to decode entry of <table>" in some versions and passes
+    /// the MessagePack decoder's own error in others.
+    pub fn is_metadata_decode(&self) -> bool {
+        match self {
+            Self::Http {
+                status: 500,
+                message,
+                ..
+            } => METADATA_DECODE_MARKERS.iter().any(|m| message.contains(m)),
+            _ => false,
+        }
+    }
+
     /// The endpoint the failed call was made to, when there was one.
     pub fn endpoint(&self) -> Option<&'static str> {
         match self {
@@ -317,6 +342,10 @@ struct ErrorBody {
 
 /// The first [`MAX_EXCERPT`] characters of `body`, with secret-looking values redacted. Every
 /// piece of body text an error keeps goes through here.
+/// The words of a Garage 500 answer that say a metadata table entry could not be decoded.
+const METADATA_DECODE_MARKERS: [&str; 2] =
+    ["Unable to decode entry of", "Messagepack decode error"];
+
 fn excerpt(body: &[u8]) -> String {
     let text = String::from_utf8_lossy(body);
     // Redacted before the cut: a cut value is still redacted whole, and the characters kept
@@ -376,6 +405,28 @@ mod tests {
         assert!(e.is_retryable());
         let e = GarageError::from_status("GetBucketInfo", 500, &body("InternalError", "x"));
         assert!(!e.is_not_found() && !e.is_retryable());
+    }
+
+    #[test]
+    fn timeouts_and_metadata_decode_failures_are_told_apart() {
+        let timeout = GarageError::Timeout {
+            endpoint: "GetBucketInfo",
+            after: std::time::Duration::from_secs(10),
+        };
+        assert!(timeout.is_timeout() && !timeout.is_metadata_decode());
+        for message in [
+            "Internal error: Remote error: Unable to decode entry of bucket_v2",
+            "Internal error: Messagepack decode error: invalid type",
+        ] {
+            let e = GarageError::from_status("GetBucketInfo", 500, &body("InternalError", message));
+            assert!(e.is_metadata_decode() && !e.is_timeout(), "{message}");
+        }
+        // Another 500, or the same words under another status, is neither.
+        let other = GarageError::from_status("GetBucketInfo", 500, &body("InternalError", "x"));
+        assert!(!other.is_metadata_decode() && !other.is_timeout());
+        let words = "Unable to decode entry of key";
+        let e = GarageError::from_status("GetBucketInfo", 400, &body("InvalidRequest", words));
+        assert!(!e.is_metadata_decode());
     }
 
     #[test]

@@ -116,7 +116,7 @@ pub const PERMISSIONS: &[Permission] = &[
         GARAGE,
         "garageclusters",
         &["get", "list", "watch", "patch"],
-        "watched by the cluster and node controllers and re-read before members are created or a member acts for its cluster; finalizer, pinned-credential, recovery and managing-install annotations are merge patches",
+        "watched by the cluster and node controllers and re-read before members are created or a member acts for its cluster; finalizer, pinned-credential, recovery and managing-install annotations, and the Tables repair a bucket whose metadata Garage cannot decode requests, are merge patches",
     ),
     row(
         Managed,

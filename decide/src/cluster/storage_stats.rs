@@ -4,8 +4,10 @@
 //!
 //! Free space moves with every object written, so the figures would change on nearly every
 //! pass, and every status write wakes the controllers for one more pass. The recorded figures
-//! are kept while the total is the same and the used space has moved by less than one percent
-//! of it. The partition counts of the same object are never written by the Go operator either;
+//! are kept while the total and the used space have each moved by less than one percent of
+//! the total. The total moves too on some file systems (a ZFS dataset's size is its use plus
+//! the pool's free space), so an exact comparison of it would rewrite the status on every
+//! write anywhere on the pool. The partition counts of the same object are never written by the Go operator either;
 //! `status.health` carries Garage's own partition figures.
 
 use garage_api_types::ClusterStatus;
@@ -33,7 +35,7 @@ pub fn stats(current: Option<&StorageStats>, status: &ClusterStatus) -> Option<S
             bytes(recorded.total_capacity.as_ref()),
             bytes(recorded.used_capacity.as_ref()),
         )
-        && t == total
+        && t.abs_diff(total).saturating_mul(100) < total
         && u.abs_diff(used).saturating_mul(100) < total
     {
         return Some(recorded.clone());
@@ -139,9 +141,13 @@ mod tests {
             figures(&stats(Some(&recorded), &a_percent).unwrap()),
             ("100Gi".into(), "41Gi".into(), "59Gi".into())
         );
-        // A new total (a disk added) is always written.
-        let grown = status(&[Some((60 * GI, total)), Some((GI, GI))]);
-        assert_eq!(figures(&stats(Some(&recorded), &grown).unwrap()).0, "101Gi");
+        // A new total of a percent or more (a disk added) is written.
+        let grown = status(&[Some((60 * GI, total)), Some((2 * GI, 2 * GI))]);
+        assert_eq!(figures(&stats(Some(&recorded), &grown).unwrap()).0, "102Gi");
+        // A total that wanders by less (a ZFS dataset whose pool is written to elsewhere)
+        // keeps the record.
+        let wandered = status(&[Some((60 * GI - (300 << 20), total - (300 << 20)))]);
+        assert_eq!(stats(Some(&recorded), &wandered), Some(recorded.clone()));
     }
 
     #[test]

@@ -151,3 +151,48 @@ async fn a_hung_garage_times_out() {
     cluster.signal(0, Signal::SIGCONT).unwrap();
     admin.cluster_status().await.unwrap();
 }
+
+/// A key entry Garage cannot decode (written by another version, or damaged) makes reading a
+/// bucket granted to that key a 500 the client types as a metadata decode failure, never as an
+/// absent bucket; the entry restored, the bucket reads again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_undecodable_key_entry_is_a_metadata_decode_failure() {
+    use garage_admin::{BucketPermissions, KeySpec};
+    let cluster = single_node();
+    let admin = client(&cluster, 0);
+    let key = admin.create_key(&KeySpec::default()).await.unwrap();
+    let bucket = admin
+        .create_bucket(&CreateBucket {
+            global_alias: Some("damaged".into()),
+            ..CreateBucket::default()
+        })
+        .await
+        .unwrap();
+    let read = BucketPermissions {
+        read: true,
+        write: false,
+        owner: false,
+    };
+    admin
+        .allow_bucket_key(&bucket.id, &key.access_key_id, read)
+        .await
+        .unwrap();
+    let damaged = garage_fixture::metadata::damage(
+        &cluster.metadata_dir(0),
+        "key",
+        key.access_key_id.as_bytes(),
+    )
+    .unwrap();
+    let failed = admin
+        .bucket_info(BucketLookup::Id(&bucket.id))
+        .await
+        .unwrap_err();
+    assert!(failed.is_metadata_decode(), "{failed:?}");
+    assert!(!failed.is_not_found() && !failed.is_timeout(), "{failed:?}");
+    garage_fixture::metadata::restore(&cluster.metadata_dir(0), &damaged).unwrap();
+    let info = admin
+        .bucket_info(BucketLookup::Id(&bucket.id))
+        .await
+        .unwrap();
+    assert_eq!(info.keys.len(), 1);
+}

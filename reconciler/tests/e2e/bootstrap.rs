@@ -70,24 +70,29 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
 
     // 3. Silence at steady state.
     tokio::time::sleep(RESYNC * 2).await;
-    let before = snapshot(client).await?;
+    let before = crate::object_diff::bodies(client).await?;
     let writes = w.metrics.api_writes();
     let reconciles = w.metrics.reconciles();
     tokio::time::sleep(RESYNC * 5 + Duration::from_secs(1)).await;
-    let after = snapshot(client).await?;
+    let after = crate::object_diff::bodies(client).await?;
     let reconciled = w.metrics.reconciles() - reconciles;
     ensure!(
         reconciled >= 5,
         "only {reconciled} reconciles in five resyncs"
     );
+    let moved = crate::object_diff::changes(&before, &after);
+    // One status write that follows the machine's disk past the reconciler's threshold is
+    // the status doing its job; any other write, or that one without such a move, fails.
+    let disk_followed = w.metrics.api_writes() == writes + 1
+        && crate::object_diff::only_the_disk_moved(&before, &after, crate::NAME);
+    if disk_followed {
+        println!("steady state: the disk moved a percent, storageStats followed: {moved:?}");
+    }
     ensure!(
-        w.metrics.api_writes() == writes,
-        "{} API writes at steady state",
-        w.metrics.api_writes() - writes
-    );
-    ensure!(
-        before == after,
-        "resourceVersions moved at steady state:\n{before:?}\n{after:?}"
+        disk_followed || (w.metrics.api_writes() == writes && moved.is_empty()),
+        "{} API writes at steady state; what moved:\n{}",
+        w.metrics.api_writes() - writes,
+        moved.join("\n")
     );
     println!("steady state: {reconciled} reconciles, 0 writes");
 

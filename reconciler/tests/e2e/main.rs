@@ -102,6 +102,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 mod bootstrap;
+mod bucket_health;
 mod bucket_uploads;
 mod buckets;
 mod chaos;
@@ -119,6 +120,7 @@ mod membership;
 mod metrics_token;
 mod monitoring;
 mod network_policy;
+mod object_diff;
 mod operations;
 mod pool_disks;
 mod pools;
@@ -441,11 +443,17 @@ async fn scenario(
     let result = async {
         // A alone first: its steady-state check counts every API write of the reconciler.
         if run_a {
-            SITE.scope(NS_A, async {
-                create_cluster(&a).await?;
-                bootstrap::run(&mut a).await
-            })
-            .await?;
+            let bootstrapped = SITE
+                .scope(NS_A, async {
+                    create_cluster(&a).await?;
+                    bootstrap::run(&mut a).await
+                })
+                .await;
+            if let Err(e) = bootstrapped {
+                println!("site A FAILED: {e:#}");
+                reconciler_log::print(&reconciler_log, &[NS_A]);
+                return Err(e.context("site A"));
+            }
         }
         let site_a = SITE.scope(NS_A, async {
             if !run_a {
@@ -500,6 +508,7 @@ async fn scenario(
                 layout_parameters::zone_redundancy(&d).await?;
                 layout_parameters::factor_change_refused(&d).await?;
                 operations::run(&d).await?;
+                bucket_health::decode_failure(&d).await?;
                 monitoring::service_monitor(&d).await?;
                 status_fields::columns(&d).await?;
                 volumes::manual_nodes(&d).await?;

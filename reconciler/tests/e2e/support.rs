@@ -305,35 +305,17 @@ pub(crate) async fn wait_condition(
 
 /// resourceVersions of every object the reconciler writes in the namespace.
 pub(crate) async fn snapshot(client: &Client) -> anyhow::Result<BTreeMap<String, String>> {
-    use k8s_openapi::api::apps::v1::StatefulSet;
-    use k8s_openapi::api::core::v1::{ConfigMap, Service};
-    use k8s_openapi::api::networking::v1::NetworkPolicy;
-    use k8s_openapi::api::policy::v1::PodDisruptionBudget;
-    let mut out = BTreeMap::new();
-    let lp = ListParams::default();
-    macro_rules! add {
-        ($k:ty) => {
-            for o in Api::<$k>::namespaced(client.clone(), ns())
-                .list(&lp)
-                .await?
-                .items
-            {
-                out.insert(
-                    format!("{}/{}", stringify!($k), o.name_any()),
-                    o.resource_version().unwrap_or_default(),
-                );
-            }
-        };
-    }
-    add!(GarageCluster);
-    add!(GarageNode);
-    add!(StatefulSet);
-    add!(Service);
-    add!(ConfigMap);
-    add!(Secret);
-    add!(PodDisruptionBudget);
-    add!(NetworkPolicy);
-    Ok(out)
+    Ok(crate::object_diff::bodies(client)
+        .await?
+        .into_iter()
+        .map(|(k, v)| {
+            let version = v["metadata"]["resourceVersion"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
+            (k, version)
+        })
+        .collect())
 }
 
 /// Two user-written GarageNodes of the cluster.

@@ -22,6 +22,7 @@ mod cluster;
 pub mod config;
 mod error;
 pub mod http;
+pub mod metadata;
 mod process;
 pub mod s3;
 

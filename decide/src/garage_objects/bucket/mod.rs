@@ -3,6 +3,7 @@
 //! records they need), the settings Garage should hold ([`plan`]) and the status of a
 //! converged bucket ([`status`]); here, the aliases that identify a bucket.
 
+pub mod health;
 pub mod operations;
 pub mod plan;
 pub mod status;

@@ -20,6 +20,7 @@ use shared_types::garage_bucket::{
 use shared_types::keys::annotation::{ANNOTATION_CLEANUP_MPU, ANNOTATION_CLEANUP_MPU_OLDER_THAN};
 use shared_types::keys::finalizer as finalizers;
 
+use super::health::{self, ClusterRef, Count, LookupFailure};
 use super::plan as settings;
 use super::{reservation_alias, wanted_alias};
 use crate::finalizers as finalizer;
@@ -36,6 +37,8 @@ pub struct Observed {
     /// `<api service>.<namespace>.svc:<web port>` of the cluster: where its websites are
     /// served.
     pub web_endpoint: String,
+    /// The cluster, as a pass that cannot read the bucket needs it.
+    pub cluster: ClusterRef,
 }
 
 /// The bucket in Garage this object owns, as Garage reports it.
@@ -50,6 +53,9 @@ pub enum Identity {
     },
     /// Found, by ID or by its reservation alias.
     Found(Box<Found>),
+    /// Garage did not answer the lookup in time, or could not decode the metadata it needs
+    /// for it ([`super::health`]).
+    Unreadable(LookupFailure),
 }
 
 /// A bucket this object owns, and what its pass decides from.
@@ -101,6 +107,14 @@ pub enum Step {
     },
     /// Read the bucket back for the status, after permissions changed.
     ReadBack(String),
+    /// Move the bucket's failure counters ([`super::health`]) from the values read to the
+    /// ones given, onto the resourceVersion the pass read (a bucket changed since is counted
+    /// by the next pass).
+    Counts(Vec<Count>),
+    /// Ask the cluster for a `Tables` repair through its `trigger-repair` annotation, onto the
+    /// resourceVersion the pass read: a request that arrived there since is never
+    /// overwritten.
+    RequestRepair(ClusterRef),
     /// Delete the bucket from Garage (gone already is done). Garage refuses a bucket that
     /// holds data; the pass then ends as `not_empty` says.
     Delete {
@@ -200,12 +214,17 @@ pub fn plan(o: &Observed) -> Plan {
             );
         }
         Identity::New { alias_holder: None } => return create(bucket),
+        Identity::Unreadable(failure) => return unreadable(bucket, failure, &o.cluster),
         Identity::Found(found) => found,
     };
     let mut info = found.info.clone();
     let mut status = bucket.status.clone().unwrap_or_default();
     status.bucket_id = Some(info.id.clone());
     let mut steps = Vec::new();
+    let cleared = health::recovered(bucket);
+    if !cleared.is_empty() {
+        steps.push(Step::Counts(cleared));
+    }
     let blocked = global_alias(
         bucket,
         &mut info,
@@ -277,6 +296,29 @@ fn cleanup(bucket: &GarageBucket, id: &str, steps: &mut Vec<Step>) -> Result<(),
             Ok(())
         }
     }
+}
+
+/// A pass that could not read the bucket: one more failure counted, the health condition
+/// once the streak is long enough, a repair asked for when [`health::unreadable`] says so,
+/// and a look again after the waiting period.
+fn unreadable(bucket: &GarageBucket, failure: &LookupFailure, cluster: &ClusterRef) -> Plan {
+    let verdict = health::unreadable(bucket, failure, cluster);
+    let mut status = waiting_status(bucket, verdict.reason, verdict.message.clone());
+    status.conditions = Some(crate::conditions::merge(
+        status.conditions.as_deref(),
+        verdict.condition.as_slice(),
+        &health::CONDITIONS,
+        bucket.metadata.generation,
+    ));
+    let mut steps = vec![Step::Counts(verdict.counts)];
+    if verdict.request_repair {
+        steps.push(Step::RequestRepair(cluster.clone()));
+    }
+    Plan::ending(
+        steps,
+        Publish::Status(Box::new(status)),
+        Outcome::waiting(verdict.reason, verdict.message),
+    )
 }
 
 /// A new bucket: created under its reservation alias, its ID recorded at once.

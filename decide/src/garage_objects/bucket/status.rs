@@ -29,6 +29,9 @@ pub fn ready_status(
         &[
             CONDITION_READY,
             bucket_conditions::CONDITION_LIFECYCLE_CONFIGURED,
+            // A bucket read again is neither stuck nor degraded.
+            bucket_conditions::CONDITION_BUCKET_LOOKUP_STUCK,
+            bucket_conditions::CONDITION_BUCKET_METADATA_DEGRADED,
         ],
         generation,
     ));

@@ -56,6 +56,16 @@ fn observed(
             snapshot: snapshot(keys, vec![me], vec![], Grants::default()),
         })),
         web_endpoint: WEB.into(),
+        cluster: cluster(),
+    }
+}
+
+fn cluster() -> ClusterRef {
+    ClusterRef {
+        namespace: "apps".into(),
+        name: "garage".into(),
+        pending_repair: None,
+        resource_version: Some("3".into()),
     }
 }
 
@@ -82,6 +92,8 @@ fn kinds(plan: &Plan) -> Vec<&'static str> {
             Step::Permission(_) => "permission",
             Step::CleanupUploads { .. } => "cleanup uploads",
             Step::ReadBack(_) => "read back",
+            Step::Counts(_) => "counts",
+            Step::RequestRepair(_) => "request repair",
             Step::Delete { .. } => "delete",
             Step::LeaveInGarage => "leave in garage",
             Step::RemoveFinalizer => "remove finalizer",
@@ -102,6 +114,7 @@ fn a_new_bucket_is_created_under_its_reservation_its_id_recorded_then_observed_a
         bucket: bucket(json!({})),
         identity: Identity::New { alias_holder: None },
         web_endpoint: WEB.into(),
+        cluster: cluster(),
     });
     let [
         Step::Create {
@@ -125,6 +138,7 @@ fn a_new_bucket_whose_alias_names_another_bucket_is_not_created() {
             alias_holder: Some("other".into()),
         },
         web_endpoint: WEB.into(),
+        cluster: cluster(),
     });
     assert!(plan.steps.is_empty());
     let (why, message) = waiting_on(&plan);
@@ -143,6 +157,7 @@ fn a_bucket_gone_from_garage_is_not_found_with_what_to_do() {
             bucket: b,
             identity: Identity::Missing(ID.into()),
             web_endpoint: WEB.into(),
+            cluster: cluster(),
         })
     };
     let by_spec = missing(bucket(json!({"spec": {"bucketId": ID}})));
@@ -567,4 +582,59 @@ fn the_ready_status_reports_usage_website_keys_and_lifecycle() {
         .find(|c| c.type_ == shared_types::conditions::bucket::CONDITION_LIFECYCLE_CONFIGURED)
         .unwrap();
     assert_eq!(lifecycle.reason, reason::REASON_APPLY_FAILED);
+}
+
+#[test]
+fn a_bucket_that_cannot_be_read_is_counted_and_waits_and_a_read_clears_the_count() {
+    use shared_types::conditions::bucket as bc;
+    use shared_types::keys::annotation::ANNOTATION_BUCKET_DECODE_ERRORS;
+    let failing =
+        settled(json!({"metadata": {"annotations": {ANNOTATION_BUCKET_DECODE_ERRORS: "2"}}}));
+    let failed = plan(&Observed {
+        bucket: failing.clone(),
+        identity: Identity::Unreadable(LookupFailure::MetadataDecode("HTTP 500".into())),
+        web_endpoint: WEB.into(),
+        cluster: cluster(),
+    });
+    assert_eq!(kinds(&failed), ["counts", "request repair"]);
+    assert_eq!(waiting_on(&failed).0, reason::REASON_METADATA_DECODE_ERROR);
+    let Publish::Status(status) = &failed.publish else {
+        panic!("{:?}", failed.publish)
+    };
+    let mut types: Vec<&str> = status
+        .conditions
+        .iter()
+        .flatten()
+        .map(|c| c.type_.as_str())
+        .collect();
+    types.sort_unstable();
+    assert_eq!(types, [bc::CONDITION_BUCKET_METADATA_DEGRADED, "Ready"]);
+
+    // Read again: the count goes first, and the published status drops the condition.
+    let mut degraded = failing.clone();
+    degraded.status = Some((**status).clone());
+    let read = plan(&observed(
+        degraded,
+        bucket_info(ID, &["b"], json!({})),
+        None,
+        vec![],
+    ));
+    assert_eq!(kinds(&read).first(), Some(&"counts"));
+    let Publish::Ready(ready) = &read.publish else {
+        panic!("{:?}", read.publish)
+    };
+    let published = ready_status(
+        &failing,
+        (*ready.status).clone(),
+        WEB,
+        read.garage.as_ref().unwrap(),
+    );
+    assert!(
+        published
+            .conditions
+            .iter()
+            .flatten()
+            .all(|c| c.type_ != bc::CONDITION_BUCKET_METADATA_DEGRADED),
+        "{published:?}"
+    );
 }

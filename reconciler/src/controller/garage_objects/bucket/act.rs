@@ -7,6 +7,7 @@ use kube::{Api, ResourceExt};
 use shared_types::garage_bucket::{GarageBucket, GarageBucketStatus};
 use shared_types::keys::finalizer as finalizers;
 
+use super::health;
 use crate::controller::events::Note;
 use crate::controller::garage_objects::key::act::{admin, apply_change};
 use crate::controller::garage_objects::reach::Target;
@@ -148,6 +149,8 @@ async fn run_step(
         Step::ReadBack(id) => {
             *garage = Some(admin(target)?.bucket_info(BucketLookup::Id(&id)).await?);
         }
+        Step::Counts(counts) => health::write_counts(api, ctx, bucket, &counts).await?,
+        Step::RequestRepair(cluster) => health::request_repair(ctx, bucket, &cluster).await?,
         Step::Delete { id, not_empty } => {
             ctx.metrics.wrote();
             match admin(target)?.delete_bucket(&id).await {

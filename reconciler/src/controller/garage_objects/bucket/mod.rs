@@ -8,6 +8,7 @@
 //! bucket in [`decide::garage_objects::bucket::status`]) → act ([`act`]).
 
 pub mod act;
+pub mod health;
 pub mod observe;
 
 use std::sync::Arc;

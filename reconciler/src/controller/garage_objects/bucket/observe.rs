@@ -1,7 +1,8 @@
 //! What a GarageBucket pass reads before it decides: the bucket in Garage this object owns
 //! (by `spec.bucketId`, the ID in its status, or its reservation alias), the bucket its wanted
 //! global alias names when it lacks that alias, and the keys, buckets and grants of its
-//! cluster. A bucket Garage does not have is a fact; a failed read is an error.
+//! cluster. A bucket Garage does not have is a fact; a lookup that timed out or that Garage
+//! could not decode is the fact [`Identity::Unreadable`]; any other failed read is an error.
 
 use kube::ResourceExt;
 use shared_types::garage_bucket::GarageBucket;
@@ -9,11 +10,13 @@ use shared_types::garage_bucket::GarageBucket;
 use crate::controller::garage_objects::reach::{Cleaning, Target};
 use crate::controller::garage_objects::{Me, Stores, cluster_deleting};
 use crate::controller::{Context, Error};
-use crate::garage::{AdminClient, BucketInfo, BucketLookup};
+use crate::garage::{AdminClient, BucketInfo, BucketLookup, GarageError};
+use decide::garage_objects::bucket::health::{ClusterRef, LookupFailure};
 use decide::garage_objects::bucket::operations::{
     Cleanup, Found, Identity, Observed, ObservedDeletion,
 };
 use decide::garage_objects::bucket::{reservation_alias, status, wanted_alias};
+use shared_types::keys::annotation::ANNOTATION_TRIGGER_REPAIR;
 
 /// The facts of a pass over a live bucket whose cluster `target` answers.
 pub async fn observe(
@@ -26,6 +29,16 @@ pub async fn observe(
         bucket: bucket.clone(),
         identity: identity(ctx, stores, bucket, target).await?,
         web_endpoint: status::web_endpoint(&target.settings),
+        cluster: ClusterRef {
+            namespace: target.cluster.namespace().unwrap_or_default(),
+            name: target.cluster.name_any(),
+            pending_repair: target
+                .cluster
+                .annotations()
+                .get(ANNOTATION_TRIGGER_REPAIR)
+                .cloned(),
+            resource_version: target.cluster.resource_version(),
+        },
     })
 }
 
@@ -35,38 +48,18 @@ async fn identity(
     bucket: &GarageBucket,
     target: &Target,
 ) -> Result<Identity, Error> {
-    let admin = &target.admin;
-    let known = bucket
-        .spec
-        .bucket_id
-        .clone()
-        .filter(|s| !s.is_empty())
-        .or_else(|| bucket.status.as_ref().and_then(|s| s.bucket_id.clone()));
-    let alias = wanted_alias(bucket);
-    let info = match known {
-        Some(id) => match lookup(admin, BucketLookup::Id(&id)).await? {
-            Some(info) => info,
-            None => return Ok(Identity::Missing(id)),
-        },
-        None => {
-            let reservation = reservation_alias(&bucket.uid().unwrap_or_default());
-            match lookup(admin, BucketLookup::GlobalAlias(&reservation)).await? {
-                Some(info) => info,
-                None => {
-                    let holder = lookup(admin, BucketLookup::GlobalAlias(&alias)).await?;
-                    return Ok(Identity::New {
-                        alias_holder: holder.map(|b| b.id),
-                    });
-                }
-            }
+    let (info, alias_holder) = match find(&target.admin, bucket).await {
+        Ok(Looked::Found(info, holder)) => (*info, holder),
+        Ok(Looked::Other(identity)) => return Ok(identity),
+        Err(e) if e.is_timeout() => {
+            return Ok(Identity::Unreadable(LookupFailure::Timeout(e.to_string())));
         }
-    };
-    let alias_holder = if info.global_aliases.contains(&alias) {
-        None
-    } else {
-        lookup(admin, BucketLookup::GlobalAlias(&alias))
-            .await?
-            .map(|b| b.id)
+        Err(e) if e.is_metadata_decode() => {
+            return Ok(Identity::Unreadable(LookupFailure::MetadataDecode(
+                e.to_string(),
+            )));
+        }
+        Err(e) => return Err(e.into()),
     };
     let mut me = bucket.clone();
     me.status.get_or_insert_with(Default::default).bucket_id = Some(info.id.clone());
@@ -78,15 +71,61 @@ async fn identity(
     })))
 }
 
+/// What the lookups of a bucket found.
+enum Looked {
+    /// This object's bucket, and the bucket its wanted global alias names when it lacks it.
+    Found(Box<BucketInfo>, Option<String>),
+    /// No bucket of this object's, or a recorded one gone.
+    Other(Identity),
+}
+
+/// Finds the bucket this object owns: by `spec.bucketId` or the recorded ID, else by its
+/// reservation alias.
+async fn find(admin: &AdminClient, bucket: &GarageBucket) -> Result<Looked, GarageError> {
+    let known = bucket
+        .spec
+        .bucket_id
+        .clone()
+        .filter(|s| !s.is_empty())
+        .or_else(|| bucket.status.as_ref().and_then(|s| s.bucket_id.clone()));
+    let alias = wanted_alias(bucket);
+    let info = match known {
+        Some(id) => match lookup(admin, BucketLookup::Id(&id)).await? {
+            Some(info) => info,
+            None => return Ok(Looked::Other(Identity::Missing(id))),
+        },
+        None => {
+            let reservation = reservation_alias(&bucket.uid().unwrap_or_default());
+            match lookup(admin, BucketLookup::GlobalAlias(&reservation)).await? {
+                Some(info) => info,
+                None => {
+                    let holder = lookup(admin, BucketLookup::GlobalAlias(&alias)).await?;
+                    return Ok(Looked::Other(Identity::New {
+                        alias_holder: holder.map(|b| b.id),
+                    }));
+                }
+            }
+        }
+    };
+    let alias_holder = if info.global_aliases.contains(&alias) {
+        None
+    } else {
+        lookup(admin, BucketLookup::GlobalAlias(&alias))
+            .await?
+            .map(|b| b.id)
+    };
+    Ok(Looked::Found(Box::new(info), alias_holder))
+}
+
 /// The bucket `lookup` finds; `None` when Garage has none.
 async fn lookup(
     admin: &AdminClient,
     lookup: BucketLookup<'_>,
-) -> Result<Option<BucketInfo>, Error> {
+) -> Result<Option<BucketInfo>, GarageError> {
     match admin.bucket_info(lookup).await {
         Ok(info) => Ok(Some(info)),
         Err(e) if e.is_not_found() => Ok(None),
-        Err(e) => Err(e.into()),
+        Err(e) => Err(e),
     }
 }
 
