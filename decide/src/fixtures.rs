@@ -209,5 +209,6 @@ pub fn observed_cluster(
         now: k8s_openapi::jiff::Timestamp::UNIX_EPOCH,
         transaction_id: "tx".into(),
         monitoring_installed: false,
+        go_token: None,
     }
 }

@@ -103,6 +103,8 @@ pub struct Decision {
     pub worker_variables: Vec<super::workers::SetVariable>,
     /// The one-shot operational annotation this pass runs.
     pub operation: Option<super::operations::Pending>,
+    /// The Go operator's Admin API token to revoke, unpin and forget.
+    pub go_token: Option<super::go_token::Revoke>,
     /// Members whose GarageNode `connected` or `inLayout` changed.
     pub member_facts: Vec<super::member_status::MemberFacts>,
     /// Status to publish (conditions merged by act).
@@ -245,6 +247,7 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         prune_configs: r.prune_configs,
         worker_variables: worker_variables(cluster, &m.views, p.facts.read),
         operation: super::operations::next(o, drain_recorded || rollout_recorded),
+        go_token: super::go_token::revoke(cluster, o.go_token.as_ref()),
         member_facts: super::member_status::changed(o, &m.views, p.facts.read),
         status,
         conditions,

@@ -9,6 +9,7 @@ pub mod decision;
 pub mod expansion;
 pub mod factor;
 mod garage_facts;
+pub mod go_token;
 pub mod health;
 pub mod layout_status;
 pub mod legacy;

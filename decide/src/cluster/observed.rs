@@ -53,6 +53,8 @@ pub struct Observed {
     pub transaction_id: String,
     /// Whether the API server serves the prometheus-operator ServiceMonitor kind.
     pub monitoring_installed: bool,
+    /// The Go operator's pinned Admin API token, read only while the cluster pins one.
+    pub go_token: Option<super::go_token::Seen>,
 }
 
 /// Garage as seen through one running storage pod.

@@ -745,5 +745,6 @@ pub fn bare(cluster: GarageCluster) -> Observed {
         now: at(0),
         transaction_id: "tx-new".into(),
         monitoring_installed: false,
+        go_token: None,
     }
 }

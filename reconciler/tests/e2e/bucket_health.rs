@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, ensure};
 use garage_fixture::metadata::{self, Damaged};
-use kube::api::ListParams;
+use kube::api::{DeleteParams, ListParams};
 use kube::{Api, ResourceExt};
 use localcluster::wait_until as wait;
 use serde_json::json;
@@ -147,6 +147,18 @@ pub(crate) async fn decode_failure(w: &World<'_>) -> anyhow::Result<()> {
         store,
         &s3(w.sim, &format!("{NAME}-storage-0-0"))?,
         &w.checksummed,
+    )
+    .await?;
+    // Gone before the site's teardown, which counts what is left.
+    let dp = DeleteParams::default();
+    buckets.delete(BUCKET, &dp).await?;
+    keys.delete(KEY, &dp).await?;
+    wait(
+        "the health bucket and key deleted",
+        Duration::from_secs(120),
+        || async {
+            Ok(buckets.get_opt(BUCKET).await?.is_none() && keys.get_opt(KEY).await?.is_none())
+        },
     )
     .await?;
     println!(

@@ -16,6 +16,10 @@
 //!   scale-up to 4 adds one role in one version, and a scale-down to 3 drains the fourth
 //!   member with its proof; every object reads back after each.
 
+#[path = "go_takeover/go_token.rs"]
+mod go_token;
+#[path = "go_takeover/legacy_key.rs"]
+mod legacy_key;
 #[path = "go_takeover/legacy_rpc.rs"]
 mod legacy_rpc;
 #[path = "go_takeover/replay.rs"]
@@ -50,6 +54,8 @@ pub(crate) async fn run(w: &mut World<'_>, start: impl AsyncFnOnce()) -> anyhow:
     let via = "garage-storage-0-0";
     write_objects(w, via).await?;
     let before = Before::read(w, via).await?;
+    let legacy = legacy_key::replay(w, &replay::admin(w, via)?, &replay::recorded()).await?;
+    let go_token_id = go_token::replay(w, &replay::admin(w, via)?).await?;
     println!(
         "go takeover: the Go operator's cluster is back with {} members, 200 objects written ({:.1}s)",
         before.ids.len(),
@@ -76,13 +82,15 @@ pub(crate) async fn run(w: &mut World<'_>, start: impl AsyncFnOnce()) -> anyhow:
         "{max_down} members had no Ready pod at once during the takeover"
     );
     before.unchanged(w, via).await?;
+    legacy_key::kept(w, &replay::admin(w, via)?, &legacy).await?;
+    go_token::revoked(w, &replay::admin(w, via)?, &go_token_id).await?;
     let replaced = before.replaced(w).await?;
     println!(
         "go takeover: recorded objects this operator removed: {:?}",
         replay::missing(w).await?
     );
     println!(
-        "go takeover: taken over with the same {} node IDs and layout roles at layout version {}; {replaced} pods replaced one at a time; bucket and key Ready with their Garage IDs; every object read back with the recorded key ({:.1}s)",
+        "go takeover: taken over with the same {} node IDs and layout roles at layout version {}; {replaced} pods replaced one at a time; bucket and keys Ready with their Garage IDs (one derived from its spec.name by a pre-0.7.4 Go release, its credentials kept); the Go operator's own Admin API token revoked; every object read back with the recorded key ({:.1}s)",
         before.ids.len(),
         before.version,
         t.elapsed().as_secs_f64()

@@ -197,8 +197,10 @@ pub const ANNOTATION_RESOLVED_IMPORT_ACCESS_KEY_ID: &str =
 /// recorded by the operator before the key is first written to Garage, so that no later pass
 /// derives it differently: `key-derivation-secret` (the cluster's `<cluster>-key-derivation`
 /// Secret, which no Garage pod mounts) for keys created since that Secret was introduced,
-/// `rpc-secret` (the cluster's RPC secret) for keys that already existed in Garage then. Users
-/// must not edit it: another value means other credentials.
+/// `rpc-secret` (the cluster's RPC secret) for keys that already existed in Garage then, and
+/// `rpc-secret-bytes` / `rpc-secret-bytes-spec-name` for keys the Go operator derived from the
+/// bytes of the RPC secret (by object name, or by `spec.name` before its 0.7.4). Users must not
+/// edit it: another value means other credentials.
 pub const ANNOTATION_KEY_DERIVATION: &str = "garage.rajsingh.info/key-derivation";
 
 // --- Operator bookkeeping on COSI shadow objects ---

@@ -101,12 +101,22 @@ pub fn unreadable(
             ANNOTATION_BUCKET_LOOKUP_TIMEOUTS,
         ),
     };
-    let n = count(bucket, key).saturating_add(1);
-    let mut counts = vec![Count {
-        key,
-        from: read(bucket, key),
-        to: Some(n.to_string()),
-    }];
+    // The count stops at the threshold: each write of it wakes the controller for another
+    // pass at once, so a count that kept rising would keep the bucket's passes going flat out
+    // for as long as Garage fails; at the threshold it stays, and so does the status.
+    let before = count(bucket, key);
+    let reached_now = before + 1 == THRESHOLD;
+    let mut counts = Vec::new();
+    let n = if before < THRESHOLD {
+        counts.push(Count {
+            key,
+            from: read(bucket, key),
+            to: Some((before + 1).to_string()),
+        });
+        before + 1
+    } else {
+        before
+    };
     if let Some(value) = read(bucket, other) {
         counts.push(Count {
             key: other,
@@ -136,8 +146,8 @@ pub fn unreadable(
             }),
         },
         LookupFailure::MetadataDecode(error) => {
-            let request_repair = n == THRESHOLD && cluster.pending_repair.is_none();
-            let repair = match (n == THRESHOLD, &cluster.pending_repair) {
+            let request_repair = reached_now && cluster.pending_repair.is_none();
+            let repair = match (reached_now, &cluster.pending_repair) {
                 (true, None) => format!(
                     "; a {REPAIR} repair is requested on {cluster_name} now (its outcome goes \
                      to that cluster's status.lastOperation)"

@@ -310,7 +310,10 @@ fn unreadable(bucket: &GarageBucket, failure: &LookupFailure, cluster: &ClusterR
         &health::CONDITIONS,
         bucket.metadata.generation,
     ));
-    let mut steps = vec![Step::Counts(verdict.counts)];
+    let mut steps = Vec::new();
+    if !verdict.counts.is_empty() {
+        steps.push(Step::Counts(verdict.counts));
+    }
     if verdict.request_repair {
         steps.push(Step::RequestRepair(cluster.clone()));
     }

@@ -56,6 +56,28 @@ pub fn matching(
         .map(|(d, _)| *d)
 }
 
+/// `material`, derived as `derivation` for a key whose status holds `access_key_id`, or why it
+/// is not used. Under [`Derivation::RpcSecretBytesSpecName`] the material follows `spec.name`:
+/// derived for any other name than the one the key was made under, it would be new
+/// credentials, and the pass would retire the key every client holds. So a material that does
+/// not give the key's own ID is refused there, with the way back.
+pub fn pinned(
+    derivation: Derivation,
+    material: super::material::Material,
+    access_key_id: Option<&str>,
+) -> Result<super::material::Material, String> {
+    match access_key_id.filter(|id| !id.is_empty()) {
+        Some(id)
+            if derivation == Derivation::RpcSecretBytesSpecName && material.access_key_id != id =>
+        {
+            Err(format!(
+                "access key {id} was derived from this key's spec.name by an older Go operator, and the spec.name it has now gives other credentials; set spec.name back to the value it had (the Garage key's name) to keep them"
+            ))
+        }
+        _ => Ok(material),
+    }
+}
+
 /// The access key IDs that keys of the GarageCluster `cluster_ns`/`cluster_name` got from its
 /// key-derivation Secret, as their status and record say.
 pub fn derived_ids(keys: &[Arc<GarageKey>], cluster_ns: &str, cluster_name: &str) -> Vec<String> {
@@ -184,6 +206,39 @@ mod tests {
         for (what, id, candidates, want) in cases {
             assert_eq!(matching(id, candidates), *want, "{what}");
         }
+    }
+
+    #[test]
+    fn a_key_derived_from_its_spec_name_keeps_its_id_or_is_refused() {
+        use Derivation::{RpcSecretBytes as Go, RpcSecretBytesSpecName as Legacy};
+        let named = |name: &str| {
+            let mut k = (*key("ns", "k", None, Some("GK1"))).clone();
+            k.spec.name = Some(name.into());
+            k
+        };
+        let secret = b"00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+        let made = material::derive_for(Legacy, secret, &named("display"));
+        // Keyed by spec.name, not by the object name.
+        assert_ne!(
+            made.access_key_id,
+            material::derive_for(Go, secret, &named("display")).access_key_id
+        );
+        assert_eq!(
+            made,
+            material::derive_for(Go, secret, &{
+                let mut k = named("display");
+                k.metadata.name = Some("display".into());
+                k
+            })
+        );
+        let id = made.access_key_id.clone();
+        assert_eq!(pinned(Legacy, made.clone(), Some(&id)), Ok(made.clone()));
+        // spec.name changed since: refused, never new credentials.
+        let renamed = material::derive_for(Legacy, secret, &named("renamed"));
+        let refused = pinned(Legacy, renamed.clone(), Some(&id)).unwrap_err();
+        assert!(refused.contains("set spec.name back"), "{refused}");
+        // Other derivations follow the object name, which never changes: no check.
+        assert_eq!(pinned(Go, renamed.clone(), Some(&id)), Ok(renamed));
     }
 
     /// A key `ns/name` of cluster `garage` in `ns`, with its record and status ID.

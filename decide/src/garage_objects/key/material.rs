@@ -10,6 +10,9 @@
 //! rather than by the hex text: a cluster taken over from it keeps its keys through
 //! [`Derivation::RpcSecretBytes`].
 
+use kube::ResourceExt;
+use shared_types::garage_key::GarageKey;
+
 use crate::names::{hex, hmac_sha256};
 
 /// An S3 access key ID and its secret. Never logged.
@@ -41,13 +44,19 @@ pub enum Derivation {
     RpcSecretBytes,
     /// The cluster's key-derivation Secret (`<cluster>-key-derivation`).
     KeyDerivationSecret,
+    /// [`Derivation::RpcSecretBytes`] keyed by the key's Garage display name (`spec.name`)
+    /// instead of its object name: keys Go operator releases before 0.7.4 made, which a later
+    /// rename of `spec.name` would otherwise have given other credentials. Only ever inferred
+    /// from a key's access key ID, never chosen for a new key.
+    RpcSecretBytesSpecName,
 }
 
 /// Every derivation, in the order a key with an access key ID and no record tries them.
-pub const DERIVATIONS: [Derivation; 3] = [
+pub const DERIVATIONS: [Derivation; 4] = [
     Derivation::RpcSecret,
     Derivation::RpcSecretBytes,
     Derivation::KeyDerivationSecret,
+    Derivation::RpcSecretBytesSpecName,
 ];
 
 impl Derivation {
@@ -57,12 +66,22 @@ impl Derivation {
             Derivation::RpcSecret => "rpc-secret",
             Derivation::RpcSecretBytes => "rpc-secret-bytes",
             Derivation::KeyDerivationSecret => "key-derivation-secret",
+            Derivation::RpcSecretBytesSpecName => "rpc-secret-bytes-spec-name",
         }
     }
 
     /// Whether the secret it keys is the cluster's RPC secret (else the key-derivation Secret).
     pub fn uses_rpc_secret(self) -> bool {
-        matches!(self, Derivation::RpcSecret | Derivation::RpcSecretBytes)
+        !matches!(self, Derivation::KeyDerivationSecret)
+    }
+
+    /// The name the material of `key` is derived for: its `spec.name` when it sets one under
+    /// [`Derivation::RpcSecretBytesSpecName`], else its object name.
+    pub fn identity_name(self, key: &GarageKey) -> String {
+        match (self, key.spec.name.as_deref()) {
+            (Derivation::RpcSecretBytesSpecName, Some(name)) if !name.is_empty() => name.to_owned(),
+            _ => key.name_any(),
+        }
     }
 
     /// The derivation an annotation value records; `None` for a value this operator never
@@ -72,6 +91,22 @@ impl Derivation {
             .into_iter()
             .find(|d| d.annotation_value() == value)
     }
+}
+
+/// The material of `key` derived as `derivation` records, from the bytes of that secret: its
+/// namespace, [`Derivation::identity_name`] and replacement nonce.
+pub fn derive_for(derivation: Derivation, secret: &[u8], key: &GarageKey) -> Material {
+    let nonce = key
+        .annotations()
+        .get(shared_types::keys::annotation::ANNOTATION_KEY_REPLACEMENT_NONCE)
+        .map(String::as_str);
+    derive_with(
+        derivation,
+        secret,
+        &key.namespace().unwrap_or_default(),
+        &derivation.identity_name(key),
+        nonce,
+    )
 }
 
 /// The material of the GarageKey `namespace/name` derived as `derivation` records, from the
@@ -87,7 +122,7 @@ pub fn derive_with(
         Derivation::RpcSecret => derive(secret, namespace, name, nonce),
         // Text that is not hex keys nothing the Go operator made; its empty key gives an ID no
         // such key has, so inference never picks it.
-        Derivation::RpcSecretBytes => derive_as_go(
+        Derivation::RpcSecretBytes | Derivation::RpcSecretBytesSpecName => derive_as_go(
             &decode_hex(secret).unwrap_or_default(),
             namespace,
             name,

@@ -94,6 +94,9 @@ pub async fn act(
             d.status.last_operation =
                 Some(super::operations::run(cluster, admin, p, &mut d.notes, ctx).await?);
         }
+        if let Some(r) = &d.go_token {
+            super::go_token::act(cluster, admin, r, &mut d.notes, ctx).await?;
+        }
         if let Some(change) = &d.layout
             && let Some(version) = apply_layout(admin, change, &mut d.notes, m).await
         {

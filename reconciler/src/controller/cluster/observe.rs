@@ -122,7 +122,9 @@ pub async fn observe(
         (Some(admin), true) => read_proof(admin).await,
         _ => None,
     };
+    let go_token = super::go_token::observe(&cluster, admin.as_ref(), ctx).await?;
     let observed = Observed {
+        go_token,
         cluster,
         generated,
         user_nodes,

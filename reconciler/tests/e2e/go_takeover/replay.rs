@@ -147,7 +147,7 @@ fn admin_token(recorded: &[Value]) -> anyhow::Result<AdminToken> {
     Ok(AdminToken::new(secret_value(secret, "admin-token")?))
 }
 
-fn secret_value(secret: &Value, key: &str) -> anyhow::Result<String> {
+pub(crate) fn secret_value(secret: &Value, key: &str) -> anyhow::Result<String> {
     use base64::Engine as _;
     let data = secret["data"][key]
         .as_str()

@@ -638,3 +638,18 @@ fn a_bucket_that_cannot_be_read_is_counted_and_waits_and_a_read_clears_the_count
         "{published:?}"
     );
 }
+
+#[test]
+fn a_bucket_unreadable_past_the_threshold_writes_nothing_but_its_status() {
+    use shared_types::keys::annotation::ANNOTATION_BUCKET_LOOKUP_TIMEOUTS;
+    let stuck =
+        settled(json!({"metadata": {"annotations": {ANNOTATION_BUCKET_LOOKUP_TIMEOUTS: "3"}}}));
+    let again = plan(&Observed {
+        bucket: stuck,
+        identity: Identity::Unreadable(LookupFailure::Timeout("no answer within 10s".into())),
+        web_endpoint: WEB.into(),
+        cluster: cluster(),
+    });
+    assert!(again.steps.is_empty(), "{:?}", again.steps);
+    assert_eq!(waiting_on(&again).0, reason::REASON_BUCKET_LOOKUP_STUCK);
+}

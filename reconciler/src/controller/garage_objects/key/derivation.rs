@@ -29,7 +29,7 @@ use crate::controller::{Context, Error};
 use crate::desired::secrets;
 use crate::names;
 use decide::garage_objects::key::derivation::{
-    Choice, choose, derived_ids, lost_proof, matching, usable,
+    Choice, choose, derived_ids, lost_proof, matching, pinned, usable,
 };
 use decide::garage_objects::key::material::{self, DERIVATIONS, Derivation, Material};
 
@@ -52,8 +52,6 @@ pub async fn derived(
     target: &Target,
     access: Access<'_>,
 ) -> Result<Result<Material, String>, Error> {
-    let ns = key.namespace().unwrap_or_default();
-    let name = key.name_any();
     let access_key_id = key
         .status
         .as_ref()
@@ -92,13 +90,8 @@ pub async fn derived(
         Ok(s) => s,
         Err(message) => return Ok(Err(message)),
     };
-    let nonce = key
-        .annotations()
-        .get(annotation::ANNOTATION_KEY_REPLACEMENT_NONCE)
-        .map(String::as_str);
-    Ok(Ok(material::derive_with(
-        derivation, &secret, &ns, &name, nonce,
-    )))
+    let material = material::derive_for(derivation, &secret, key);
+    Ok(pinned(derivation, material, access_key_id))
 }
 
 /// The material of a key with an access key ID and no record: from whichever derivation gives
@@ -111,12 +104,6 @@ async fn infer(
     access_key_id: &str,
     access: Access<'_>,
 ) -> Result<Result<Material, String>, Error> {
-    let ns = key.namespace().unwrap_or_default();
-    let name = key.name_any();
-    let nonce = key
-        .annotations()
-        .get(annotation::ANNOTATION_KEY_REPLACEMENT_NONCE)
-        .map(String::as_str);
     let mut candidates = Vec::new();
     let mut materials = Vec::new();
     for d in DERIVATIONS {
@@ -127,7 +114,7 @@ async fn infer(
         };
         let material = secret
             .ok()
-            .map(|bytes| material::derive_with(d, &bytes, &ns, &name, nonce));
+            .map(|bytes| material::derive_for(d, &bytes, key));
         candidates.push((d, material.as_ref().map(|m| m.access_key_id.clone())));
         materials.push(material);
     }
