@@ -90,11 +90,15 @@ pub(crate) async fn decode_failure(w: &World<'_>) -> anyhow::Result<()> {
                 .status
                 .as_ref()
                 .and_then(|s| s.last_operation.as_ref())
-                .is_some_and(|l| l.type_.as_deref() == Some("Repair:Tables"));
+                .is_some_and(|l| {
+                    l.type_.as_deref() == Some("Repair:Tables") && l.succeeded == Some(true)
+                });
             let pending = c.annotations().contains_key(ANNOTATION_TRIGGER_REPAIR);
-            Ok(counted >= 3
+            // The count stops at three.
+            Ok(counted == 3
                 && condition(&b, CONDITION_BUCKET_METADATA_DEGRADED).as_deref() == Some("True")
                 && condition(&b, "Ready").as_deref() == Some("False")
+                && reason(&b, "Ready").as_deref() == Some("MetadataDecodeError")
                 && repaired
                 && !pending)
         },
@@ -127,6 +131,19 @@ pub(crate) async fn decode_failure(w: &World<'_>) -> anyhow::Result<()> {
     ensure!(
         message.contains("Tables repair"),
         "the condition does not say what was done: {message}"
+    );
+    let events: Api<k8s_openapi::api::events::v1::Event> = Api::namespaced(w.client.clone(), ns());
+    let requested = events
+        .list(&ListParams::default())
+        .await?
+        .items
+        .iter()
+        .filter(|e| e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(BUCKET))
+        .filter(|e| e.reason.as_deref() == Some("RepairRequested"))
+        .count();
+    ensure!(
+        requested == 1,
+        "{requested} RepairRequested Events on the bucket, not one"
     );
 
     wait(
@@ -169,14 +186,25 @@ pub(crate) async fn decode_failure(w: &World<'_>) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn condition(b: &GarageBucket, type_: &str) -> Option<String> {
+/// The bucket's condition `type_`, when it has one.
+fn found<'a>(
+    b: &'a GarageBucket,
+    type_: &str,
+) -> Option<&'a k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition> {
     b.status
         .as_ref()?
         .conditions
         .as_ref()?
         .iter()
         .find(|c| c.type_ == type_)
-        .map(|c| c.status.clone())
+}
+
+fn reason(b: &GarageBucket, type_: &str) -> Option<String> {
+    found(b, type_).map(|c| c.reason.clone())
+}
+
+fn condition(b: &GarageBucket, type_: &str) -> Option<String> {
+    found(b, type_).map(|c| c.status.clone())
 }
 
 /// The metadata directory of every running member of the site, from the configuration kubesim
