@@ -14,9 +14,7 @@
 //! operator later is unaffected: it creates a new token when its pinned one is gone.
 
 use shared_types::garage_cluster::v1beta2::GarageCluster;
-use shared_types::keys::annotation::{
-    ANNOTATION_OPERATOR_ADMIN_TOKEN_ID, ANNOTATION_OPERATOR_ADMIN_TOKEN_NAME,
-};
+use shared_types::keys::annotation::ANNOTATION_OPERATOR_ADMIN_TOKEN_ID;
 
 use kube::ResourceExt;
 
@@ -119,9 +117,6 @@ pub fn revoke(cluster: &GarageCluster, seen: Option<&Seen>) -> Option<Revoke> {
         refused: None,
     })
 }
-
-/// The annotation that names the row a token Secret holds.
-pub const SECRET_TOKEN_NAME: &str = ANNOTATION_OPERATOR_ADMIN_TOKEN_NAME;
 
 #[cfg(test)]
 mod tests {

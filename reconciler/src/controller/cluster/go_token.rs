@@ -7,6 +7,7 @@ use k8s_openapi::api::core::v1::Secret;
 use kube::api::{DeleteParams, ListParams};
 use kube::{Api, ResourceExt};
 use shared_types::garage_cluster::v1beta2::GarageCluster;
+use shared_types::keys::annotation::ANNOTATION_OPERATOR_ADMIN_TOKEN_NAME;
 use shared_types::keys::label::LABEL_OPERATOR_ADMIN_TOKEN;
 
 use crate::controller::{Context, Error, one_shot, write};
@@ -42,7 +43,10 @@ pub async fn observe(
             .into_iter()
             .map(|s| TokenSecret {
                 controlled: is_controlled_by(&s, &uid),
-                token_name: s.annotations().get(go_token::SECRET_TOKEN_NAME).cloned(),
+                token_name: s
+                    .annotations()
+                    .get(ANNOTATION_OPERATOR_ADMIN_TOKEN_NAME)
+                    .cloned(),
                 name: s.name_any(),
             })
             .collect();

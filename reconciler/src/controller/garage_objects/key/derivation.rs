@@ -104,17 +104,17 @@ async fn infer(
     access_key_id: &str,
     access: Access<'_>,
 ) -> Result<Result<Material, String>, Error> {
+    // Each secret read once: three derivations key the RPC secret.
+    let rpc = rpc_secret(ctx, target).await?;
+    let kds = key_derivation_secret(ctx, target, Access::ReadOnly).await?;
     let mut candidates = Vec::new();
     let mut materials = Vec::new();
     for d in DERIVATIONS {
-        let secret = if d.uses_rpc_secret() {
-            rpc_secret(ctx, target).await?
-        } else {
-            key_derivation_secret(ctx, target, Access::ReadOnly).await?
-        };
+        let secret = if d.uses_rpc_secret() { &rpc } else { &kds };
         let material = secret
+            .as_ref()
             .ok()
-            .map(|bytes| material::derive_for(d, &bytes, key));
+            .map(|bytes| material::derive_for(d, bytes, key));
         candidates.push((d, material.as_ref().map(|m| m.access_key_id.clone())));
         materials.push(material);
     }
