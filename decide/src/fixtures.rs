@@ -194,6 +194,7 @@ pub fn observed_cluster(
     crate::cluster::observed::Observed {
         cluster: std::sync::Arc::new(c),
         generated: Default::default(),
+        retiring: vec![],
         user_nodes: vec![],
         pool_members: vec![],
         daemonsets: vec![],

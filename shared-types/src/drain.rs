@@ -60,6 +60,26 @@ pub fn actor_is_node(record: &StorageDrainStatus, namespace: &str, name: &str, u
     })
 }
 
+/// True when `record` is a complete, untampered proof that the GarageNode `namespace/name`
+/// with `uid` left the layout as the identity `node_id`: what lets that exact incarnation be
+/// deleted without proving again.
+pub fn removal_proven(
+    record: &StorageDrainStatus,
+    namespace: &str,
+    name: &str,
+    uid: &str,
+    node_id: &str,
+) -> bool {
+    phase(Some(record)) == Phase::Completed
+        && hash_consistent(record)
+        && actor_is_node(record, namespace, name, uid)
+        && record
+            .removed_storage_node_ids
+            .iter()
+            .flatten()
+            .any(|id| id == node_id)
+}
+
 /// True when the hash recorded in `record` matches its node sets.
 pub fn hash_consistent(record: &StorageDrainStatus) -> bool {
     let roles = record.role_removal_node_ids.clone().unwrap_or_default();

@@ -105,6 +105,9 @@ pub struct Decision {
     pub operation: Option<super::operations::Pending>,
     /// The Go operator's Admin API token to revoke, unpin and forget.
     pub go_token: Option<super::go_token::Revoke>,
+    /// The graceful cycle of a member: its sibling, status, drain request, promotion and
+    /// deletion.
+    pub cycle: super::cycle::Cycle,
     /// Members whose GarageNode `connected` or `inLayout` changed.
     pub member_facts: Vec<super::member_status::MemberFacts>,
     /// Status to publish (conditions merged by act).
@@ -159,12 +162,8 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         drain_recorded || rollout_recorded,
     )?;
     let st = standing(o, &m, &p, &extra);
-    let mut conditions = st.conditions;
-    conditions.extend(p.removal.conditions.iter().cloned());
-    conditions.extend(m.pools.condition.clone());
-    conditions.extend(volume_attributes(o));
-    conditions.extend(p.capacity.condition.clone());
-    conditions.extend(expansion::conditions(&m.held, &expansion::member_nodes(o)));
+    let cycle = super::cycle::decide(o, s, &m.views, p.facts.read)?;
+    let mut conditions = member_conditions(o, &m, &p, st.conditions);
     let mut notes = p.notes;
     notes.extend(p.capacity.note.clone());
     let drain_starts = !drain_recorded && matches!(p.removal.step, Some(Step::Record(_)));
@@ -208,6 +207,7 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
             || !p.removal.delete.is_empty()
             || pools_busy
             || rollout_recorded
+            || cycle.busy
             || !m.held.is_empty(),
         settled: converged
             || !extra.is_empty() && st.ready_members >= st.wanted_members && p.slots.topology_ready,
@@ -248,6 +248,7 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         worker_variables: worker_variables(cluster, &m.views, p.facts.read),
         operation: super::operations::next(o, drain_recorded || rollout_recorded),
         go_token: super::go_token::revoke(cluster, o.go_token.as_ref()),
+        cycle,
         member_facts: super::member_status::changed(o, &m.views, p.facts.read),
         status,
         conditions,
@@ -255,6 +256,22 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         notes,
         requeue,
     })
+}
+
+/// The conditions of the members' standing, removal, pools, volumes, capacity and growth.
+fn member_conditions(
+    o: &Observed,
+    m: &Membership,
+    p: &Placement<'_>,
+    standing: Vec<Desired>,
+) -> Vec<Desired> {
+    let mut conditions = standing;
+    conditions.extend(p.removal.conditions.iter().cloned());
+    conditions.extend(m.pools.condition.clone());
+    conditions.extend(volume_attributes(o));
+    conditions.extend(p.capacity.condition.clone());
+    conditions.extend(expansion::conditions(&m.held, &expansion::member_nodes(o)));
+    conditions
 }
 
 /// The ServiceMonitor of `spec.monitoring`, and the conditions on how Garage and its scraping
@@ -514,11 +531,12 @@ fn generated_members(
     s: &Settings,
 ) -> Result<(Vec<GarageNode>, Vec<String>), DesiredError> {
     let cluster = o.cluster.as_ref();
+    // Each under the name of the node filling its slot: a promoted cycle sibling keeps its own.
     let update = o
         .generated
-        .keys()
-        .filter(|n| **n < s.replicas)
-        .map(|ordinal| nodes::auto_storage_node(cluster, s, *ordinal))
+        .iter()
+        .filter(|(n, _)| **n < s.replicas)
+        .map(|(ordinal, gn)| nodes::auto_storage_node_as(cluster, s, *ordinal, &gn.name_any()))
         .collect::<Result<Vec<_>, _>>()?;
     let extra = o
         .generated

@@ -5,6 +5,7 @@
 //! [`decision::decide`] and acts.
 
 pub mod capacity;
+pub mod cycle;
 pub mod decision;
 pub mod expansion;
 pub mod factor;

@@ -21,7 +21,11 @@ pub struct Observed {
     pub cluster: Arc<GarageCluster>,
     /// Generated Auto GarageNodes by ordinal.
     pub generated: BTreeMap<u32, GarageNode>,
-    /// User-written GarageNodes that reference this cluster.
+    /// Generated GarageNodes whose slot a live node fills instead: the deleting source of a
+    /// completed cycle, whose finalizer still needs the drain record that names it.
+    pub retiring: Vec<GarageNode>,
+    /// User-written GarageNodes that reference this cluster, cycle siblings before their
+    /// promotion among them.
     pub user_nodes: Vec<GarageNode>,
     /// Generated members of node-local pools.
     pub pool_members: Vec<GarageNode>,
@@ -107,9 +111,121 @@ pub fn most_advanced<A>(
         .map(|(_, a)| a)
 }
 
+/// The cluster's GarageNodes by role.
+pub struct Members {
+    /// Generated Auto nodes by the slot each fills.
+    pub generated: BTreeMap<u32, GarageNode>,
+    /// Generated nodes a live node displaced from their slot.
+    pub retiring: Vec<GarageNode>,
+    /// User-written nodes of the cluster.
+    pub user_nodes: Vec<GarageNode>,
+    /// Generated members of node-local pools.
+    pub pool_members: Vec<GarageNode>,
+}
+
+/// Sorts the namespace's GarageNodes into the cluster's generated slots (by the slot each
+/// fills), the retiring, the user-written ones (unpromoted cycle siblings among them) and the
+/// pool members; nodes of other clusters are dropped.
+pub fn sort_members(list: Vec<GarageNode>, name: &str, ns: &str, uid: &str) -> Members {
+    let mut generated: BTreeMap<u32, GarageNode> = BTreeMap::new();
+    let mut retiring = Vec::new();
+    let mut user_nodes = Vec::new();
+    let mut pool_members = Vec::new();
+    for gn in list {
+        if crate::desired::nodes::is_generated_by(&gn, uid)
+            && matches!(
+                crate::desired::nodes::shape(&gn),
+                Ok(crate::desired::nodes::NodeShape::Pool { .. })
+            )
+        {
+            pool_members.push(gn);
+        } else if crate::desired::nodes::is_generated_by(&gn, uid) {
+            if let Some(ordinal) = crate::desired::nodes::slot_of(name, &gn) {
+                // Two nodes fill one slot only while a cycle's source is deleted after its
+                // sibling's promotion: the live one is the slot's. Two live ones (a label
+                // written by hand) both stay members: the second counts as a user node, so
+                // its role is planned for and never lost from sight.
+                let live = gn.metadata.deletion_timestamp.is_none();
+                match generated.remove(&ordinal) {
+                    Some(other) if other.metadata.deletion_timestamp.is_none() => {
+                        if live {
+                            user_nodes.push(gn);
+                        } else {
+                            retiring.push(gn);
+                        }
+                        generated.insert(ordinal, other);
+                    }
+                    Some(other) => {
+                        retiring.push(other);
+                        generated.insert(ordinal, gn);
+                    }
+                    None => {
+                        generated.insert(ordinal, gn);
+                    }
+                }
+            }
+        } else if references(&gn, name, ns) {
+            user_nodes.push(gn);
+        }
+    }
+    Members {
+        generated,
+        retiring,
+        user_nodes,
+        pool_members,
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::most_advanced;
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::fixtures::{cluster, deleting, generated};
+    use kube::ResourceExt;
+
+    /// Slot 1 filled by `garage-storage-1` (deleting when `source_deleting`) and by its promoted
+    /// sibling: the names of the generated slots, the retiring and the user nodes.
+    fn sorted(source_deleting: bool) -> (Vec<String>, Vec<String>, Vec<String>) {
+        let c = cluster(3);
+        let mut source = generated(&c, 1, None);
+        if source_deleting {
+            source.metadata.deletion_timestamp = deleting();
+        }
+        let mut sibling = generated(&c, 1, None);
+        sibling.metadata.name = Some("garage-storage-1-cycle".into());
+        let list = vec![generated(&c, 0, None), source, sibling];
+        let m = sort_members(list, "garage", "ns", "uid-1");
+        let names = |v: Vec<&GarageNode>| v.iter().map(|n| n.name_any()).collect::<Vec<_>>();
+        (
+            names(m.generated.values().collect()),
+            names(m.retiring.iter().collect()),
+            names(m.user_nodes.iter().collect()),
+        )
+    }
+
+    #[test]
+    fn a_slot_filled_twice_keeps_the_live_node_and_both_in_sight() {
+        // The source deleting after the promotion: the sibling fills the slot, the source
+        // stays visible as retiring (its finalizer needs the drain record that names it).
+        assert_eq!(
+            sorted(true),
+            (
+                vec!["garage-storage-0".into(), "garage-storage-1-cycle".into()],
+                vec!["garage-storage-1".into()],
+                vec![]
+            )
+        );
+        // Both live (promoted, the source's deletion not landed yet): the second is a member
+        // as a user node, never dropped.
+        assert_eq!(
+            sorted(false),
+            (
+                vec!["garage-storage-0".into(), "garage-storage-1".into()],
+                vec![],
+                vec!["garage-storage-1-cycle".into()]
+            )
+        );
+    }
 
     #[test]
     fn the_view_read_is_the_most_advanced_the_first_among_equals() {

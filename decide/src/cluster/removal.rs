@@ -60,6 +60,7 @@ pub fn decide(
         .values()
         .chain(o.user_nodes.iter())
         .chain(o.pool_members.iter())
+        .chain(o.retiring.iter())
         .collect();
 
     // Auto scale-down: one extra slot at a time asks to drain; a proven one is deleted. A

@@ -21,7 +21,20 @@ pub fn auto_storage_node(
     s: &Settings,
     ordinal: u32,
 ) -> Result<GarageNode, DesiredError> {
-    let name = names::auto_storage_node(&s.name, ordinal);
+    auto_storage_node_as(c, s, ordinal, &names::auto_storage_node(&s.name, ordinal))
+}
+
+/// The GarageNode that fills Auto slot `ordinal` under `name`: the slot's own name, or the
+/// name of the sibling a cycle promoted into it (`<slot>-cycle`). Everything but the name and
+/// the pod tag it implies is the slot's.
+pub fn auto_storage_node_as(
+    c: &GarageCluster,
+    s: &Settings,
+    ordinal: u32,
+    name: &str,
+) -> Result<GarageNode, DesiredError> {
+    let name = name.to_owned();
+    let slot = names::auto_storage_node(&s.name, ordinal);
     let storage = c.spec.storage.as_ref();
     let mut tags = user_tags(c.spec.default_node_tags.as_deref().unwrap_or_default());
     tags.push(names::node_pod(&name));
@@ -60,7 +73,7 @@ pub fn auto_storage_node(
         metadata: ObjectMeta {
             name: Some(name.clone()),
             namespace: Some(s.namespace.clone()),
-            labels: Some(labels::generated_node_labels(&s.name, &name)),
+            labels: Some(labels::generated_node_labels(&s.name, &slot)),
             annotations: Some(annotations),
             owner_references: Some(vec![controller_ref(c)?]),
             ..Default::default()
@@ -76,6 +89,29 @@ pub fn auto_ordinal(cluster: &str, node: &str) -> Option<u32> {
     let ordinal: u32 = rest.parse().ok()?;
     (names::auto_storage_node(cluster, ordinal) == node).then_some(ordinal)
 }
+
+/// The Auto slot a generated node of `cluster` fills: the slot its `auto-node-slot` label
+/// names, else the one its name names once every `-cycle` suffix a cycle added is taken off.
+/// A label naming no slot of this cluster (drifted, or written by hand) is not trusted.
+pub fn slot_of(cluster: &str, node: &GarageNode) -> Option<u32> {
+    let labelled = node
+        .metadata
+        .labels
+        .as_ref()
+        .and_then(|l| l.get(label::LABEL_AUTO_NODE_SLOT))
+        .and_then(|slot| auto_ordinal(cluster, slot));
+    labelled.or_else(|| {
+        let name = node.metadata.name.as_deref()?;
+        let mut base = name;
+        while let Some(rest) = base.strip_suffix(CYCLE_SUFFIX) {
+            base = rest;
+        }
+        auto_ordinal(cluster, base)
+    })
+}
+
+/// What a cycle appends to its source's name to name the sibling.
+pub const CYCLE_SUFFIX: &str = "-cycle";
 
 /// True when `node` is an Auto storage node generated for the cluster with `uid`: controlled
 /// by it and labelled as operator-generated. User-made GarageNodes never match.
@@ -192,6 +228,55 @@ mod tests {
         assert_eq!(auto_ordinal("g", "g-storage-01"), None);
         assert_eq!(auto_ordinal("g", "h-storage-1"), None);
         assert_eq!(auto_ordinal("g", "g-gateway-1"), None);
+    }
+
+    #[test]
+    fn a_slot_is_read_from_its_label_then_from_the_name_a_cycle_extended() {
+        let node = |name: &str, slot: Option<&str>| GarageNode {
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                labels: slot
+                    .map(|s| [(label::LABEL_AUTO_NODE_SLOT.to_owned(), s.to_owned())].into()),
+                ..Default::default()
+            },
+            spec: GarageNodeSpec::default(),
+            status: None,
+        };
+        let cases = [
+            ("g-storage-1", None, Some(1)),
+            ("g-storage-1-cycle", Some("g-storage-1"), Some(1)),
+            ("g-storage-1-cycle-cycle", None, Some(1)),
+            // The label wins over the name; a label naming no slot of this cluster does not.
+            ("g-storage-1-cycle", Some("g-storage-2"), Some(2)),
+            ("g-storage-1-cycle", Some("drifted"), Some(1)),
+            ("g-storage-1-cycle", Some("h-storage-2"), Some(1)),
+            ("renamed", Some("drifted"), None),
+            ("g-storage-1-cyclex", None, None),
+        ];
+        for (name, slot, want) in cases {
+            assert_eq!(slot_of("g", &node(name, slot)), want, "{name} {slot:?}");
+        }
+    }
+
+    #[test]
+    fn a_promoted_sibling_is_rendered_under_its_own_name_with_its_slot_label() {
+        let c = cluster(3);
+        let s = Settings::from_cluster(&c).unwrap();
+        let n = auto_storage_node_as(&c, &s, 1, "garage-storage-1-cycle").unwrap();
+        assert_eq!(n.metadata.name.as_deref(), Some("garage-storage-1-cycle"));
+        assert_eq!(
+            n.metadata.labels.as_ref().unwrap()[label::LABEL_AUTO_NODE_SLOT],
+            "garage-storage-1"
+        );
+        assert!(
+            n.spec
+                .tags
+                .as_ref()
+                .unwrap()
+                .contains(&"garage-storage-1-cycle-0".to_owned()),
+            "the pod tag is the sibling's own pod"
+        );
+        assert!(is_generated_by(&n, "uid-1"));
     }
 }
 

@@ -480,21 +480,15 @@ fn drain_proven(o: &Observed) -> bool {
         return false;
     };
     let id = node.status.as_ref().and_then(|s| s.node_id.clone());
-    drain::phase(Some(record)) == drain::Phase::Completed
-        && drain::hash_consistent(record)
-        && drain::actor_is_node(
+    id.is_some_and(|id| {
+        drain::removal_proven(
             record,
             &node.namespace().unwrap_or_default(),
             &node.name_any(),
             node.metadata.uid.as_deref().unwrap_or_default(),
+            &id,
         )
-        && id.is_some_and(|id| {
-            record
-                .removed_storage_node_ids
-                .iter()
-                .flatten()
-                .any(|r| *r == id)
-        })
+    })
 }
 
 /// True when the parent's drain record names exactly this incarnation as an acknowledged

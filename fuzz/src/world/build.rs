@@ -728,6 +728,7 @@ pub fn bare(cluster: GarageCluster) -> Observed {
     Observed {
         cluster: Arc::new(cluster),
         generated: BTreeMap::new(),
+        retiring: vec![],
         user_nodes: vec![],
         pool_members: vec![],
         daemonsets: vec![],

@@ -86,7 +86,11 @@
 //!     a disk is refused by admission, a record that disagrees with the mounts by the
 //!     reconciler (`DiskLayoutChangeBlocked`); Destroy leaves none of its keys on the Nodes.
 //!
-//! 12. `go_takeover` (site G, beside the others): the objects the Go operator made for a
+//! 12. `cycle` (site F, beside the others): a 3-member cluster with 200 checksummed objects;
+//!     `cycle=true` on one Auto member makes a sibling with a fresh identity join, then the
+//!     source drains (its pod runs until the proof), the sibling takes its slot and the
+//!     source goes; every object reads back and slot 1 is not made again.
+//! 13. `go_takeover` (site G, beside the others): the objects the Go operator made for a
 //!     3-member cluster, a bucket and a key (a recording) are created again with real Garage
 //!     behind them and 200 checksummed objects written through the recorded key; a reconciler
 //!     started on the namespace only then takes the cluster over with the same node IDs and
@@ -107,6 +111,7 @@ mod bucket_uploads;
 mod buckets;
 mod chaos;
 mod claims;
+mod cycle;
 mod data_paths;
 mod drain;
 mod drift;
@@ -168,7 +173,7 @@ const NS_P: &str = "e2e-p";
 /// two leader-elected reconciler processes instead of the in-process controllers.
 const NS_E: &str = "e2e-e";
 /// The namespaces whose pods must satisfy Pod Security `restricted`.
-const RESTRICTED_NAMESPACES: [&str; 4] = [NS_A, NS_B, NS_D, NS_D_PATHS];
+const RESTRICTED_NAMESPACES: [&str; 5] = [NS_A, NS_B, NS_D, NS_D_PATHS, cycle::NS_F];
 const WEBHOOK_NS: &str = "garage-operator";
 const NAME: &str = "garage";
 const RESYNC: Duration = Duration::from_secs(3);
@@ -285,7 +290,16 @@ fn start_reconciler(client: &Client, metrics: &Arc<Metrics>) -> Reconciler {
     reconciler_for(
         client,
         metrics,
-        &[NS_A, NS_B, NS_C, NS_D, NS_D_PATHS, buckets::APPS_NS, NS_P],
+        &[
+            NS_A,
+            NS_B,
+            NS_C,
+            NS_D,
+            NS_D_PATHS,
+            buckets::APPS_NS,
+            NS_P,
+            cycle::NS_F,
+        ],
     )
 }
 
@@ -394,6 +408,7 @@ async fn scenario(
         NS_D_PATHS,
         NS_E,
         NS_P,
+        cycle::NS_F,
         go_takeover::NS_G,
         WEBHOOK_NS,
     ] {
@@ -427,10 +442,11 @@ async fn scenario(
     let mut d_paths = World::new(client, sim, &metrics, &rec, NS_D_PATHS);
     let mut p = World::new(client, sim, &metrics, &rec, NS_P);
     let mut e = World::new(client, sim, &metrics, &rec, NS_E);
+    let mut f = World::new(client, sim, &metrics, &rec, cycle::NS_F);
     let mut g = World::new(client, sim, &metrics, &rec, go_takeover::NS_G);
-    // `E2E_SITES=c` (any of a, b, c, d, e, g, p) runs only those sites, for working on one
+    // `E2E_SITES=c` (any of a, b, c, d, e, f, g, p) runs only those sites, for working on one
     // stage; the default, and CI, runs them all.
-    let sites = std::env::var("E2E_SITES").unwrap_or_else(|_| "abcdegp".into());
+    let sites = std::env::var("E2E_SITES").unwrap_or_else(|_| "abcdefgp".into());
     let run_a = sites.contains('a');
     let chaos = if sites.contains('e') {
         Some(chaos::Chaos::start(
@@ -530,6 +546,15 @@ async fn scenario(
                 None => Ok(()),
             }
         });
+        let site_f = SITE.scope(cycle::NS_F, async {
+            if !sites.contains('f') {
+                return Ok(());
+            }
+            create_cluster(&f).await?;
+            bootstrap::ready(&mut f).await?;
+            cycle::run(&mut f).await?;
+            teardown::run(&mut f).await
+        });
         let site_g = SITE.scope(go_takeover::NS_G, async {
             if !sites.contains('g') {
                 return Ok(());
@@ -545,7 +570,8 @@ async fn scenario(
             }
             result
         });
-        let (ra, rb, rc, rd, re, rg) = tokio::join!(site_a, site_b, site_c, site_d, site_e, site_g);
+        let (ra, rb, rc, rd, re, rf, rg) =
+            tokio::join!(site_a, site_b, site_c, site_d, site_e, site_f, site_g);
         // Every site's failure is shown, not only the first.
         for (site, r) in [
             ("A", &ra),
@@ -553,6 +579,7 @@ async fn scenario(
             ("C", &rc),
             ("D", &rd),
             ("E", &re),
+            ("F", &rf),
             ("G", &rg),
         ] {
             if let Err(e) = r {
@@ -562,6 +589,7 @@ async fn scenario(
                     "B" => &[NS_B],
                     "C" => &[NS_C],
                     "D" => &[NS_D, NS_D_PATHS, buckets::APPS_NS, NS_P],
+                    "F" => &[cycle::NS_F],
                     "G" => &[go_takeover::NS_G],
                     _ => &[NS_E],
                 };
@@ -573,6 +601,7 @@ async fn scenario(
         rc.map_err(|e| e.context("site C"))?;
         rd.map_err(|e| e.context("site D"))?;
         re.map_err(|e| e.context("site E"))?;
+        rf.map_err(|e| e.context("site F"))?;
         rg.map_err(|e| e.context("site G"))
     }
     .await;

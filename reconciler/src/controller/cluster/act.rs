@@ -65,6 +65,7 @@ pub async fn act(
     }
     mark_nodes(&gn_api, &d.eject, &d.annotate_drain, &mut d.notes, m).await?;
     super::member_status::write(ns, &d.member_facts, ctx).await?;
+    super::cycle::act(ns, o, &d.cycle, &mut d.notes, ctx).await?;
     // Before the drain: the recovery is what unblocks a drain held by a dead node (the
     // decision holds the drain step back in a pass that runs it).
     if let (Some(allow), Some(admin), GarageView::Read(read)) =
@@ -195,21 +196,31 @@ async fn mark_nodes(
         ));
     }
     for name in drain {
-        m.wrote();
-        gn_api
-            .patch(
-                name,
-                &PatchParams::default(),
-                &Patch::Merge(json!({"metadata": {"annotations": {ANNOTATION_DRAIN: "true"}}})),
-            )
-            .await?;
-        m.step("drain", "request");
+        request_drain(gn_api, name, m).await?;
         notes.push(Note::normal(
             reason::REASON_DRAINING,
             "RequestDrain",
             format!("scale-down: {name} asked to drain before it is removed"),
         ));
     }
+    Ok(())
+}
+
+/// Asks GarageNode `name` to drain (`drain=true`), as Auto scale-down and a cycle do.
+pub(super) async fn request_drain(
+    gn_api: &Api<GarageNode>,
+    name: &str,
+    m: &Metrics,
+) -> Result<(), Error> {
+    m.wrote();
+    gn_api
+        .patch(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"annotations": {ANNOTATION_DRAIN: "true"}}})),
+        )
+        .await?;
+    m.step("drain", "request");
     Ok(())
 }
 

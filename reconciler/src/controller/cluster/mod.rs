@@ -9,6 +9,7 @@
 
 pub mod act;
 pub mod credentials;
+pub mod cycle;
 pub mod go_token;
 pub mod member_status;
 pub mod network_policy;

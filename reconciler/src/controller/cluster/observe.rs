@@ -16,10 +16,12 @@ use shared_types::garage_node::GarageNode;
 
 use crate::controller::garage_access::{admin_token, pod_admin_token, pod_client, running_ip};
 use crate::controller::{Context, Error};
-use crate::desired::{DesiredError, Settings, is_controlled_by, labels, nodes, secrets};
+use crate::desired::{DesiredError, Settings, is_controlled_by, labels, secrets};
 use crate::garage::{AdminClient, AdminToken, NodeTarget, WorkerFilter};
 use crate::machine::drain::ProofObservation;
-use decide::cluster::observed::{GarageRead, GarageView, Observed, most_advanced, references};
+use decide::cluster::observed::{
+    GarageRead, GarageView, Members, Observed, most_advanced, sort_members,
+};
 
 /// How act reaches Garage after the pass has decided: not part of the decision's input.
 pub struct Access {
@@ -39,22 +41,17 @@ pub async fn observe(
     let name = cluster.name_any();
     let uid = cluster.metadata.uid.clone().unwrap_or_default();
     let gn_api: Api<GarageNode> = Api::namespaced(ctx.client.clone(), &ns);
-    let mut generated = BTreeMap::new();
-    let mut user_nodes = Vec::new();
-    let mut pool_members = Vec::new();
-    for gn in gn_api.list(&ListParams::default()).await?.items {
-        if nodes::is_generated_by(&gn, &uid)
-            && matches!(nodes::shape(&gn), Ok(nodes::NodeShape::Pool { .. }))
-        {
-            pool_members.push(gn);
-        } else if nodes::is_generated_by(&gn, &uid) {
-            if let Some(ordinal) = nodes::auto_ordinal(&name, &gn.name_any()) {
-                generated.insert(ordinal, gn);
-            }
-        } else if references(&gn, &name, &ns) {
-            user_nodes.push(gn);
-        }
-    }
+    let Members {
+        generated,
+        retiring,
+        user_nodes,
+        pool_members,
+    } = sort_members(
+        gn_api.list(&ListParams::default()).await?.items,
+        &name,
+        &ns,
+        &uid,
+    );
     let selector =
         ListParams::default().labels(&labels::selector_string(&labels::headless_selector(&name)));
     let pods = Api::<Pod>::namespaced(ctx.client.clone(), &ns)
@@ -127,6 +124,7 @@ pub async fn observe(
         go_token,
         cluster,
         generated,
+        retiring,
         user_nodes,
         pool_members,
         daemonsets,

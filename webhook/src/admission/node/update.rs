@@ -123,7 +123,6 @@ pub fn validate(old: &GarageNode, new: &GarageNode, ctx: &Context, warnings: &mu
     shape::check(&copy, !change.spec, warnings)?;
     if !cycle_requested(old) && cycle_requested(new) {
         cycle_start(new, ctx, owner)?;
-        return Err(cycle_not_carried_out());
     }
     lost_source_change(old, new)?;
     if is_pool(new) && !facts::is_deleting(new) {
@@ -406,18 +405,6 @@ fn name_grandfathering(
             facts::name(new)
         ),
     ))
-}
-
-/// GN-CY3: the reconciler does not carry a cycle out yet, so a request for one is refused
-/// rather than admitted and ignored (after the eligibility rules, whose reasons still hold).
-fn cycle_not_carried_out() -> crate::admission::Violation {
-    deny(
-        "GN-CY3",
-        format!("metadata.annotations[{ANNOTATION_CYCLE}]"),
-        format!(
-            "annotation {ANNOTATION_CYCLE} is not carried out by this operator: it would replace the node with a sibling, and nothing here does that yet; to replace this member, add one (scale up, or a new GarageNode), then drain this one with {ANNOTATION_DRAIN}: \"true\" and delete it once DrainPrepared is True"
-        ),
-    )
 }
 
 /// GN-U10: starting a cycle needs a ready source and a safe parent.

@@ -18,11 +18,6 @@ fn cycle(node: Value) -> Value {
     annotate(node, json!({"garage.rajsingh.info/cycle": "true"}))
 }
 
-/// The refusal of an eligible cycle start: nothing here carries one out.
-fn not_carried_out() -> Want {
-    DenyWith("GN-CY3", "not carried out by this operator")
-}
-
 #[test]
 fn cycle_start_table() {
     let ready = ctx(vec![cluster()]);
@@ -49,13 +44,8 @@ fn cycle_start_table() {
     let absent = ctx(vec![]);
     let nodeport = json!({"spec": {"publicEndpoint": {"type": "NodePort", "nodePort": {"externalAddresses": ["a"]}}}});
     let cases: Vec<(&str, Value, &Context, Want)> = vec![
-        // An eligible start is still refused: nothing here carries a cycle out (GN-CY3).
-        (
-            "dynamic PVC source",
-            source.clone(),
-            &ready,
-            not_carried_out(),
-        ),
+        // An eligible start is admitted; the cluster controller carries it out.
+        ("dynamic PVC source", source.clone(), &ready, Allow),
         (
             "EmptyDir source",
             merge(
@@ -63,13 +53,13 @@ fn cycle_start_table() {
                 json!({"spec": {"storage": {"data": {"type": "EmptyDir", "size": null}}}}),
             ),
             &ready,
-            not_carried_out(),
+            Allow,
         ),
         (
             "management-handle owner that is ready",
             source.clone(),
             &handle_ctx,
-            not_carried_out(),
+            Allow,
         ),
         (
             "gateway source",
