@@ -19,6 +19,9 @@ pub struct Config {
     pub drift_resync: Duration,
     /// Requeue while something is still converging.
     pub short_requeue: Duration,
+    /// Requeue while the only thing going on is a recorded drain waiting on Garage. Each look
+    /// asks every member, so a shorter `short_requeue` (a test's) does not poll a drain faster.
+    pub drain_requeue: Duration,
     /// Requeue after an error.
     pub error_requeue: Duration,
     /// Deadline of one Admin API call to a pod.
@@ -55,6 +58,7 @@ impl Default for Config {
             resync: Duration::from_secs(60),
             drift_resync: Duration::from_secs(300),
             short_requeue: Duration::from_secs(5),
+            drain_requeue: Duration::from_secs(5),
             error_requeue: Duration::from_secs(30),
             admin_timeout: Duration::from_secs(5),
             default_garage_image: None,

@@ -18,8 +18,9 @@ use kube::ResourceExt;
 use shared_types::conditions::node::CONDITION_CYCLING;
 use shared_types::conditions::reason;
 use shared_types::drain as contract;
+use shared_types::garage_cluster::v1beta2::GarageCluster;
 use shared_types::garage_node::{CyclePhase, GarageNode};
-use shared_types::keys::annotation::ANNOTATION_CYCLE;
+use shared_types::keys::annotation::{ANNOTATION_CYCLE, ANNOTATION_DRAIN};
 use shared_types::keys::label;
 
 use super::members::MemberView;
@@ -74,6 +75,9 @@ pub struct Promotion {
     /// The owner references it keeps: its source's goes (deleting the source must not take
     /// the sibling with it); an Auto sibling gets the cluster as controller.
     pub owner_references: Vec<OwnerReference>,
+    /// The sibling carries a `cycle` request of its own, set while it could not be honoured:
+    /// removed, so the promoted node does not start a second cycle at once.
+    pub drop_cycle_request: bool,
 }
 
 /// The name of `source`'s sibling: `<source>-cycle`, bounded so that its pod name still fits
@@ -125,14 +129,26 @@ pub fn decide(
         s,
         views,
         read,
-        nodes: o.generated.values().chain(&o.user_nodes).collect(),
+        nodes: o
+            .generated
+            .values()
+            .chain(&o.retiring)
+            .chain(&o.user_nodes)
+            .collect(),
     };
+    // A deleting source still counts while it drains: its sibling must be let go of before
+    // the source is gone, or the garbage collector would take it too.
     let mut sources: Vec<(&GarageNode, bool)> = o
         .generated
         .values()
+        .chain(&o.retiring)
         .map(|n| (n, true))
         .chain(o.user_nodes.iter().map(|n| (n, false)))
-        .filter(|(n, _)| in_cycle(n) && n.metadata.deletion_timestamp.is_none())
+        .filter(|(n, _)| {
+            in_cycle(n)
+                && (n.metadata.deletion_timestamp.is_none()
+                    || phase(n) == Some(CyclePhase::Draining))
+        })
         .collect();
     sources.sort_by_key(|(n, _)| (phase(n).is_none(), n.name_any()));
     let mut cycle = Cycle::default();
@@ -183,19 +199,25 @@ fn source(
         .unwrap_or_else(|| sibling_name(&n.name_any()));
     let sibling = f.nodes.iter().copied().find(|m| m.name_any() == name);
     let draining = phase(n) == Some(CyclePhase::Draining);
+    let c = f.o.cluster.as_ref();
+    let slot = generated.then(|| nodes::slot_of(&f.s.name, n)).flatten();
+    let owned = |sib: &GarageNode| owned_sibling(n, sib, c, slot);
     // Removing the request cancels a cycle until its source drains (admission refuses the
     // removal after that; a drain already asked for runs to its end regardless).
     if !(requested(n) || draining && drain_requested(n)) {
-        return Ok((Step::default(), cancelled(n, sibling, r)));
+        return Ok((
+            Step::default(),
+            cancelled(sibling.filter(|s| owned(s).is_ok()), r),
+        ));
     }
-    if let Err(why) = eligible(n) {
+    if let Err(why) = eligible(n, c) {
         return Ok((
             Step::default(),
             r.blocked(reason::REASON_CYCLE_BLOCKED, why),
         ));
     }
     if let Some(sib) = sibling
-        && let Err(why) = owned_sibling(n, sib)
+        && let Err(why) = owned(sib)
     {
         return Ok((
             Step::default(),
@@ -402,17 +424,22 @@ fn draining_step(
         );
         return Ok((step, r.blocked(reason::REASON_CYCLE_BLOCKED, why)));
     }
-    step.promote = Some(promotion(f, n, sib, generated)?);
-    step.delete = Some((n.name_any(), n.metadata.uid.clone().unwrap_or_default()));
+    // Each once: a sibling promoted already, or a source deleting already, is not written again.
+    if is_sibling(sib) {
+        step.promote = Some(promotion(f, n, sib, generated)?);
+    }
+    if n.metadata.deletion_timestamp.is_none() {
+        step.delete = Some((n.name_any(), n.metadata.uid.clone().unwrap_or_default()));
+    }
     let message = format!(
         "drained with a complete proof covering {name}; {name} takes this node's place and this node is deleted"
     );
     Ok((step, r.active(reason::REASON_DRAINING, message)))
 }
 
-/// A cycle whose request was removed before its source drained.
-fn cancelled(n: &GarageNode, sibling: Option<&GarageNode>, r: SourceStatus) -> SourceStatus {
-    match sibling.filter(|sib| owned_sibling(n, sib).is_ok()) {
+/// A cycle whose request was removed before its source drained; `sibling` is its own.
+fn cancelled(sibling: Option<&GarageNode>, r: SourceStatus) -> SourceStatus {
+    match sibling {
         Some(sib) => {
             let why = format!(
                 "the {ANNOTATION_CYCLE} annotation was removed before the source drained, but sibling {} exists and may hold a layout role: drain it (garage.rajsingh.info/drain=true) and delete it once DrainPrepared is True, then the cancellation clears",
@@ -438,11 +465,32 @@ fn cancelled(n: &GarageNode, sibling: Option<&GarageNode>, r: SourceStatus) -> S
     }
 }
 
-/// Why `n` cannot be replaced by a clone, if it cannot. Admission checks the same at the
-/// request; this holds for a cycle admitted elsewhere (the Go operator's) or bypassing it.
-fn eligible(n: &GarageNode) -> Result<(), String> {
+/// Why `n` cannot be replaced by a clone, if it cannot. Admission checks the profile and the
+/// parent's network when the request is made (GN-CY0, GN-CY2); this holds for a cycle
+/// admitted elsewhere (the Go operator's), bypassing it, or whose parent changed since.
+fn eligible(n: &GarageNode, c: &GarageCluster) -> Result<(), String> {
     if is_sibling(n) {
         return Err("a cycle's sibling cannot be cycled before it is promoted".into());
+    }
+    if drain_requested(n) && phase(n) != Some(CyclePhase::Draining) {
+        // Drained outside the cycle, the source's proof need not cover the sibling and the
+        // cycle could never promote it.
+        return Err(format!(
+            "{ANNOTATION_DRAIN}=true was set outside the cycle; remove it and the cycle asks for the drain itself once its sibling is in the layout, or remove {ANNOTATION_CYCLE} to drain this node alone"
+        ));
+    }
+    if n.spec
+        .capacity
+        .as_ref()
+        .and_then(|q| crate::desired::quantity::to_bytes(&q.0))
+        == Some(0)
+    {
+        return Err("only a node with a positive capacity can be cycled".into());
+    }
+    if let Some(field) = shared_parent_address(c) {
+        return Err(format!(
+            "the GarageCluster's {field} would be shared by the node and its sibling; add a replacement GarageNode by hand and drain this one"
+        ));
     }
     if crate::suspension::of_node(n, None).is_some() {
         return Err(
@@ -490,14 +538,61 @@ fn eligible(n: &GarageNode) -> Result<(), String> {
     Ok(())
 }
 
-/// `sib` is `n`'s sibling: labelled as one, with `n` as its controller.
-fn owned_sibling(n: &GarageNode, sib: &GarageNode) -> Result<(), String> {
+/// The parent setting that would give the source and its sibling one address, if any.
+fn shared_parent_address(c: &GarageCluster) -> Option<&'static str> {
+    let set = |v: Option<&String>| v.is_some_and(|a| !a.trim().is_empty());
+    let spec = &c.spec;
+    if set(spec
+        .network
+        .as_ref()
+        .and_then(|n| n.rpc_public_addr.as_ref()))
+    {
+        Some("spec.network.rpcPublicAddr")
+    } else if set(spec
+        .storage
+        .as_ref()
+        .and_then(|st| st.rpc_public_addr.as_ref()))
+    {
+        Some("spec.storage.rpcPublicAddr")
+    } else if set(spec
+        .gateway
+        .as_ref()
+        .and_then(|g| g.rpc_public_addr.as_ref()))
+    {
+        Some("spec.gateway.rpcPublicAddr")
+    } else if spec.public_endpoint.is_some() {
+        Some("spec.publicEndpoint")
+    } else {
+        None
+    }
+}
+
+/// `sib` is `n`'s sibling: labelled as one, with `n` as its controller; or, while `n` drains,
+/// already promoted by an earlier pass whose deletion of `n` did not land: then exactly the
+/// shape promotion gives it (the cluster as controller and `n`'s slot for an Auto source, no
+/// controller for a user-written one).
+fn owned_sibling(
+    n: &GarageNode,
+    sib: &GarageNode,
+    c: &GarageCluster,
+    slot: Option<u32>,
+) -> Result<(), String> {
     let uid = n.metadata.uid.as_deref().unwrap_or_default();
     if is_sibling(sib) && crate::desired::is_controlled_by(sib, uid) {
         return Ok(());
     }
-    if !is_sibling(sib) && phase(n) == Some(CyclePhase::Draining) {
-        // Promoted by an earlier pass whose deletion of the source did not land.
+    let cluster_uid = c.metadata.uid.as_deref().unwrap_or_default();
+    let promoted = match slot {
+        Some(ordinal) => {
+            nodes::is_generated_by(sib, cluster_uid)
+                && nodes::slot_of(&c.name_any(), sib) == Some(ordinal)
+        }
+        None => !sib
+            .owner_references()
+            .iter()
+            .any(|o| o.controller == Some(true)),
+    };
+    if !is_sibling(sib) && phase(n) == Some(CyclePhase::Draining) && promoted {
         return Ok(());
     }
     Err(format!(
@@ -598,6 +693,7 @@ fn promotion(
         resource_version: sib.metadata.resource_version.clone(),
         labels: set,
         owner_references: owners,
+        drop_cycle_request: sib.annotations().contains_key(ANNOTATION_CYCLE),
     })
 }
 

@@ -202,13 +202,13 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         && !pools_busy;
     let requeue = Pace {
         acting: layout_changes || creating || p.drain_acts || r.acts,
-        waiting: drain_recorded
-            || !p.removal.annotate.is_empty()
+        waiting: !p.removal.annotate.is_empty()
             || !p.removal.delete.is_empty()
             || pools_busy
             || rollout_recorded
-            || cycle.busy
+            || cycle.busy && !drain_recorded
             || !m.held.is_empty(),
+        draining: drain_recorded,
         settled: converged
             || !extra.is_empty() && st.ready_members >= st.wanted_members && p.slots.topology_ready,
     }
@@ -532,10 +532,12 @@ fn generated_members(
 ) -> Result<(Vec<GarageNode>, Vec<String>), DesiredError> {
     let cluster = o.cluster.as_ref();
     // Each under the name of the node filling its slot: a promoted cycle sibling keeps its own.
+    // A node in a cycle keeps the spec its sibling was cloned from (admission refuses a spec
+    // change then); the slot's new spec reaches the sibling once it is promoted.
     let update = o
         .generated
         .iter()
-        .filter(|(n, _)| **n < s.replicas)
+        .filter(|(n, gn)| **n < s.replicas && !super::cycle::in_cycle(gn))
         .map(|(ordinal, gn)| nodes::auto_storage_node_as(cluster, s, *ordinal, &gn.name_any()))
         .collect::<Result<Vec<_>, _>>()?;
     let extra = o
@@ -588,6 +590,8 @@ struct Pace {
     acting: bool,
     /// A transaction, a pool or a claim's growth is in progress and waits on others.
     waiting: bool,
+    /// A recorded drain waits on Garage: its repairs, its quiet window, the block hand-over.
+    draining: bool,
     /// Converged, or only members beyond the wanted count remain, all ready and placed.
     settled: bool,
 }
@@ -596,7 +600,14 @@ impl Pace {
     fn requeue(self, t: &Config) -> Duration {
         if self.acting {
             Duration::from_millis(500)
-        } else if self.waiting || !self.settled {
+        } else if self.waiting {
+            t.short_requeue
+        } else if self.draining {
+            // Each look asks every member for its status, health and workers, and Garage
+            // checks the token of every request with argon2: while only the drain waits, it
+            // is looked at no more often than `drain_requeue`.
+            t.short_requeue.max(t.drain_requeue)
+        } else if !self.settled {
             t.short_requeue
         } else {
             t.resync

@@ -64,11 +64,13 @@ pub fn decide(
         .collect();
 
     // Auto scale-down: one extra slot at a time asks to drain; a proven one is deleted. A
-    // suspended slot is not asked: the scale-down waits for its suspension to be lifted.
+    // suspended slot is not asked: the scale-down waits for its suspension to be lifted. Nor
+    // is a slot in a cycle: the cycle drains it itself and promotes its sibling first.
     if let Some(highest) = extra.first()
         && !extra.iter().any(|n| drain_requested(n))
         && record.is_none()
         && !suspended(highest)
+        && !super::cycle::in_cycle(highest)
     {
         r.annotate.push(highest.name_any());
     }
@@ -230,6 +232,9 @@ fn proven_extra(record: Option<&StorageDrainStatus>, extra: &[&GarageNode]) -> V
                 &n.name_any(),
                 n.metadata.uid.as_deref().unwrap_or_default(),
             ) && n.metadata.deletion_timestamp.is_none()
+                // A cycle's source is deleted by the cycle, once its sibling is promoted: a
+                // deletion before that would take the sibling, which it controls, with it.
+                && !super::cycle::in_cycle(n)
             {
                 delete.push(n.name_any());
             }
@@ -282,6 +287,21 @@ fn scale_down_blocked(
     step: &Step,
     record: Option<&StorageDrainStatus>,
 ) -> Option<Desired> {
+    if let Some(cycling) = extra.first().filter(|n| super::cycle::in_cycle(n))
+        && record.is_none()
+        && !extra.iter().any(|n| drain_requested(n))
+    {
+        return Some(Desired {
+            type_: cc::CONDITION_STORAGE_SCALE_DOWN_BLOCKED,
+            status: true,
+            reason: reason::REASON_CYCLE_BLOCKED,
+            message: format!(
+                "spec.storage.replicas is {} and {} is the next member to drain, but it is being cycled; the scale-down goes on once its cycle has finished. Nothing was removed",
+                s.replicas,
+                cycling.name_any()
+            ),
+        });
+    }
     if let Some(held) = extra.first().filter(|n| suspended(n))
         && record.is_none()
         && !extra.iter().any(|n| drain_requested(n))

@@ -16,6 +16,7 @@ use shared_types::keys::annotation::ANNOTATION_PAUSE_RECONCILE;
 use super::decision::{Decision, OWNED, RECONNECT_GRACE, decide, refuse};
 use super::observed::{GarageRead, GarageView, Observed};
 use crate::conditions;
+use crate::config::Config;
 use crate::desired::DesiredError;
 use crate::fixtures::*;
 use crate::layout::tags::storage_role_tags;
@@ -465,6 +466,38 @@ fn a_scale_down_waits_for_a_suspended_slot_instead_of_draining_it() {
     assert!(blocked[0].message.contains("garage-storage-2"));
 }
 
+#[test]
+fn a_slot_in_a_cycle_is_neither_drained_by_a_scale_down_nor_re_rendered() {
+    let mut o = converged();
+    let mut c = (*o.cluster).clone();
+    c.spec.storage.as_mut().unwrap().replicas = Some(2);
+    o.cluster = Arc::new(c);
+    o.generated.get_mut(&2).unwrap().metadata.annotations = Some(BTreeMap::from([(
+        shared_types::keys::annotation::ANNOTATION_CYCLE.to_string(),
+        "true".to_string(),
+    )]));
+    let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
+    assert!(d.annotate_drain.is_empty() && d.delete_nodes.is_empty());
+    let blocked = d
+        .conditions
+        .iter()
+        .find(|c| {
+            c.type_ == shared_types::conditions::cluster::CONDITION_STORAGE_SCALE_DOWN_BLOCKED
+        })
+        .expect("the scale-down says why it waits");
+    assert_eq!(blocked.reason, reason::REASON_CYCLE_BLOCKED);
+    // Below the replica count, a cycling slot keeps the spec its sibling was cloned from:
+    // admission would refuse a change to it, failing the whole pass.
+    let mut o = converged();
+    o.generated.get_mut(&1).unwrap().metadata.annotations = Some(BTreeMap::from([(
+        shared_types::keys::annotation::ANNOTATION_CYCLE.to_string(),
+        "true".to_string(),
+    )]));
+    let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
+    let names: Vec<String> = d.update_nodes.iter().map(|n| n.name_any()).collect();
+    assert_eq!(names, ["garage-storage-0", "garage-storage-2"]);
+}
+
 /// Four converged members at factor 3, the fourth asking to drain (it may go).
 fn fourth_asks_to_drain() -> Observed {
     let c = cluster(4);
@@ -501,6 +534,33 @@ fn a_drain_is_recorded_before_the_role_is_removed() {
         "no other layout change in the same pass"
     );
     assert_eq!(d.requeue, Duration::from_millis(500));
+}
+
+#[test]
+fn a_drain_that_only_waits_is_looked_at_on_its_own_cadence() {
+    let mut o = fourth_asks_to_drain();
+    let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
+    let Some(crate::machine::drain::Step::Record(record)) = d.drain else {
+        panic!("expected the intent record")
+    };
+    let mut c = (*o.cluster).clone();
+    c.status.get_or_insert_with(Default::default).storage_drain = Some(record);
+    o.cluster = Arc::new(c);
+    // Garage does not answer: the recorded drain waits, and nothing else is going on.
+    o.garage = GarageView::Unavailable("no pod answers".into());
+    let t = Config {
+        drain_requeue: Duration::from_secs(7),
+        ..timing()
+    };
+    let d = decide(&o, &settings(&o.cluster), &t).unwrap();
+    assert_eq!(d.requeue, Duration::from_secs(7));
+    // A shorter cadence than the short requeue never polls faster than it.
+    let t = Config {
+        drain_requeue: Duration::from_secs(1),
+        ..timing()
+    };
+    let d = decide(&o, &settings(&o.cluster), &t).unwrap();
+    assert_eq!(d.requeue, timing().short_requeue);
 }
 
 #[test]

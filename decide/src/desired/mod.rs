@@ -286,8 +286,20 @@ fn refuse_unbuilt_shapes(spec: &GarageClusterSpec) -> Result<(), DesiredError> {
     if spec.remote_clusters.as_ref().is_some_and(|r| !r.is_empty()) {
         return Err(DesiredError::Unsupported("spec.remoteClusters"));
     }
-    if spec.discovery.is_some() {
-        return Err(DesiredError::Unsupported("spec.discovery"));
+    // A discovery switched off (or never switched on) asks for nothing: Garage finds its
+    // peers through the operator either way.
+    let discovery = spec.discovery.as_ref();
+    if discovery
+        .and_then(|d| d.kubernetes.as_ref())
+        .is_some_and(|k| k.enabled == Some(true))
+    {
+        return Err(DesiredError::Unsupported("spec.discovery.kubernetes"));
+    }
+    if discovery
+        .and_then(|d| d.consul.as_ref())
+        .is_some_and(|c| c.enabled == Some(true))
+    {
+        return Err(DesiredError::Unsupported("spec.discovery.consul"));
     }
     if spec.zone_from.is_some() {
         return Err(DesiredError::Unsupported("spec.zoneFrom"));
@@ -627,6 +639,28 @@ mod tests {
         assert_eq!(s.zone, "default");
         assert_eq!(s.image, DEFAULT_GARAGE_IMAGE);
         assert_eq!(s.capacity, 1 << 30);
+    }
+
+    #[test]
+    fn a_discovery_is_refused_only_when_switched_on() {
+        let with = |d: serde_json::Value| {
+            let mut c = cluster(3);
+            c.spec.discovery = Some(serde_json::from_value(d).unwrap());
+            Settings::from_cluster(&c).err().map(|e| e.to_string())
+        };
+        assert_eq!(with(serde_json::json!({})), None);
+        assert_eq!(
+            with(serde_json::json!({"kubernetes": {"enabled": false}})),
+            None
+        );
+        assert_eq!(
+            with(serde_json::json!({"consul": {"enabled": false, "httpAddr": "http://c:8500"}})),
+            None
+        );
+        let refused = with(serde_json::json!({"kubernetes": {"enabled": true}})).unwrap();
+        assert!(refused.contains("spec.discovery.kubernetes"), "{refused}");
+        let refused = with(serde_json::json!({"consul": {"enabled": true}})).unwrap();
+        assert!(refused.contains("spec.discovery.consul"), "{refused}");
     }
 
     #[test]

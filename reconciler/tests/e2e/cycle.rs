@@ -1,4 +1,5 @@
-//! Site F: the graceful cycle of an Auto member. With 200 checksummed objects written,
+//! Site F: the graceful cycle of an Auto member, on a cluster whose manifest switches both
+//! discoveries off. With 200 checksummed objects written,
 //! `garage.rajsingh.info/cycle=true` on `garage-storage-1` makes a sibling with a fresh
 //! identity join first; the source then drains through the prepared drain, its pod running
 //! until the proof is complete; the sibling is promoted into slot 1 and the source deleted.
@@ -14,7 +15,7 @@ use kube::ResourceExt;
 use kube::api::{ListParams, Patch, PatchParams};
 use localcluster::wait_until as wait;
 use serde_json::json;
-use shared_types::keys::annotation::ANNOTATION_CYCLE;
+use shared_types::keys::annotation::{ANNOTATION_CYCLE, ANNOTATION_RETIRED_NODE_ID};
 use shared_types::keys::label;
 
 use crate::support::*;
@@ -24,6 +25,19 @@ use crate::{NAME, RESYNC, World};
 pub(crate) const NS_F: &str = "e2e-f";
 const SOURCE: &str = "garage-storage-1";
 const SIBLING: &str = "garage-storage-1-cycle";
+
+/// The site's cluster: the common 3-member manifest with both discoveries switched off, as
+/// a Go user's manifest may say; a discovery not switched on is accepted and asks for nothing.
+pub(crate) async fn create_cluster(w: &World<'_>) -> anyhow::Result<()> {
+    let mut gc = crate::cluster_manifest();
+    gc["spec"]["discovery"] =
+        json!({"kubernetes": {"enabled": false}, "consul": {"enabled": false}});
+    let gc: shared_types::garage_cluster::v1beta2::GarageCluster = serde_json::from_value(gc)?;
+    w.clusters
+        .create(&kube::api::PostParams::default(), &gc)
+        .await?;
+    Ok(())
+}
 
 pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
     let sim = w.sim;
@@ -145,11 +159,25 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
     ]
     .into();
     ensure!(roles == want, "layout roles {roles:?}, expected {want:?}");
+    // The old node's claims stay (Retain), each marked with the identity that left.
+    let claims: kube::Api<k8s_openapi::api::core::v1::PersistentVolumeClaim> =
+        kube::Api::namespaced(w.client.clone(), crate::ns());
+    for claim in [format!("metadata-{SOURCE}-0"), format!("data-{SOURCE}-0")] {
+        let c = claims
+            .get_opt(&claim)
+            .await?
+            .with_context(|| format!("{claim} of the old node is gone"))?;
+        let retired = c.annotations().get(ANNOTATION_RETIRED_NODE_ID).cloned();
+        ensure!(
+            retired.as_deref() == Some(source_id.as_str()),
+            "{claim} is not marked retired with {source_id}: {retired:?}"
+        );
+    }
     let store = w.store.as_ref().context("no objects were written")?;
     verify(store, &s3(sim, "garage-storage-0-0")?, &w.checksummed).await?;
     verify(store, &s3(sim, &format!("{SIBLING}-0"))?, &w.checksummed).await?;
     println!(
-        "cycle: {SOURCE} replaced by {SIBLING} ({}) through {phases:?}, its pod running until the proof; 200 objects read back ({:.1}s)",
+        "cycle: {SOURCE} replaced by {SIBLING} ({}) through {phases:?}, its pod running until the proof, its claims kept and marked retired; 200 objects read back ({:.1}s)",
         &sibling_id[..16],
         t.elapsed().as_secs_f64()
     );

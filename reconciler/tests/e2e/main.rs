@@ -86,7 +86,8 @@
 //!     a disk is refused by admission, a record that disagrees with the mounts by the
 //!     reconciler (`DiskLayoutChangeBlocked`); Destroy leaves none of its keys on the Nodes.
 //!
-//! 12. `cycle` (site F, beside the others): a 3-member cluster with 200 checksummed objects;
+//! 12. `cycle` (site F, beside the others): a 3-member cluster (its manifest switching both
+//!     discoveries off, which is accepted) with 200 checksummed objects;
 //!     `cycle=true` on one Auto member makes a sibling with a fresh identity join, then the
 //!     source drains (its pod runs until the proof), the sibling takes its slot and the
 //!     source goes; every object reads back and slot 1 is not made again.
@@ -314,6 +315,10 @@ fn reconciler_for(client: &Client, metrics: &Arc<Metrics>, namespaces: &[&str]) 
         // argon2 (tens of milliseconds of CPU): at one second, the clusters waiting out their
         // drains kept both cores busy for nothing.
         short_requeue: Duration::from_secs(2),
+        // A cluster whose drain waits on Garage is looked at as often as a shipped install
+        // looks: several sites drain at once, each look asks every member, and at 2 s they
+        // took most of both cores.
+        drain_requeue: Duration::from_secs(5),
         error_requeue: Duration::from_secs(2),
         admin_timeout: Duration::from_secs(5),
         // Long enough to see a changing counter twice, short enough for a test.
@@ -550,7 +555,7 @@ async fn scenario(
             if !sites.contains('f') {
                 return Ok(());
             }
-            create_cluster(&f).await?;
+            cycle::create_cluster(&f).await?;
             bootstrap::ready(&mut f).await?;
             cycle::run(&mut f).await?;
             teardown::run(&mut f).await

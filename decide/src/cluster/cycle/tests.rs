@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use garage_api_types::NodeId;
 use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use k8s_openapi::jiff::Timestamp;
 use shared_types::garage_cluster::common::{DrainActor, DrainActorKind, StorageDrainStatus};
 use shared_types::garage_cluster::v1beta2::GarageCluster;
@@ -440,6 +441,11 @@ fn a_complete_proof_covering_the_sibling_promotes_it_and_deletes_the_source() {
         ("GarageCluster", "uid-1")
     );
     assert_eq!(c.delete, Some((SOURCE.to_owned(), format!("uid-{SOURCE}"))));
+    assert!(!p.drop_cycle_request);
+    // A request the sibling carried while it could not be honoured goes with the promotion.
+    let mut pass = draining(Some(record(true, &[id(0), id(2), id(9)])));
+    annotate(&mut pass.user[0], ANNOTATION_CYCLE, "true");
+    assert!(pass.decide().promote.unwrap().drop_cycle_request);
 }
 
 #[test]
@@ -601,5 +607,123 @@ fn an_unpromoted_sibling_asking_to_cycle_is_held_and_left_alone() {
             .unwrap()
             .message
             .contains("cannot be cycled before it is promoted")
+    );
+}
+
+#[test]
+fn a_cycle_the_go_operator_left_half_done_resumes_from_its_status_and_sibling() {
+    // The shape the Go operator leaves: the source's status at Syncing with the sibling's
+    // name and identity, the sibling labelled `cycle-sibling`, `cluster` and `auto-node-slot`
+    // (no managed-by), controlled by the source; its role committed in a settled layout.
+    let mut p = Pass::new();
+    let c = p.cluster.clone();
+    let mut sib = generated(&c, 1, Some(id(9)));
+    sib.metadata.name = Some(SIBLING.into());
+    sib.metadata.namespace = Some("ns".into());
+    sib.metadata.labels = Some(
+        [
+            (label::LABEL_CYCLE_SIBLING, "true"),
+            (label::LABEL_CLUSTER, "garage"),
+            (label::LABEL_AUTO_NODE_SLOT, SOURCE),
+        ]
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .into(),
+    );
+    sib.metadata.owner_references = Some(vec![OwnerReference {
+        api_version: "garage.rajsingh.info/v1beta1".into(),
+        kind: "GarageNode".into(),
+        name: SOURCE.into(),
+        uid: format!("uid-{SOURCE}"),
+        controller: Some(true),
+        block_owner_deletion: Some(true),
+    }]);
+    sib.status.as_mut().unwrap().observed_pod_uid = Some(format!("pod-{SIBLING}"));
+    p.pods.push(pod(SIBLING, 19, "sts"));
+    p.user.push(sib);
+    p.roles.push(id(9));
+    p.source_status(Some(CyclePhase::Syncing), Some(id(9)));
+    let c = p.decide();
+    assert!(c.create.is_none(), "no second sibling");
+    assert_eq!(c.drain.as_deref(), Some(SOURCE));
+    assert_eq!(written(&c).cycle_phase, Some(CyclePhase::Draining));
+}
+
+#[test]
+fn a_drain_asked_outside_the_cycle_or_a_shared_parent_address_holds_it() {
+    let mut p = Pass::new().with_sibling(true);
+    p.source_status(Some(CyclePhase::Syncing), Some(id(9)));
+    annotate(p.source(), ANNOTATION_DRAIN, "true");
+    let c = p.decide();
+    assert!(c.drain.is_none() && c.promote.is_none());
+    let st = written(&c);
+    assert_eq!(cycling(st), (false, reason::REASON_CYCLE_BLOCKED));
+    assert!(
+        st.condition
+            .as_ref()
+            .unwrap()
+            .message
+            .contains("set outside the cycle")
+    );
+
+    let mut p = Pass::new();
+    p.cluster.spec.storage.as_mut().unwrap().rpc_public_addr = Some("garage.example:3901".into());
+    let c = p.decide();
+    assert!(c.create.is_none());
+    assert!(
+        written(&c)
+            .condition
+            .as_ref()
+            .unwrap()
+            .message
+            .contains("spec.storage.rpcPublicAddr")
+    );
+}
+
+#[test]
+fn a_source_deleted_after_its_proof_lets_go_of_its_sibling_once() {
+    // Deleted by hand once DrainPrepared was True, before the cycle promoted the sibling:
+    // the sibling is promoted (never taken by the garbage collector), nothing deleted again.
+    let mut p = draining(Some(record(true, &[id(0), id(2), id(9)])));
+    p.source().metadata.deletion_timestamp = deleting();
+    let c = p.decide();
+    assert!(c.promote.is_some());
+    assert!(c.delete.is_none());
+    // Promoted already (the sibling fills the slot, the source retires): nothing to write.
+    let mut p = draining(Some(record(true, &[id(0), id(2), id(9)])));
+    p.source().metadata.deletion_timestamp = deleting();
+    let promoted = c.promote.unwrap();
+    let sib = &mut p.user[0];
+    for (k, v) in &promoted.labels {
+        let labels = sib.metadata.labels.get_or_insert_with(Default::default);
+        match v {
+            Some(v) => labels.insert(k.clone(), v.clone()),
+            None => labels.remove(k),
+        };
+    }
+    sib.metadata.owner_references = Some(promoted.owner_references);
+    let c = p.decide();
+    assert!(c.promote.is_none() && c.delete.is_none() && c.drain.is_none());
+}
+
+#[test]
+fn in_draining_a_node_named_like_the_sibling_but_not_promoted_by_the_cycle_is_refused() {
+    let mut p = draining(Some(record(true, &[id(0), id(2), id(9)])));
+    // Relabelled by hand: not a sibling, not controlled by the cluster with the source's slot.
+    let sib = &mut p.user[0];
+    sib.metadata
+        .labels
+        .as_mut()
+        .unwrap()
+        .remove(label::LABEL_CYCLE_SIBLING);
+    sib.metadata.owner_references = None;
+    let c = p.decide();
+    assert!(c.promote.is_none() && c.delete.is_none());
+    assert!(
+        written(&c)
+            .condition
+            .as_ref()
+            .unwrap()
+            .message
+            .contains("is not this node's cycle sibling")
     );
 }

@@ -44,7 +44,10 @@ pub async fn act(
         }
     }
     for st in &cycle.status {
-        write_status(&api, o, st, ctx).await?;
+        if !write_status(&api, o, st, ctx).await? {
+            // The node changed since this pass read it: the next pass decides again.
+            return Ok(());
+        }
     }
     if let Some(name) = &cycle.drain {
         super::act::request_drain(&api, name, m).await?;
@@ -54,6 +57,8 @@ pub async fn act(
             format!("cycle: {name}'s sibling is in a settled layout; {name} asked to drain"),
         ));
     }
+    // The decision deletes a source only with its sibling promoted, now or by an earlier
+    // pass; a promotion that fails stops here, before the deletion.
     if let Some(p) = &cycle.promote {
         promote(&api, p, ctx).await?;
         notes.push(Note::normal(
@@ -61,44 +66,46 @@ pub async fn act(
             "PromoteSibling",
             format!("cycle: {} takes its source's place", p.sibling),
         ));
-        if let Some((name, uid)) = &cycle.delete {
-            let params = DeleteParams {
-                preconditions: Some(Preconditions {
-                    uid: Some(uid.clone()),
-                    resource_version: None,
-                }),
-                ..DeleteParams::background()
-            };
-            write::delete_if_present(&api, m, name, &params).await?;
-            m.step("cycle", "delete_source");
-            notes.push(Note::normal(
-                reason::REASON_NODE_DRAIN_PREPARED,
-                "DeleteNode",
-                format!(
-                    "cycle: {name} is drained with a complete proof covering {}; deleting it",
-                    p.sibling
-                ),
-            ));
-        }
+    }
+    if let Some((name, uid)) = &cycle.delete {
+        let params = DeleteParams {
+            preconditions: Some(Preconditions {
+                uid: Some(uid.clone()),
+                resource_version: None,
+            }),
+            ..DeleteParams::background()
+        };
+        write::delete_if_present(&api, m, name, &params).await?;
+        m.step("cycle", "delete_source");
+        notes.push(Note::normal(
+            reason::REASON_NODE_DRAIN_PREPARED,
+            "DeleteNode",
+            format!(
+                "cycle: {name} is drained with a complete proof covering its sibling; deleting it"
+            ),
+        ));
     }
     Ok(())
 }
 
 /// The cycle fields of one source and its `Cycling` condition, merged into the conditions it
-/// holds. A merge patch of those fields alone: the node controller's own are never touched.
+/// held when this pass read it. A merge patch of those fields alone, conditioned on that
+/// resourceVersion so that a condition the node controller wrote since is never undone;
+/// `false` when the node changed (409) or went (404) meanwhile.
 async fn write_status(
     api: &Api<GarageNode>,
     o: &Observed,
     st: &SourceStatus,
     ctx: &Context,
-) -> Result<(), Error> {
+) -> Result<bool, Error> {
     let Some(node) = o
         .generated
         .values()
+        .chain(&o.retiring)
         .chain(&o.user_nodes)
         .find(|n| n.name_any() == st.node)
     else {
-        return Ok(());
+        return Ok(false);
     };
     let current = node.status.as_ref().and_then(|s| s.conditions.as_deref());
     let desired: Vec<conditions::Desired> = st.condition.iter().cloned().collect();
@@ -109,14 +116,22 @@ async fn write_status(
         node.metadata.generation,
     );
     let body = json!({
-        "cyclePhase": st.cycle_phase,
-        "cycleSiblingName": st.cycle_sibling_name,
-        "cycleSiblingNodeId": st.cycle_sibling_node_id,
-        "conditions": merged,
+        "metadata": {"resourceVersion": node.metadata.resource_version},
+        "status": {
+            "cyclePhase": st.cycle_phase,
+            "cycleSiblingName": st.cycle_sibling_name,
+            "cycleSiblingNodeId": st.cycle_sibling_node_id,
+            "conditions": merged,
+        },
     });
-    match write::patch_status(api, &ctx.metrics, &st.node, body).await {
-        Err(Error::Kube(kube::Error::Api(e))) if e.code == 404 => Ok(()),
-        other => other,
+    ctx.metrics.wrote();
+    match api
+        .patch_status(&st.node, &PatchParams::default(), &Patch::Merge(body))
+        .await
+    {
+        Ok(_) => Ok(true),
+        Err(kube::Error::Api(e)) if e.code == 404 || e.code == 409 => Ok(false),
+        Err(e) => Err(e.into()),
     }
 }
 
@@ -132,6 +147,9 @@ async fn promote(api: &Api<GarageNode>, p: &Promotion, ctx: &Context) -> Result<
         "labels": labels,
         "ownerReferences": p.owner_references,
     });
+    if p.drop_cycle_request {
+        metadata["annotations"] = json!({ shared_types::keys::annotation::ANNOTATION_CYCLE: null });
+    }
     if let Some(rv) = &p.resource_version {
         metadata["resourceVersion"] = json!(rv);
     }

@@ -133,7 +133,7 @@ pub fn validate(old: &GarageNode, new: &GarageNode, ctx: &Context, warnings: &mu
     Ok(())
 }
 
-/// GN-U2, GN-U3: a requested or running cycle freezes the spec.
+/// GN-U2, GN-U3, GN-CY4: a requested or running cycle freezes the spec and owns the drain.
 fn cycle_freeze(old: &GarageNode, new: &GarageNode, change: &Change) -> Step {
     let old_phase = old.status.as_ref().and_then(|s| s.cycle_phase);
     if change.spec && (cycle_requested(old) || old_phase.is_some() || cycle_requested(new)) {
@@ -153,6 +153,22 @@ fn cycle_freeze(old: &GarageNode, new: &GarageNode, change: &Change) -> Step {
             format!("metadata.annotations[{ANNOTATION_CYCLE}]"),
             format!(
                 "annotation {ANNOTATION_CYCLE} cannot be removed after the cycle entered Draining: the source role is already being removed; let the cycle finish"
+            ),
+        ));
+    }
+    // GN-CY4: the cycle asks for the drain itself once its sibling holds a role; a drain
+    // asked before that would prove the source gone without the sibling among its
+    // destinations, and the cycle could never promote it.
+    if !drain_requested(old)
+        && drain_requested(new)
+        && (cycle_requested(new) || old_phase.is_some())
+        && old_phase != Some(CyclePhase::Draining)
+    {
+        return Err(deny(
+            "GN-CY4",
+            format!("metadata.annotations[{ANNOTATION_DRAIN}]"),
+            format!(
+                "annotation {ANNOTATION_DRAIN} cannot be set while a cycle is requested and not yet Draining: the cycle drains this node itself once its sibling is in the layout; to drain it alone, remove {ANNOTATION_CYCLE} first"
             ),
         ));
     }

@@ -105,6 +105,38 @@ fn update_table() {
             ),
         ),
         (
+            "drain set while a cycle is provisioning",
+            merge(
+                cycle(storage_node()),
+                json!({"status": {"cyclePhase": "Provisioning"}}),
+            ),
+            merge(
+                annotate(
+                    cycle(storage_node()),
+                    json!({"garage.rajsingh.info/drain": "true"}),
+                ),
+                json!({"status": {"cyclePhase": "Provisioning"}}),
+            ),
+            &settled,
+            DenyWith("GN-CY4", "the cycle drains this node itself"),
+        ),
+        (
+            "drain set by the cycle once Draining",
+            merge(
+                cycle(storage_node()),
+                json!({"status": {"cyclePhase": "Draining"}}),
+            ),
+            merge(
+                annotate(
+                    cycle(storage_node()),
+                    json!({"garage.rajsingh.info/drain": "true"}),
+                ),
+                json!({"status": {"cyclePhase": "Draining"}}),
+            ),
+            &settled,
+            Allow,
+        ),
+        (
             "backing change",
             storage_node(),
             merge(
