@@ -376,6 +376,16 @@ fn draining_step(
         return Ok((step, r.blocked(reason::REASON_CYCLE_BLOCKED, why)));
     };
     let name = sib.name_any();
+    if n.metadata.deletion_timestamp.is_some() {
+        // Deleted by hand (admission allows that once the proof is complete): the sibling is
+        // a live member and must not go with its controller, so it is let go of whatever the
+        // proof says about it. Promotion only changes its labels and owners.
+        if is_sibling(sib) {
+            step.promote = Some(promotion(f, n, sib, generated)?);
+        }
+        let message = format!("this node is being deleted; {name} stays as a member of its own");
+        return Ok((step, r.active(reason::REASON_DRAINING, message)));
+    }
     let record =
         f.o.cluster
             .status
@@ -424,13 +434,11 @@ fn draining_step(
         );
         return Ok((step, r.blocked(reason::REASON_CYCLE_BLOCKED, why)));
     }
-    // Each once: a sibling promoted already, or a source deleting already, is not written again.
+    // A sibling promoted already (by a pass whose deletion did not land) is not written again.
     if is_sibling(sib) {
         step.promote = Some(promotion(f, n, sib, generated)?);
     }
-    if n.metadata.deletion_timestamp.is_none() {
-        step.delete = Some((n.name_any(), n.metadata.uid.clone().unwrap_or_default()));
-    }
+    step.delete = Some((n.name_any(), n.metadata.uid.clone().unwrap_or_default()));
     let message = format!(
         "drained with a complete proof covering {name}; {name} takes this node's place and this node is deleted"
     );

@@ -682,12 +682,18 @@ fn a_drain_asked_outside_the_cycle_or_a_shared_parent_address_holds_it() {
 #[test]
 fn a_source_deleted_after_its_proof_lets_go_of_its_sibling_once() {
     // Deleted by hand once DrainPrepared was True, before the cycle promoted the sibling:
-    // the sibling is promoted (never taken by the garbage collector), nothing deleted again.
+    // the sibling is promoted (never taken by the garbage collector), nothing deleted again,
+    // even when the proof does not name the sibling.
+    for verified in [vec![id(0), id(2), id(9)], vec![id(0), id(2)]] {
+        let mut p = draining(Some(record(true, &verified)));
+        p.source().metadata.deletion_timestamp = deleting();
+        let c = p.decide();
+        assert!(c.promote.is_some(), "{verified:?}");
+        assert!(c.delete.is_none(), "{verified:?}");
+    }
     let mut p = draining(Some(record(true, &[id(0), id(2), id(9)])));
     p.source().metadata.deletion_timestamp = deleting();
     let c = p.decide();
-    assert!(c.promote.is_some());
-    assert!(c.delete.is_none());
     // Promoted already (the sibling fills the slot, the source retires): nothing to write.
     let mut p = draining(Some(record(true, &[id(0), id(2), id(9)])));
     p.source().metadata.deletion_timestamp = deleting();
