@@ -202,6 +202,11 @@ fn source(
     let c = f.o.cluster.as_ref();
     let slot = generated.then(|| nodes::slot_of(&f.s.name, n)).flatten();
     let owned = |sib: &GarageNode| owned_sibling(n, sib, c, slot);
+    // A source deleted while it drains only lets go of its sibling: nothing else about the
+    // cycle matters any more, and no re-check may keep the sibling tied to it.
+    if draining && n.metadata.deletion_timestamp.is_some() {
+        return draining_step(f, n, sibling.filter(|s| owned(s).is_ok()), generated, r);
+    }
     // Removing the request cancels a cycle until its source drains (admission refuses the
     // removal after that; a drain already asked for runs to its end regardless).
     if !(requested(n) || draining && drain_requested(n)) {
@@ -367,6 +372,18 @@ fn draining_step(
         drain: (!drain_requested(n)).then(|| n.name_any()),
         ..Step::default()
     };
+    if n.metadata.deletion_timestamp.is_some() {
+        // Deleted by hand (admission allows that once the proof is complete): the sibling is
+        // a live member and must not go with its controller, so it is let go of whatever the
+        // proof says about it. Promotion only changes its labels and owners.
+        if let Some(sib) = sibling.filter(|sib| is_sibling(sib)) {
+            step.promote = Some(promotion(f, n, sib, generated)?);
+        }
+        let message =
+            "this node is being deleted; its sibling, if any, stays as a member of its own"
+                .to_owned();
+        return Ok((step, r.active(reason::REASON_DRAINING, message)));
+    }
     let recorded = r.cycle_sibling_node_id.clone().unwrap_or_default();
     let Some(sib) = sibling else {
         let why = format!(
@@ -376,16 +393,6 @@ fn draining_step(
         return Ok((step, r.blocked(reason::REASON_CYCLE_BLOCKED, why)));
     };
     let name = sib.name_any();
-    if n.metadata.deletion_timestamp.is_some() {
-        // Deleted by hand (admission allows that once the proof is complete): the sibling is
-        // a live member and must not go with its controller, so it is let go of whatever the
-        // proof says about it. Promotion only changes its labels and owners.
-        if is_sibling(sib) {
-            step.promote = Some(promotion(f, n, sib, generated)?);
-        }
-        let message = format!("this node is being deleted; {name} stays as a member of its own");
-        return Ok((step, r.active(reason::REASON_DRAINING, message)));
-    }
     let record =
         f.o.cluster
             .status
