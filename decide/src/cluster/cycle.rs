@@ -376,6 +376,7 @@ fn draining_step(
         // Deleted by hand (admission allows that once the proof is complete): the sibling is
         // a live member and must not go with its controller, so it is let go of whatever the
         // proof says about it. Promotion only changes its labels and owners.
+        step.drain = None;
         if let Some(sib) = sibling.filter(|sib| is_sibling(sib)) {
             step.promote = Some(promotion(f, n, sib, generated)?);
         }
