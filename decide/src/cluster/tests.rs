@@ -466,16 +466,20 @@ fn a_scale_down_waits_for_a_suspended_slot_instead_of_draining_it() {
     assert!(blocked[0].message.contains("garage-storage-2"));
 }
 
+fn ask_to_cycle(n: &mut GarageNode) {
+    n.metadata.annotations = Some(BTreeMap::from([(
+        shared_types::keys::annotation::ANNOTATION_CYCLE.to_string(),
+        "true".to_string(),
+    )]));
+}
+
 #[test]
 fn a_slot_in_a_cycle_is_neither_drained_by_a_scale_down_nor_re_rendered() {
     let mut o = converged();
     let mut c = (*o.cluster).clone();
     c.spec.storage.as_mut().unwrap().replicas = Some(2);
     o.cluster = Arc::new(c);
-    o.generated.get_mut(&2).unwrap().metadata.annotations = Some(BTreeMap::from([(
-        shared_types::keys::annotation::ANNOTATION_CYCLE.to_string(),
-        "true".to_string(),
-    )]));
+    ask_to_cycle(o.generated.get_mut(&2).unwrap());
     let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
     assert!(d.annotate_drain.is_empty() && d.delete_nodes.is_empty());
     let blocked = d
@@ -489,10 +493,7 @@ fn a_slot_in_a_cycle_is_neither_drained_by_a_scale_down_nor_re_rendered() {
     // Below the replica count, a cycling slot keeps the spec its sibling was cloned from:
     // admission would refuse a change to it, failing the whole pass.
     let mut o = converged();
-    o.generated.get_mut(&1).unwrap().metadata.annotations = Some(BTreeMap::from([(
-        shared_types::keys::annotation::ANNOTATION_CYCLE.to_string(),
-        "true".to_string(),
-    )]));
+    ask_to_cycle(o.generated.get_mut(&1).unwrap());
     let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
     let names: Vec<String> = d.update_nodes.iter().map(|n| n.name_any()).collect();
     assert_eq!(names, ["garage-storage-0", "garage-storage-2"]);

@@ -169,6 +169,11 @@ fn written(c: &Cycle) -> &SourceStatus {
     &c.status[0]
 }
 
+/// The `Cycling` message of `st`.
+fn message(st: &SourceStatus) -> &str {
+    &st.condition.as_ref().expect("a Cycling condition").message
+}
+
 fn cycling(st: &SourceStatus) -> (bool, &'static str) {
     let c = st.condition.as_ref().expect("a Cycling condition");
     (c.status, c.reason)
@@ -285,7 +290,7 @@ fn a_start_is_held_without_writing_anything_while_it_is_unsafe() {
         let st = written(&c);
         assert_eq!(st.cycle_phase, None, "{name}");
         assert_eq!(cycling(st), (false, reason::REASON_CYCLE_BLOCKED), "{name}");
-        let message = &st.condition.as_ref().unwrap().message;
+        let message = &message(st);
         assert!(message.contains(why), "{name}: {message}");
         assert!(c.busy, "{name}: a held cycle is looked at again");
     }
@@ -311,13 +316,7 @@ fn a_profile_that_cannot_be_cloned_is_refused_by_name() {
     assert!(c.create.is_none());
     let st = written(&c);
     assert_eq!(cycling(st), (false, reason::REASON_CYCLE_BLOCKED));
-    assert!(
-        st.condition
-            .as_ref()
-            .unwrap()
-            .message
-            .contains("spec.storage.data.existingClaim")
-    );
+    assert!(message(st).contains("spec.storage.data.existingClaim"));
 }
 
 #[test]
@@ -331,13 +330,7 @@ fn the_sibling_is_waited_for_then_synced_then_the_source_is_asked_to_drain() {
     );
     let st = written(&c);
     assert_eq!(st.cycle_phase, Some(CyclePhase::Provisioning));
-    assert!(
-        st.condition
-            .as_ref()
-            .unwrap()
-            .message
-            .contains("waiting for sibling")
-    );
+    assert!(message(st).contains("waiting for sibling"));
     // Ready with identity 9, not in the layout yet: Syncing, the identity recorded.
     let p = Pass::new().with_sibling(true);
     let c = p.decide();
@@ -378,14 +371,7 @@ fn a_sibling_that_changed_identity_or_is_not_owned_blocks_the_cycle() {
     p.user[0].metadata.owner_references = None;
     let c = p.decide();
     assert!(c.drain.is_none() && c.create.is_none());
-    assert!(
-        written(&c)
-            .condition
-            .as_ref()
-            .unwrap()
-            .message
-            .contains("is not this node's cycle sibling")
-    );
+    assert!(message(written(&c)).contains("is not this node's cycle sibling"));
 }
 
 /// A pass in Draining with the source's drain asked and `record` on the cluster.
@@ -488,7 +474,7 @@ fn no_promotion_without_a_proof_that_names_the_sibling_running_that_identity() {
         setup(&mut p);
         let c = p.decide();
         assert!(c.promote.is_none() && c.delete.is_none(), "{name}");
-        let message = &written(&c).condition.as_ref().unwrap().message;
+        let message = &message(written(&c));
         assert!(message.contains(why), "{name}: {message}");
     }
 }
@@ -601,13 +587,7 @@ fn an_unpromoted_sibling_asking_to_cycle_is_held_and_left_alone() {
     let c = alone.decide();
     assert!(c.create.is_none());
     let st = written(&c);
-    assert!(
-        st.condition
-            .as_ref()
-            .unwrap()
-            .message
-            .contains("cannot be cycled before it is promoted")
-    );
+    assert!(message(st).contains("cannot be cycled before it is promoted"));
 }
 
 #[test]
@@ -657,26 +637,13 @@ fn a_drain_asked_outside_the_cycle_or_a_shared_parent_address_holds_it() {
     assert!(c.drain.is_none() && c.promote.is_none());
     let st = written(&c);
     assert_eq!(cycling(st), (false, reason::REASON_CYCLE_BLOCKED));
-    assert!(
-        st.condition
-            .as_ref()
-            .unwrap()
-            .message
-            .contains("set outside the cycle")
-    );
+    assert!(message(st).contains("set outside the cycle"));
 
     let mut p = Pass::new();
     p.cluster.spec.storage.as_mut().unwrap().rpc_public_addr = Some("garage.example:3901".into());
     let c = p.decide();
     assert!(c.create.is_none());
-    assert!(
-        written(&c)
-            .condition
-            .as_ref()
-            .unwrap()
-            .message
-            .contains("spec.storage.rpcPublicAddr")
-    );
+    assert!(message(written(&c)).contains("spec.storage.rpcPublicAddr"));
 }
 
 #[test]
@@ -724,12 +691,5 @@ fn in_draining_a_node_named_like_the_sibling_but_not_promoted_by_the_cycle_is_re
     sib.metadata.owner_references = None;
     let c = p.decide();
     assert!(c.promote.is_none() && c.delete.is_none());
-    assert!(
-        written(&c)
-            .condition
-            .as_ref()
-            .unwrap()
-            .message
-            .contains("is not this node's cycle sibling")
-    );
+    assert!(message(written(&c)).contains("is not this node's cycle sibling"));
 }
