@@ -199,6 +199,7 @@ pub fn observed_cluster(
         pool_members: vec![],
         daemonsets: vec![],
         config_maps: vec![],
+        services: vec![],
         k8s_nodes: vec![],
         foreign_paths: vec![],
         gate: None,

@@ -15,6 +15,7 @@
 //! - [`ownership`]: which install manages a GarageCluster.
 //! - [`patch_holds`]: whether a live object already holds what a patch would write (drift).
 //! - [`suspension`]: whether the user paused a cluster or a node, and what it says.
+//! - [`zone`]: a member's layout zone, from `spec.zone` or its Kubernetes Node's label.
 //! - [`config`], [`conditions`], [`note`], [`finalizers`], [`pods`], [`names`]: the timing,
 //!   conditions, Events, finalizer lists, pod facts and object names the decisions share.
 
@@ -34,6 +35,7 @@ pub mod patch_holds;
 pub mod pods;
 pub mod pools;
 pub mod suspension;
+pub mod zone;
 
 #[cfg(any(test, feature = "test-support"))]
 pub mod fixtures;

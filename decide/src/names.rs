@@ -114,6 +114,12 @@ pub fn config_base(cluster: &str) -> String {
     format!("{cluster}-config")
 }
 
+/// Base name of the config revisions of member `node` of `cluster`, when it has its own
+/// (`<cluster>-config-<node>`): under the shared base's prefix, so the same pruning covers it.
+pub fn node_config_base(cluster: &str, node: &str) -> String {
+    format!("{}-{node}", config_base(cluster))
+}
+
 /// Content-addressed revision name `<base>-<first 12 hex of revision>`; a base that would
 /// push the name past 253 characters is cut and suffixed with 8 hex of its own digest, so
 /// two long bases never collide.

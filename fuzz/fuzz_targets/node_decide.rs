@@ -132,6 +132,8 @@ struct NodeWorld {
     rollout_retired: Option<u8>,
     claims: Vec<ClaimW>,
     host: Option<(bool, bool)>,
+    /// What was read of the Node for zoneFrom: nothing, unknown, a label, or a refusal.
+    zone_host: Option<Option<Option<bool>>>,
 }
 
 const OWN: u8 = 0x11;
@@ -350,6 +352,14 @@ fn observed(mut node: GarageNode, w: &NodeWorld) -> Observed {
         host,
         claims,
         expansions,
+        zone_host: match w.zone_host {
+            None => decide::zone::HostZone::NotRead,
+            Some(None) => decide::zone::HostZone::Unknown,
+            Some(Some(Some(labelled))) => {
+                decide::zone::HostZone::Read(labelled.then(|| "rack-f".to_owned()))
+            }
+            Some(Some(None)) => decide::zone::HostZone::Forbidden("forbidden".into()),
+        },
     }
 }
 

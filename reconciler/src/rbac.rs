@@ -21,9 +21,6 @@ pub enum Scope {
     Managed,
     /// Cluster-scoped objects, in every install.
     Cluster,
-    /// Cluster-scoped objects, in a cluster-wide install only: a namespace-scoped install
-    /// never makes the call.
-    ClusterWideInstall,
     /// The release namespace only.
     Release,
 }
@@ -107,7 +104,7 @@ const fn owner(resource: &'static str, reason: &'static str) -> Permission {
     }
 }
 
-use Scope::{Cluster, ClusterWideInstall, Managed, Release};
+use Scope::{Cluster, Managed, Release};
 
 /// Every permission the reconciler needs.
 pub const PERMISSIONS: &[Permission] = &[
@@ -292,15 +289,8 @@ pub const PERMISSIONS: &[Permission] = &[
         Cluster,
         "",
         "nodes",
-        &["get", "list", "patch"],
-        "zones and node-local pools read Nodes; pools set and clear the activation labels and identity annotations they own",
-    ),
-    row(
-        ClusterWideInstall,
-        "",
-        "nodes",
-        &["watch"],
-        "a Node label change starts a pass over every cluster; a namespace-scoped install waits for the resync instead",
+        &["get", "list", "watch", "patch"],
+        "zoneFrom and node-local pools read Nodes, and follow their labels (one watch per install, namespace-scoped ones too); pools set and clear the activation labels and identity annotations they own",
     ),
     row(
         Cluster,

@@ -28,7 +28,7 @@ use crate::conditions::Desired;
 use crate::config::Config;
 use crate::desired::config::ConfigRevision;
 use crate::desired::{
-    DesiredError, Settings, config, network_policy, nodes, pdb, secrets, services,
+    DesiredError, Settings, config, network_policy, nodes, pdb, public_endpoint, secrets, services,
 };
 use crate::layout::{self, HoldReason, Plan};
 use crate::machine::drain::Step;
@@ -63,6 +63,8 @@ pub struct Decision {
     pub admin_token: bool,
     /// The config revision to publish.
     pub config: ConfigRevision,
+    /// The revisions of members that advertise an RPC address of their own, to publish too.
+    pub node_configs: Vec<ConfigRevision>,
     /// Services to ensure.
     pub services: Vec<Service>,
     /// The storage PDB to ensure.
@@ -99,6 +101,8 @@ pub struct Decision {
     pub rollout: Option<machine_rollout::Step>,
     /// Config revisions no pod or workload template mounts any more: delete.
     pub prune_configs: Vec<String>,
+    /// RPC Services a publicEndpoint made that it no longer asks for (name, UID): delete.
+    pub delete_services: Vec<(String, String)>,
     /// `spec.workers` variables to set, on the members that report another value.
     pub worker_variables: Vec<super::workers::SetVariable>,
     /// The one-shot operational annotation this pass runs.
@@ -138,6 +142,7 @@ pub const OWNED: &[&str] = &[
     cc::CONDITION_SERVICE_MONITOR_READY,
     cc::CONDITION_QUORUM_AT_RISK,
     cc::CONDITION_PEER_UNREACHABLE,
+    cc::CONDITION_PUBLIC_ENDPOINT_READY,
 ];
 
 /// The decision for a live cluster with valid settings.
@@ -146,8 +151,8 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
     let rpc = secrets::rpc_secret_source(cluster, s);
     let admin = secrets::admin_token_source(cluster, s);
     let metrics = crate::desired::credentials::metrics_token_source(cluster, s);
-    let config = config::revision(cluster, s)?;
     let (update_nodes, extra) = generated_members(o, s)?;
+    let (config, node_configs) = revisions(o, s, &update_nodes)?;
     let mut m = membership(o, s, t, &config, &rpc, &admin)?;
     let recorded = o.cluster.status.as_ref();
     let drain_recorded = recorded.is_some_and(|st| st.storage_drain.is_some());
@@ -175,6 +180,7 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         admin_secret: &admin.name,
         metrics_secret: metrics.as_ref().map(|m| m.name.as_str()),
         update_nodes: &update_nodes,
+        node_configs: &node_configs,
     };
     let layout_changes = p.layout_change.is_some();
     let r = rollout_pass(o, s, &inputs, drain_starts, layout_changes, &p.capacity);
@@ -190,7 +196,8 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
     });
     let metrics_copy = metrics.as_ref().map(|m| m.name.as_str());
     let (service_monitor, seen) = observability(o, s, metrics_copy, p.facts.read, &status)?;
-    conditions.extend(seen);
+    conditions.extend(seen.into_iter().chain(public_endpoint::condition(s)));
+    let (services, delete_services) = cluster_services(o, s)?;
     status.layout_diagnosis = status::diagnosis(&conditions);
     let pools_busy = m.pools.condition.as_ref().is_some_and(|c| !c.status);
     let creating = !p.slots.create.is_empty();
@@ -217,7 +224,9 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         rpc_secret: rpc.generated,
         admin_token: admin.generated,
         config,
-        services: services::cluster_services(cluster, s)?,
+        node_configs,
+        services,
+        delete_services,
         pdb: m.pdb,
         network_policy: network_policy::plan(
             cluster,
@@ -547,6 +556,49 @@ fn generated_members(
         .map(|(_, gn)| gn.name_any())
         .collect();
     Ok((update, extra))
+}
+
+/// The shared config revision, and each member's own as it will be rendered and as its live
+/// spec still says.
+fn revisions(
+    o: &Observed,
+    s: &Settings,
+    update_nodes: &[GarageNode],
+) -> Result<(ConfigRevision, Vec<ConfigRevision>), DesiredError> {
+    let cluster = o.cluster.as_ref();
+    let own = crate::desired::node_config::own_revisions(
+        cluster,
+        s,
+        update_nodes
+            .iter()
+            .chain(o.generated.values())
+            .chain(&o.user_nodes),
+    )?;
+    Ok((config::revision(cluster, s)?, own))
+}
+
+/// The cluster's Services: its own, and those its publicEndpoint asks for, one per Auto slot
+/// under the name of the node filling it; and those its publicEndpoint made and no longer
+/// asks for (name, UID).
+#[allow(clippy::type_complexity)]
+fn cluster_services(
+    o: &Observed,
+    s: &Settings,
+) -> Result<(Vec<Service>, Vec<(String, String)>), DesiredError> {
+    let cluster = o.cluster.as_ref();
+    let slots: Vec<(u32, String)> = (0..s.replicas)
+        .map(|i| {
+            let name = o.generated.get(&i).map_or_else(
+                || crate::names::auto_storage_node(&s.name, i),
+                |gn| gn.name_any(),
+            );
+            (i, name)
+        })
+        .collect();
+    let mut all = services::cluster_services(cluster, s)?;
+    all.extend(public_endpoint::cluster_services(cluster, s, &slots)?);
+    let stale = public_endpoint::stale(&o.services, s, &all);
+    Ok((all, stale))
 }
 
 /// Healthy as every member sees it: Garage's connections are per node, and a member that

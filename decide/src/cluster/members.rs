@@ -95,6 +95,10 @@ pub fn member(
             tags.push(format!("{}{address}", tag::TAG_PREFIX_RPC_ADDRESS));
         }
     }
+    // A member with an address of its own publishes it as the pool members do.
+    if let Some(address) = crate::desired::node_config::own_rpc_public_addr(node, s) {
+        tags.push(format!("{}{address}", tag::TAG_PREFIX_RPC_ADDRESS));
+    }
     let capacity = node
         .spec
         .capacity
@@ -102,7 +106,7 @@ pub fn member(
         .and_then(|q| quantity::to_bytes(&q.0))
         .unwrap_or(s.capacity);
     let role = DesiredRole {
-        zone: node.spec.zone.clone(),
+        zone: crate::zone::layout_zone(node, s),
         capacity,
         tags,
     };

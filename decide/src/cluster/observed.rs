@@ -33,6 +33,8 @@ pub struct Observed {
     pub daemonsets: Vec<DaemonSet>,
     /// Config revisions (ConfigMaps) the cluster controls.
     pub config_maps: Vec<ConfigMap>,
+    /// The Services labelled with the cluster's name: its own and its members' RPC Services.
+    pub services: Vec<k8s_openapi::api::core::v1::Service>,
     /// Every Kubernetes Node, read when the cluster has or had node-local pools.
     pub k8s_nodes: Vec<Node>,
     /// HostPaths that other clusters' pool DaemonSets and pool pods mount, with who mounts

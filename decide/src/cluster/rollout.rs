@@ -26,6 +26,8 @@ const DS_GENERATION: &str = "pod-template-generation";
 pub struct Rendered<'a> {
     /// Content hash of the current Garage configuration revision.
     pub config_hash: &'a str,
+    /// GarageNode name to the content hash of its own revision, for members with one.
+    pub node_configs: BTreeMap<String, String>,
     /// The Secret the pods must mount their admin token from (a pinned copy changes with its
     /// source).
     pub admin_secret: &'a str,
@@ -245,7 +247,13 @@ fn workload_revision(
                 .and_then(|s| s.template.metadata.as_ref())
                 .and_then(|m| m.annotations.as_ref())
                 .and_then(|a| a.get(shared_types::keys::annotation::ANNOTATION_CONFIG_HASH))
-                .is_some_and(|h| rendered.config_hash.starts_with(h.as_str()));
+                .is_some_and(|h| {
+                    rendered
+                        .node_configs
+                        .get(&gn.name_any())
+                        .map_or(rendered.config_hash, String::as_str)
+                        .starts_with(h.as_str())
+                });
             let secret_current = sts
                 .and_then(|s| s.spec.as_ref())
                 .and_then(|s| s.template.spec.as_ref())
@@ -311,6 +319,7 @@ mod tests {
     fn a_template_is_current_only_with_both_credentials_from_this_pass() {
         let rendered = |metrics| Rendered {
             config_hash: "h",
+            node_configs: BTreeMap::new(),
             admin_secret: "copy-2",
             metrics_secret: metrics,
             nodes: BTreeMap::new(),

@@ -13,6 +13,7 @@ use super::stale_configs::stale_config_revisions;
 use crate::conditions::Desired;
 use crate::desired::Settings;
 use crate::desired::config::ConfigRevision;
+use crate::desired::node_config;
 use crate::machine::rollout as machine_rollout;
 use crate::pools::plan as pools;
 
@@ -32,6 +33,8 @@ pub(super) struct RolloutInputs<'a> {
     pub(super) metrics_secret: Option<&'a str>,
     /// The generated GarageNodes as this pass renders them.
     pub(super) update_nodes: &'a [GarageNode],
+    /// The revisions of members with an RPC address of their own.
+    pub(super) node_configs: &'a [ConfigRevision],
 }
 
 /// What the rollout does this pass.
@@ -62,7 +65,7 @@ pub(super) fn rollout_pass(
         .status
         .as_ref()
         .and_then(|st| st.storage_rollout.as_ref());
-    let step = rollout(o, i);
+    let step = rollout(o, s, i);
     let step = one_transaction(step, drain_starts, layout_changes);
     let step = capacity.hold_rollout(step, recorded.is_some());
     let condition = machine_rollout::condition(&step, recorded);
@@ -70,6 +73,7 @@ pub(super) fn rollout_pass(
     let prune_configs = if step == machine_rollout::Step::Converged {
         let mut current: Vec<&str> = vec![i.config.name.as_str()];
         current.extend(i.pools.configs.iter().map(|c| c.name.as_str()));
+        current.extend(i.node_configs.iter().map(|c| c.name.as_str()));
         stale_config_revisions(o, &current, s)
     } else {
         Vec::new()
@@ -88,10 +92,23 @@ pub(super) fn rollout_pass(
     }
 }
 
-fn rollout(o: &Observed, i: &RolloutInputs<'_>) -> machine_rollout::Step {
+fn rollout(o: &Observed, s: &Settings, i: &RolloutInputs<'_>) -> machine_rollout::Step {
     let membership_settled = i.pools.condition.as_ref().is_none_or(|c| c.status);
+    // A member with its own revision is current against that one (computed from its live
+    // spec, which must equal the rendered one for the member to count as current at all).
+    let own = |gn: &GarageNode| {
+        node_config::own_rpc_public_addr(gn, s)?;
+        let r = node_config::revision_for(o.cluster.as_ref(), s, gn).ok()?;
+        Some((gn.name_any(), r.revision))
+    };
     let rendered = super::rollout::Rendered {
         config_hash: &i.config.revision,
+        node_configs: o
+            .generated
+            .values()
+            .chain(&o.user_nodes)
+            .filter_map(own)
+            .collect(),
         admin_secret: i.admin_secret,
         metrics_secret: i.metrics_secret,
         nodes: i

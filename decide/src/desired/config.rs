@@ -147,8 +147,11 @@ fn rpc_section(t: &mut String, c: &GarageCluster, s: &Settings) {
         "rpc_secret_file",
         &quote(&format!("{RPC_SECRET_DIR}/{RPC_SECRET_KEY}")),
     );
-    if let Some(addr) = network.and_then(|n| n.rpc_public_addr.as_deref()) {
-        line(t, "rpc_public_addr", &quote(addr));
+    let public = network
+        .and_then(|n| n.rpc_public_addr.clone())
+        .or_else(|| super::public_endpoint::shared_address(s));
+    if let Some(addr) = public {
+        line(t, "rpc_public_addr", &quote(&addr));
     }
     if let Some(subnet) = network.and_then(|n| n.rpc_public_addr_subnet.as_deref()) {
         line(t, "rpc_public_addr_subnet", &quote(subnet));

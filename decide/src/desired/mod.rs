@@ -14,10 +14,12 @@ pub mod disk_layout;
 pub mod hostpath_claim;
 pub mod labels;
 pub mod network_policy;
+pub mod node_config;
 pub mod nodes;
 pub mod pdb;
 pub mod pod_security;
 pub mod pool;
+pub mod public_endpoint;
 pub mod quantity;
 pub mod rpc_address;
 pub mod secrets;
@@ -26,6 +28,7 @@ pub mod services;
 pub mod statefulset;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use kube::{Resource, ResourceExt};
@@ -139,6 +142,14 @@ pub struct Settings {
     pub k2v_port: Option<u16>,
     /// Layout zone of Auto members.
     pub zone: String,
+    /// `spec.zoneFrom.nodeLabel`: the Node label Auto and pool members take their zone from.
+    pub zone_from: Option<String>,
+    /// `spec.publicEndpoint`, as declared ([`public_endpoint`]).
+    pub public_endpoint: Option<shared_types::common::PublicEndpointConfig>,
+    /// The address each of the cluster's `LoadBalancer` Services was assigned (Service name to
+    /// IP or host name), as the reconciler observed them; empty until it fills it in. Members
+    /// advertise these addresses, so a garage.toml depends on them.
+    pub ingress: BTreeMap<String, String>,
     /// Garage container image.
     pub image: String,
     /// Layout capacity of each Auto member, in bytes.
@@ -264,6 +275,13 @@ impl Settings {
             web_port,
             k2v_port,
             zone,
+            zone_from: spec
+                .zone_from
+                .as_ref()
+                .map(|z| z.node_label.clone())
+                .filter(|k| !k.is_empty()),
+            public_endpoint: spec.public_endpoint.clone(),
+            ingress: BTreeMap::new(),
             image,
             capacity,
             data_dirs,
@@ -300,12 +318,6 @@ fn refuse_unbuilt_shapes(spec: &GarageClusterSpec) -> Result<(), DesiredError> {
         .is_some_and(|c| c.enabled == Some(true))
     {
         return Err(DesiredError::Unsupported("spec.discovery.consul"));
-    }
-    if spec.zone_from.is_some() {
-        return Err(DesiredError::Unsupported("spec.zoneFrom"));
-    }
-    if spec.public_endpoint.is_some() {
-        return Err(DesiredError::Unsupported("spec.publicEndpoint"));
     }
     Ok(())
 }

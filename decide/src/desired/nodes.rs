@@ -44,6 +44,7 @@ pub fn auto_storage_node_as(
             ..Default::default()
         },
         zone: s.zone.clone(),
+        zone_from: c.spec.zone_from.clone(),
         capacity: Some(Quantity(s.capacity.to_string())),
         tags: Some(tags),
         storage: Some(NodeStorageConfig {
@@ -62,6 +63,11 @@ pub fn auto_storage_node_as(
         }),
         env: storage.and_then(|st| st.env.clone()),
         env_from: storage.and_then(|st| st.env_from.clone()),
+        network: super::node_config::auto_rpc_public_addr(c, ordinal).map(|addr| {
+            shared_types::garage_node::NodeNetworkConfig {
+                rpc_public_addr: Some(addr),
+            }
+        }),
         ..Default::default()
     };
     let mut annotations = std::collections::BTreeMap::new();
@@ -320,12 +326,6 @@ pub fn shape(node: &GarageNode) -> Result<NodeShape, DesiredError> {
     }
     if spec.gateway == Some(true) {
         return Err(DesiredError::Unsupported("spec.gateway"));
-    }
-    if spec.zone_from.is_some() {
-        return Err(DesiredError::Unsupported("spec.zoneFrom"));
-    }
-    if spec.public_endpoint.is_some() {
-        return Err(DesiredError::Unsupported("spec.publicEndpoint"));
     }
     if let Some(external) = &spec.external {
         let node_id = spec

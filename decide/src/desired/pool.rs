@@ -424,6 +424,7 @@ pub fn member_node(
         kubernetes_node_name: Some(node.to_owned()),
         node_local_pool_name: Some(pool.name.clone()),
         zone: s.zone.clone(),
+        zone_from: c.spec.zone_from.clone(),
         // The layout weight is the pool's `capacity`, also with `dataPaths`: it is the weight
         // every member of the pool advertises (uniform within a pool, admission keeps it
         // within the writable paths' total), not a sum of the paths. Adding a disk or marking

@@ -125,23 +125,40 @@ pub fn node_rpc(node: &GarageNode, s: &Settings) -> Result<Service, DesiredError
         .name
         .as_deref()
         .ok_or(DesiredError::MissingMetadata("name"))?;
+    // A user-written node's own publicEndpoint publishes this Service; a generated node's
+    // is its cluster's per-slot Service.
+    let public = node
+        .spec
+        .public_endpoint
+        .as_ref()
+        .filter(|_| !super::nodes::is_generated_by(node, &s.uid));
+    let (type_, mut service_labels, annotations) = match public {
+        Some(ep) => super::public_endpoint::type_and_meta(ep),
+        None => ("ClusterIP", BTreeMap::new(), BTreeMap::new()),
+    };
+    let rpc = match public {
+        Some(_) => super::public_endpoint::rpc_port(s, super::public_endpoint::own_node_port(node)),
+        None => port("rpc", s.rpc_port),
+    };
     let spec = ServiceSpec {
+        type_: Some(type_.to_owned()),
         selector: Some(labels::node_selector(name)),
-        ports: Some(vec![port("rpc", s.rpc_port)]),
+        ports: Some(vec![rpc]),
         publish_not_ready_addresses: Some(true),
         ..Default::default()
     };
+    service_labels.extend(labels::storage_pod_labels(&s.name, name));
     finish(
         names::node_rpc_service(name),
         s,
-        labels::storage_pod_labels(&s.name, name),
-        BTreeMap::new(),
+        service_labels,
+        annotations,
         spec,
         controller_ref(node)?,
     )
 }
 
-fn finish(
+pub(super) fn finish(
     name: String,
     s: &Settings,
     labels: BTreeMap<String, String>,

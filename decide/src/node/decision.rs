@@ -22,7 +22,7 @@ use super::observed::Observed;
 use crate::conditions::Desired;
 use crate::config::Config;
 use crate::desired::statefulset::{NodeInputs, statefulset};
-use crate::desired::{DesiredError, config, data_dirs, nodes, secrets, services};
+use crate::desired::{DesiredError, data_dirs, nodes, secrets, services};
 use crate::finalizers;
 use crate::names;
 use crate::note::Note;
@@ -88,7 +88,8 @@ pub fn decide(o: &Observed, t: &Config) -> Result<Decision, DesiredError> {
         return Ok(suspended(o, &cause, t));
     }
     let mut status = node.status.clone().unwrap_or_default();
-    status.zone = Some(node.spec.zone.clone());
+    let settings = o.settings.as_ref().and_then(|s| s.as_ref().ok());
+    status.zone = Some(crate::zone::resolve(node, settings, &o.zone_host));
     let a = match admitted(o, &mut status, t) {
         Ok(a) => a,
         Err(d) => return Ok(*d),
@@ -187,6 +188,10 @@ fn admitted<'a>(
             return Err(stop_with(status, phase, why, e.to_string()));
         }
     };
+    if let Some(e) = crate::zone::refusal(&o.zone_host) {
+        let (why, phase, _) = e.reported_as();
+        return Err(stop_with(status, phase, why, e.to_string()));
+    }
     let settings = match settings {
         Ok(s) => s,
         // The cluster reports why.
@@ -294,7 +299,7 @@ fn workload(
             });
         }
     } else if o.config_published && crate::desired::credentials::pinned(a.cluster, a.settings) {
-        let revision = config::revision(a.cluster, a.settings)?;
+        let revision = crate::desired::node_config::revision_for(a.cluster, a.settings, node)?;
         d.statefulset = Some(statefulset(NodeInputs {
             cluster: a.cluster,
             settings: a.settings,

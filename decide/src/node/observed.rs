@@ -32,6 +32,8 @@ pub struct Observed {
     pub discovered: Option<Discovered>,
     /// A pool member's Kubernetes Node, read while the member is being deleted.
     pub host: Option<Node>,
+    /// What was read of the Node its pod runs on, for `zoneFrom`.
+    pub zone_host: crate::zone::HostZone,
     /// The claims its StatefulSet generates, with the class each volume asks for.
     pub claims: Vec<super::volumes::Claim>,
     /// The same claims, with the size each volume asks for.

@@ -30,6 +30,7 @@ fn observed(node: GarageNode, parent: Option<GarageCluster>) -> Observed {
         host: None,
         claims: vec![],
         expansions: vec![],
+        zone_host: crate::zone::HostZone::NotRead,
     }
 }
 
@@ -262,6 +263,37 @@ fn an_unsupported_shape_is_reported_and_gets_no_finalizer() {
     assert!(!status);
     assert_eq!(r, reason::REASON_UNSUPPORTED);
     assert!(d.conditions[0].message.contains("spec.gateway"));
+}
+
+#[test]
+fn zone_from_publishes_the_hosts_label_or_reports_a_node_it_may_not_read() {
+    let mut node = manual("manual-a", None);
+    node.spec.zone_from = Some(shared_types::common::ZoneSource {
+        node_label: "example.com/rack".into(),
+    });
+    let mut o = observed(node, Some(cluster(3)));
+    o.zone_host = crate::zone::HostZone::Read(Some("rack-b".into()));
+    let d = decide(&o, &timing()).unwrap();
+    assert!(d.statefulset.is_some());
+    let zone = d.status.as_ref().and_then(|s| s.zone.clone());
+    assert_eq!(zone.as_deref(), Some("rack-b"));
+
+    o.zone_host = crate::zone::HostZone::Forbidden("nodes \"n1\" is forbidden".into());
+    let d = decide(&o, &timing()).unwrap();
+    assert!(
+        d.statefulset.is_none(),
+        "nothing is rendered for a refused zoneFrom"
+    );
+    let zone = d.status.as_ref().and_then(|s| s.zone.clone());
+    assert_eq!(
+        zone.as_deref(),
+        Some("zone-m"),
+        "nothing was published before"
+    );
+    let (status, r) = ready(&d);
+    assert!(!status);
+    assert_eq!(r, reason::REASON_VALIDATION_FAILED, "{:?}", d.conditions);
+    assert!(d.conditions[0].message.starts_with("spec.zoneFrom:"));
 }
 
 #[test]

@@ -733,6 +733,7 @@ pub fn bare(cluster: GarageCluster) -> Observed {
         pool_members: vec![],
         daemonsets: vec![],
         config_maps: vec![],
+        services: vec![],
         k8s_nodes: vec![],
         foreign_paths: vec![],
         // A fresh proof, as in a converged pool cluster: the pool plans are explored whole

@@ -20,6 +20,7 @@ pub mod garage_objects;
 pub mod legacy_env;
 pub mod metrics;
 pub mod node;
+mod node_labels;
 pub mod one_shot;
 pub mod ownership;
 pub mod pools;
@@ -41,10 +42,8 @@ use k8s_openapi::api::apps::v1::{DaemonSet, StatefulSet};
 use k8s_openapi::api::core::v1::{ConfigMap, PersistentVolumeClaim, Pod, Secret, Service};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
-use kube::core::PartialObjectMeta;
 use kube::runtime::reflector::ObjectRef;
-use kube::runtime::utils::PredicateConfig;
-use kube::runtime::{WatchStreamExt, predicates, watcher};
+use kube::runtime::watcher;
 use kube::{Api, Client, ResourceExt};
 use shared_types::garage_cluster::v1beta2::GarageCluster;
 use shared_types::garage_node::GarageNode;
@@ -149,16 +148,18 @@ pub async fn run(
     });
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let garage_objects = garage_objects::run(ctx.clone(), scopes.clone(), stop_rx.clone());
+    let (relabelled, node_watch) = node_labels::start(&client);
     let controllers = futures::future::join_all(
         scopes
             .into_iter()
-            .map(|scope| run_scope(ctx.clone(), scope, stop_rx.clone())),
+            .map(|scope| run_scope(ctx.clone(), scope, &relabelled, stop_rx.clone())),
     );
     let signal = async move {
         shutdown.await;
         let _ = stop_tx.send(true);
     };
     tokio::join!(controllers, garage_objects, signal);
+    node_watch.abort();
 }
 
 /// The objects of one namespace, or of all of them.
@@ -177,6 +178,7 @@ where
 async fn run_scope(
     ctx: Arc<Context>,
     namespace: Option<String>,
+    relabelled: &tokio::sync::broadcast::Sender<node_labels::Relabelled>,
     stop_rx: tokio::sync::watch::Receiver<bool>,
 ) {
     let client = ctx.client.clone();
@@ -188,14 +190,14 @@ async fn run_scope(
     ));
     let clusters = runner::start(
         cluster::CONTROLLER,
-        cluster_controller(&client, ns, &managed),
+        cluster_controller(&client, ns, &managed, relabelled),
         cluster::reconcile,
         ctx.clone(),
         stop_rx.clone(),
     );
     let nodes = runner::start(
         node::CONTROLLER,
-        node_controller(&client, ns, managed),
+        node_controller(&client, ns, managed, relabelled),
         node::reconcile,
         ctx,
         stop_rx,
@@ -204,12 +206,12 @@ async fn run_scope(
 }
 
 /// The GarageCluster controller of one scope and what starts its passes: its own objects,
-/// the GarageNodes that name a cluster, the objects it owns, its pods and, installed for
-/// every namespace, Node label changes.
+/// the GarageNodes that name a cluster, the objects it owns, its pods and Node label changes.
 fn cluster_controller(
     client: &Client,
     ns: Option<&str>,
     managed: &watcher::Config,
+    relabelled: &tokio::sync::broadcast::Sender<node_labels::Relabelled>,
 ) -> kube::runtime::Controller<GarageCluster> {
     let clusters = triggers::controller(
         scoped::<GarageCluster>(client, ns),
@@ -241,21 +243,7 @@ fn cluster_controller(
         },
     );
     // Pool membership follows Node labels: a label change looks at every cluster again.
-    // Only metadata is watched, and only label changes pass. A namespace-scoped install
-    // cannot watch Nodes; its pools follow label changes at the next resync.
-    if ns.is_none() {
-        let labels_changed = watcher(
-            Api::<PartialObjectMeta<k8s_openapi::api::core::v1::Node>>::all(client.clone()),
-            watcher::Config::default(),
-        )
-        .default_backoff()
-        .applied_objects()
-        .predicate_filter(predicates::labels, PredicateConfig::default())
-        .filter_map(|r| futures::future::ready(r.ok().map(|_| ())));
-        clusters.reconcile_all_on(labels_changed)
-    } else {
-        clusters
-    }
+    clusters.reconcile_all_on(node_labels::subscribe(relabelled).map(|_| ()))
 }
 
 /// The GarageNode controller of one scope and what starts its passes: its own objects, its
@@ -264,13 +252,15 @@ fn node_controller(
     client: &Client,
     ns: Option<&str>,
     managed: watcher::Config,
+    relabelled: &tokio::sync::broadcast::Sender<node_labels::Relabelled>,
 ) -> kube::runtime::Controller<GarageNode> {
     let nodes = triggers::controller(scoped::<GarageNode>(client, ns), watcher::Config::default());
     // A cluster's spec or annotations (the pinned admin token copy) change what its members
     // render: its GarageNodes look again. (A status write passes too; a converged cluster
     // writes none.)
     let node_store = nodes.store();
-    nodes
+    let zoned_store = nodes.store();
+    let nodes = nodes
         .watches_stream(
             triggers::touched(
                 scoped::<GarageCluster>(client, ns),
@@ -301,6 +291,20 @@ fn node_controller(
                 })
             },
         )
+        // A load balancer assigning an address to a member's RPC Service changes what the
+        // member advertises: its node looks again.
+        .watches_stream(
+            triggers::touched(
+                scoped::<Service>(client, ns),
+                watcher::Config::default().labels(label::LABEL_NODE),
+            ),
+            |svc: Service| {
+                let ns = svc.namespace();
+                svc.labels().get(label::LABEL_NODE).map(|n| {
+                    ObjectRef::<GarageNode>::new(n).within(ns.as_deref().unwrap_or_default())
+                })
+            },
+        )
         // A claim's class and modify status change in the claim alone: its node looks again.
         .watches_stream(
             triggers::touched(
@@ -313,7 +317,21 @@ fn node_controller(
                     ObjectRef::<GarageNode>::new(n).within(ns.as_deref().unwrap_or_default())
                 })
             },
-        )
+        );
+    // zoneFrom follows Node labels: a label change looks again at every member that may take
+    // its zone from one (its own zoneFrom, or a pool member under its cluster's).
+    nodes.watches_stream(node_labels::subscribe(relabelled), move |_| {
+        zoned_store
+            .state()
+            .into_iter()
+            .filter(|gn| {
+                gn.spec.zone_from.is_some()
+                    || gn.spec.backing
+                        == Some(shared_types::garage_node::NodeBacking::NodeLocalPool)
+            })
+            .map(|gn| ObjectRef::from_obj(&*gn))
+            .collect::<Vec<_>>()
+    })
 }
 
 impl std::fmt::Debug for Context {

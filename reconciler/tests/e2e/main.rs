@@ -130,6 +130,7 @@ mod object_diff;
 mod operations;
 mod pool_disks;
 mod pools;
+mod public_endpoint;
 mod reconciler_log;
 mod replication;
 mod rollout;
@@ -140,6 +141,7 @@ mod suspension;
 mod teardown;
 mod volumes;
 mod workers;
+mod zone_from;
 
 use std::collections::BTreeMap;
 use std::process::ExitCode;
@@ -558,6 +560,8 @@ async fn scenario(
             cycle::create_cluster(&f).await?;
             bootstrap::ready(&mut f).await?;
             cycle::run(&mut f).await?;
+            zone_from::run(&mut f).await?;
+            public_endpoint::run(&mut f).await?;
             teardown::run(&mut f).await
         });
         let site_g = SITE.scope(go_takeover::NS_G, async {

@@ -94,8 +94,6 @@ fn expected(install: &Install) -> BTreeSet<Grant> {
             Scope::Managed if cluster_wide => vec![None],
             Scope::Managed => install.managed.iter().cloned().map(Some).collect(),
             Scope::Cluster => vec![None],
-            Scope::ClusterWideInstall if cluster_wide => vec![None],
-            Scope::ClusterWideInstall => Vec::new(),
             Scope::Release => vec![Some(install.release.clone())],
         };
         let name = match p.objects {

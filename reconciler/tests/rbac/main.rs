@@ -110,7 +110,7 @@ fn calls() -> BTreeMap<(String, String, String), Vec<String>> {
         // A namespaced kind is granted per namespace, a cluster-scoped one cluster-wide.
         let fits = |s: Scope| match s {
             Scope::Managed | Scope::Release => k.namespaced,
-            Scope::Cluster | Scope::ClusterWideInstall => !k.namespaced,
+            Scope::Cluster => !k.namespaced,
         };
         let allowed =
             reconciler::rbac::granting(&k.group, &resource, u.verb).any(|p| fits(p.scope));

@@ -196,10 +196,12 @@ pub struct GarageNodeSpec {
     /// the loss of one. Always required, and used as the fallback when `zoneFrom` is set.
     pub zone: String,
     /// Reads the zone from a label on the Kubernetes Node running this node's pod, in place of
-    /// `zone`. Until the pod is scheduled, or if that Node lacks the label, `zone` is used instead.
-    /// If the Node cannot be read at all, reconciliation fails rather than falling back, so the
-    /// operator must be installed cluster-wide. The zone in effect is shown in `status.zone`. Not
-    /// allowed on external nodes, which have no pod.
+    /// `zone`. If that Node lacks the label, `zone` is used. While the pod is not scheduled, or its
+    /// Node no longer exists, the zone last shown in `status.zone` is kept (`zone` before the
+    /// first). A Node the API server refuses to return fails the reconciliation rather than
+    /// guessing, and the operator must be installed cluster-wide: it watches Nodes for relabelling.
+    /// The zone in effect is shown in `status.zone`. Not allowed on external nodes, which have no
+    /// pod.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub zone_from: Option<ZoneSource>,
 }

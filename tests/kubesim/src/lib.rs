@@ -6,7 +6,9 @@
 //! workspace's binaries for the operator's own images, a placeholder for
 //! anything else), each Pod on an address of its own. It also provisions
 //! hostPath PersistentVolumes for the `local-sim` StorageClass, emulates a
-//! CSI driver's ModifyVolume for VolumeAttributesClass changes, and injects
+//! CSI driver's ModifyVolume for VolumeAttributesClass changes, plays the
+//! cloud's load balancer for `LoadBalancer` Services (an address of their own,
+//! forwarding to their pods), and injects
 //! faults (node loss, container kill/pause, disk wipe, a skewed node clock)
 //! for tests.
 //!
@@ -26,6 +28,7 @@ mod env;
 mod error;
 mod faults;
 mod garage;
+mod load_balancer;
 pub mod modify_volume;
 mod mounts;
 mod network;
@@ -260,7 +263,8 @@ pub struct KubeSim {
 
 impl KubeSim {
     /// Registers the nodes, starts their heartbeats, the pod watch, the
-    /// `local-sim` provisioner and the ModifyVolume emulation.
+    /// `local-sim` provisioner, the ModifyVolume emulation and the load
+    /// balancer.
     ///
     /// Fails with [`Error::Address`] when addresses cannot be added to `lo`
     /// (kubesim needs root or CAP_NET_ADMIN).
@@ -320,6 +324,7 @@ impl KubeSim {
             client.clone(),
             shared.options.modify_volume_delay,
         ));
+        sim.tasks.push(load_balancer::spawn(shared.clone()));
         sim.tasks.push(pods::spawn_watch(shared));
         Ok(sim)
     }

@@ -329,3 +329,107 @@ fn the_reconnect_grace_follows_the_api_servers_clock_not_the_nodes() {
         "an old pod's skewed start time held the layout"
     );
 }
+
+#[test]
+fn members_with_their_own_rpc_address_get_their_own_revision_and_are_rolled_onto_it() {
+    let mut o = converged();
+    let mut c = (*o.cluster).clone();
+    c.spec.storage.as_mut().unwrap().rpc_public_addr = Some("store-{ordinal}.example:3901".into());
+    o.cluster = Arc::new(c);
+    let s = settings(&o.cluster);
+    let d = decide(&o, &s, &timing()).unwrap();
+    let names: Vec<&str> = d.node_configs.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(names.len(), 3, "{names:?}");
+    for n in 0..3 {
+        assert!(
+            names
+                .iter()
+                .any(|r| r.starts_with(&format!("garage-config-garage-storage-{n}-"))),
+            "{names:?}"
+        );
+    }
+    let addresses: Vec<Option<String>> = d
+        .update_nodes
+        .iter()
+        .map(|gn| {
+            gn.spec
+                .network
+                .as_ref()
+                .and_then(|n| n.rpc_public_addr.clone())
+        })
+        .collect();
+    assert_eq!(
+        addresses,
+        (0..3)
+            .map(|n| Some(format!("store-{n}.example:3901")))
+            .collect::<Vec<_>>()
+    );
+
+    // Once the nodes carry it, a StatefulSet still mounting the shared revision is not
+    // current: the rollout replaces its pod.
+    for gn in d.update_nodes {
+        let ordinal = crate::desired::nodes::slot_of("garage", &gn).unwrap();
+        let live = o.generated.get_mut(&ordinal).unwrap();
+        live.spec = gn.spec;
+        live.metadata.annotations = gn.metadata.annotations;
+    }
+    // First the roles take the address as a tag, one version at a time.
+    let d = decide(&o, &s, &timing()).unwrap();
+    let staged = d.layout.expect("the tag change").intended;
+    assert!(
+        staged
+            .iter()
+            .any(|r| matches!(r, RoleChange::Assign { tags, .. }
+            if tags.last().is_some_and(|t| t.starts_with("rpc-address:store-")))),
+        "{staged:?}"
+    );
+    // With every role tagged, a StatefulSet still mounting the shared revision is not
+    // current: the rollout starts.
+    let roles: Vec<_> = (0..3u8)
+        .map(|n| {
+            let name = format!("garage-storage-{n}");
+            let mut tags = storage_role_tags("garage", "ns", "uid-1", &[format!("{name}-0")]);
+            tags.push(format!("rpc-address:store-{n}.example:3901"));
+            role(&id(n), "default", 1 << 30, &tags)
+        })
+        .collect();
+    let ids = [id(0), id(1), id(2)];
+    let up: Vec<&NodeId> = ids.iter().collect();
+    o.garage = read(layout(1, &roles, &[]), &up, true);
+    let d = decide(&o, &s, &timing()).unwrap();
+    assert!(d.layout.is_none(), "{:?}", d.layout);
+    assert!(
+        !matches!(&d.rollout, Some(crate::machine::rollout::Step::Record(_))),
+        "a template on the shared revision is not the one to roll to: {:?}",
+        d.rollout
+    );
+    // Once each StatefulSet mounts its member's own revision, the pods on the old template
+    // are replaced.
+    for sts in &mut o.statefulsets {
+        let gn = o
+            .generated
+            .values()
+            .find(|g| g.name_any() == sts.name_any())
+            .unwrap();
+        let own = crate::desired::node_config::revision_for(&o.cluster, &s, gn).unwrap();
+        let meta = sts
+            .spec
+            .as_mut()
+            .unwrap()
+            .template
+            .metadata
+            .as_mut()
+            .unwrap();
+        meta.annotations.as_mut().unwrap().insert(
+            shared_types::keys::annotation::ANNOTATION_CONFIG_HASH.into(),
+            own.revision[..16].to_owned(),
+        );
+        sts.status.as_mut().unwrap().update_revision = Some("rev-2".into());
+    }
+    let d = decide(&o, &s, &timing()).unwrap();
+    assert!(
+        matches!(&d.rollout, Some(crate::machine::rollout::Step::Record(_))),
+        "{:?}",
+        d.rollout
+    );
+}

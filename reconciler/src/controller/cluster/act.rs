@@ -134,18 +134,27 @@ async fn ensure_objects(
         let secret = secrets::admin_token_secret(cluster, s, &random_hex32()?)?;
         ensure_immutable(&secrets_api, m, &secret, uid, |_| true).await?;
     }
-    let body = d.config.config_map.data.clone();
-    ensure_immutable(
-        &Api::<ConfigMap>::namespaced(client.clone(), ns),
-        m,
-        &d.config.config_map,
-        uid,
-        |live| live.data == body,
-    )
-    .await?;
+    let cm_api = Api::<ConfigMap>::namespaced(client.clone(), ns);
+    for revision in std::iter::once(&d.config).chain(&d.node_configs) {
+        let body = revision.config_map.data.clone();
+        ensure_immutable(&cm_api, m, &revision.config_map, uid, |live| {
+            live.data == body
+        })
+        .await?;
+    }
     let svc_api: Api<Service> = Api::namespaced(client.clone(), ns);
     for svc in &d.services {
         ensure(&svc_api, m, svc, uid, write::metadata_and_spec).await?;
+    }
+    for (name, svc_uid) in &d.delete_services {
+        let params = DeleteParams {
+            preconditions: Some(kube::api::Preconditions {
+                uid: Some(svc_uid.clone()),
+                resource_version: None,
+            }),
+            ..DeleteParams::background()
+        };
+        write::delete_if_present(&svc_api, m, name, &params).await?;
     }
     if let Some(p) = &d.pdb {
         let api: Api<PodDisruptionBudget> = Api::namespaced(client.clone(), ns);

@@ -95,6 +95,11 @@ pub async fn reconcile(cluster: Arc<GarageCluster>, ctx: Arc<Context>) -> Result
         return Ok(Action::requeue(ctx.config.short_requeue));
     }
     let (observed, access) = observe::observe(cluster.clone(), &settings, &ctx).await?;
+    // The addresses members advertise through a publicEndpoint are its Services' ingress.
+    let settings = settings.map(|mut s| {
+        s.ingress = decide::desired::public_endpoint::ingress(&observed.services);
+        s
+    });
     // A factor the running pods cannot be rolled to is refused before anything is rendered.
     let settings = settings.and_then(|s| {
         match decide::cluster::factor::refused_change(&observed, s.replication_factor) {

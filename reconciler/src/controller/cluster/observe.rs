@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::{DaemonSet, StatefulSet};
-use k8s_openapi::api::core::v1::{ConfigMap, Node, PersistentVolumeClaim, Pod, Secret};
+use k8s_openapi::api::core::v1::{ConfigMap, Node, PersistentVolumeClaim, Pod, Secret, Service};
 use k8s_openapi::jiff::Timestamp;
 use kube::api::ListParams;
 use kube::{Api, ResourceExt};
@@ -81,6 +81,11 @@ pub async fn observe(
         .into_iter()
         .filter(|c| is_controlled_by(c, &uid))
         .collect();
+    // RPC Services published by a publicEndpoint carry their load balancer's address.
+    let services = Api::<Service>::namespaced(ctx.client.clone(), &ns)
+        .list(&selector)
+        .await?
+        .items;
     let wants_pools = settings.as_ref().is_ok_and(|s| !s.pools.is_empty());
     let k8s_nodes = if wants_pools || !pool_members.is_empty() || !daemonsets.is_empty() {
         Api::<Node>::all(ctx.client.clone())
@@ -129,6 +134,7 @@ pub async fn observe(
         pool_members,
         daemonsets,
         config_maps,
+        services,
         k8s_nodes,
         foreign_paths,
         // The probe itself runs in act, when a decision asks for it; a pass reads its verdict.

@@ -14,10 +14,11 @@ use shared_types::keys::label;
 use crate::controller::garage_access::{admin_token, pod_admin_token, pod_client, running_ip};
 use crate::controller::ownership::{self, Resolved};
 use crate::controller::{Context, Error};
-use crate::desired::{Settings, config, is_controlled_by, nodes, secrets};
+use crate::desired::{Settings, is_controlled_by, nodes, secrets};
 use crate::names;
 use decide::node::observed::{Discovered, Observed};
 use decide::pools::membership;
+use decide::zone::HostZone;
 
 /// The node's parent GarageCluster through the ownership gate. A parent in another
 /// namespace is never this node's (admission keeps parents in the node's namespace).
@@ -37,12 +38,13 @@ pub async fn observe(
 ) -> Result<Observed, Error> {
     let ns = node.namespace().unwrap_or_default();
     let name = node.name_any();
-    let settings = parent.as_ref().map(|c| {
+    let mut settings = parent.as_ref().map(|c| {
         Settings::from_cluster(c).map(|mut s| {
             s.use_default_image(c, ctx.config.default_garage_image.as_deref());
             s
         })
     });
+    read_ingress(&mut settings, &node, &ns, ctx).await?;
     let mut observed = Observed {
         node: node.clone(),
         parent,
@@ -55,6 +57,7 @@ pub async fn observe(
         host: None,
         claims: Vec::new(),
         expansions: Vec::new(),
+        zone_host: decide::zone::HostZone::NotRead,
     };
     let pods: Api<Pod> = Api::namespaced(ctx.client.clone(), &ns);
     if let Ok(nodes::NodeShape::Pool { pool, node: host }) = nodes::shape(&node) {
@@ -117,7 +120,7 @@ pub async fn observe(
         observed.settings = Some(Err(e));
         return Ok(observed);
     }
-    let revision = config::revision(cluster, s)?;
+    let revision = decide::desired::node_config::revision_for(cluster, s, &node)?;
     let cluster_uid = cluster.metadata.uid.clone().unwrap_or_default();
     observed.config_published = Api::<ConfigMap>::namespaced(ctx.client.clone(), &ns)
         .get_opt(&revision.name)
@@ -148,6 +151,31 @@ pub async fn observe(
     discover_identity(observed, &pods, ctx).await
 }
 
+/// The address a publicEndpoint gives a member is its Service's ingress, read as the cluster
+/// controller reads it; only when the cluster or the node declares one.
+async fn read_ingress(
+    settings: &mut Option<Result<Settings, decide::desired::DesiredError>>,
+    node: &GarageNode,
+    ns: &str,
+    ctx: &Context,
+) -> Result<(), Error> {
+    let Some(Ok(s)) = settings.as_mut() else {
+        return Ok(());
+    };
+    if s.public_endpoint.is_none() && node.spec.public_endpoint.is_none() {
+        return Ok(());
+    }
+    let selector = crate::desired::labels::selector_string(
+        &crate::desired::labels::headless_selector(&s.name),
+    );
+    let services = Api::<Service>::namespaced(ctx.client.clone(), ns)
+        .list(&ListParams::default().labels(&selector))
+        .await?
+        .items;
+    s.ingress = decide::desired::public_endpoint::ingress(&services);
+    Ok(())
+}
+
 /// Asks the observed pod for its identity, with the parent's admin token.
 async fn discover_identity(
     mut observed: Observed,
@@ -157,6 +185,7 @@ async fn discover_identity(
     let (Some(cluster), Some(Ok(s))) = (&observed.parent, &observed.settings) else {
         return Ok(observed);
     };
+    observed.zone_host = host_zone(&observed, s, ctx).await?;
     let ns = observed.node.namespace().unwrap_or_default();
     let source = secrets::admin_token_source(cluster, s);
     let secrets_api = Api::<Secret>::namespaced(ctx.client.clone(), &ns);
@@ -176,6 +205,34 @@ async fn discover_identity(
         observed.discovered = discover(pods, pod, &ip, s.admin_port, &token, ctx).await;
     }
     Ok(observed)
+}
+
+/// The `zoneFrom` label of the Node the observed pod runs on, read only for a member that
+/// takes its zone from one. Only the Node's metadata is fetched; a refusal is reported by the
+/// decision, any other failure fails the pass.
+async fn host_zone(observed: &Observed, s: &Settings, ctx: &Context) -> Result<HostZone, Error> {
+    let Some(key) = decide::zone::label_key(&observed.node, Some(s)) else {
+        return Ok(HostZone::NotRead);
+    };
+    let Some(host) = observed
+        .pod
+        .as_ref()
+        .and_then(|p| p.spec.as_ref())
+        .and_then(|spec| spec.node_name.clone())
+    else {
+        return Ok(HostZone::Unknown);
+    };
+    Ok(
+        match Api::<Node>::all(ctx.client.clone())
+            .get_metadata_opt(&host)
+            .await
+        {
+            Ok(Some(node)) => HostZone::Read(node.labels().get(key).cloned()),
+            Ok(None) => HostZone::Unknown,
+            Err(kube::Error::Api(e)) if e.code == 403 => HostZone::Forbidden(e.message),
+            Err(e) => return Err(e.into()),
+        },
+    )
 }
 
 /// The node ID of `pod`, proven to belong to that exact incarnation: the pod is re-read after

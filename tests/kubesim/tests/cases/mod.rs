@@ -2,6 +2,7 @@
 
 mod garage;
 mod lifecycle;
+mod load_balancer;
 mod nodes;
 mod probes;
 mod volumes;
@@ -51,6 +52,9 @@ pub const ALL: &[(&str, Case)] = &[
     }),
     ("daemonset_node_selector", |c| {
         Box::pin(workloads::daemonset_node_selector(c))
+    }),
+    ("load_balancer", |c| {
+        Box::pin(load_balancer::load_balancer(c))
     }),
     ("garage_statefulset", |c| {
         Box::pin(garage::garage_statefulset(c))
