@@ -8,8 +8,9 @@
 //! - no `zoneFrom` (or an external node, which has no Kubernetes Node): `spec.zone`;
 //! - the Node was read and carries the label with a value: that value;
 //! - the Node was read and lacks the label (or holds it empty): `spec.zone`, deliberately;
-//! - nothing could be read (no pod, pod not scheduled, Node gone): the zone last published,
-//!   else `spec.zone`. A pod restarting elsewhere does not move a role on a guess.
+//! - nothing could be read (no pod, pod not scheduled, Node gone or refused, a pass that
+//!   stopped before reading it): the zone last published, else `spec.zone`. A pod restarting
+//!   elsewhere does not move a role on a guess.
 
 use shared_types::garage_node::GarageNode;
 
@@ -18,7 +19,7 @@ use crate::desired::{DesiredError, Settings};
 /// What the GarageNode controller read of the Kubernetes Node its pod runs on.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum HostZone {
-    /// Nothing was asked: the member has no `zoneFrom`.
+    /// Nothing was asked: the member has no `zoneFrom`, or the pass stopped before.
     #[default]
     NotRead,
     /// The pod is missing or not scheduled, or its Node does not exist.
@@ -44,21 +45,26 @@ pub fn label_key<'a>(node: &'a GarageNode, s: Option<&'a Settings>) -> Option<&'
     own.or(pool).filter(|k| !k.is_empty())
 }
 
-/// The zone `node` publishes in `status.zone`, from what was read of its host.
+/// The zone `node` publishes in `status.zone`, from what was read of its host. A pass that
+/// read nothing of it (no parent settings, which a pool member's `zoneFrom` comes from, or a
+/// pass that stopped before the read) keeps the zone last published.
 pub fn resolve(node: &GarageNode, s: Option<&Settings>, host: &HostZone) -> String {
     let fallback = node.spec.zone.clone();
+    let last = node
+        .status
+        .as_ref()
+        .and_then(|st| st.zone.clone())
+        .filter(|z| !z.is_empty());
+    if s.is_none() {
+        return last.unwrap_or(fallback);
+    }
     if label_key(node, s).is_none() {
         return fallback;
     }
     match host {
         HostZone::Read(Some(value)) if !value.is_empty() => value.clone(),
-        HostZone::Read(_) | HostZone::NotRead => fallback,
-        HostZone::Unknown | HostZone::Forbidden(_) => node
-            .status
-            .as_ref()
-            .and_then(|st| st.zone.clone())
-            .filter(|z| !z.is_empty())
-            .unwrap_or(fallback),
+        HostZone::Read(_) => fallback,
+        HostZone::NotRead | HostZone::Unknown | HostZone::Forbidden(_) => last.unwrap_or(fallback),
     }
 }
 

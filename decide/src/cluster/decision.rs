@@ -586,7 +586,11 @@ fn cluster_services(
     s: &Settings,
 ) -> Result<(Vec<Service>, Vec<(String, String)>), DesiredError> {
     let cluster = o.cluster.as_ref();
-    let slots: Vec<(u32, String)> = (0..s.replicas)
+    // Members above the replica count still drain at their address: their Services stay.
+    let mut ordinals: std::collections::BTreeSet<u32> = (0..s.replicas).collect();
+    ordinals.extend(o.generated.keys().copied());
+    let slots: Vec<(u32, String)> = ordinals
+        .into_iter()
         .map(|i| {
             let name = o.generated.get(&i).map_or_else(
                 || crate::names::auto_storage_node(&s.name, i),

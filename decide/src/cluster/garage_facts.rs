@@ -81,11 +81,7 @@ pub(super) fn garage_facts<'a>(
             connected.insert(v.member.name.clone(), up);
             // Up at another address than the pod's: a stale connection to an old pod.
             let stale = seen.is_some_and(|n| {
-                n.is_up
-                    && !v.external
-                    && n.addr.is_some()
-                    && v.rpc_address.is_some()
-                    && n.addr != v.rpc_address
+                n.is_up && !v.external && !v.at_current_address(n.addr.as_deref())
             });
             // A member that restarted with a role: the others keep a dead connection to its
             // old address until four pings 15 s apart have failed, then reconnect. Table

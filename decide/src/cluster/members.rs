@@ -20,6 +20,9 @@ pub struct MemberView {
     pub member: Member,
     /// `host:port` other Garage nodes reach it at, when known.
     pub rpc_address: Option<String>,
+    /// The address it advertises instead of its pod's (`rpc_public_addr`), if any: Garage
+    /// reports a peer that dialled in at that address, so it is no sign of a stale connection.
+    pub advertised: Option<String>,
     /// The member runs outside Kubernetes (`spec.external`).
     pub external: bool,
     /// Its pod is Ready (external members: always true, they have no pod).
@@ -37,6 +40,19 @@ pub struct MemberView {
     /// The user (or an operation) suspended this GarageNode: its layout entry is not changed
     /// and its pod is not replaced until the suspension is lifted.
     pub suspended: bool,
+}
+
+impl MemberView {
+    /// True when `addr`, as Garage reports the member, is where its current pod is: the pod's
+    /// address or the one the member advertises.
+    pub fn at_current_address(&self, addr: Option<&str>) -> bool {
+        let Some(addr) = addr else {
+            return true;
+        };
+        self.rpc_address.is_none()
+            || self.rpc_address.as_deref() == Some(addr)
+            || self.advertised.as_deref() == Some(addr)
+    }
 }
 
 /// The pod that runs `node`: its StatefulSet's pod, or for a pool member the pool pod
@@ -118,6 +134,7 @@ pub fn member(
                 role,
             },
             rpc_address: Some(address.clone()),
+            advertised: None,
             external: true,
             ready: true,
             generated,
@@ -155,6 +172,7 @@ pub fn member(
                     role,
                 },
                 rpc_address,
+                advertised: crate::desired::node_config::advertised(node, s),
                 external: false,
                 ready: pod.is_some_and(is_ready),
                 generated,

@@ -150,11 +150,10 @@ fn member(
     // through the old pod's connection is not connected yet.
     let up = read.is_some_and(|r| {
         node_id.as_ref().is_some_and(|id| {
-            r.status.nodes.iter().any(|n| {
-                &n.id == id
-                    && n.is_up
-                    && (v.rpc_address.is_none() || n.addr.is_none() || n.addr == v.rpc_address)
-            })
+            r.status
+                .nodes
+                .iter()
+                .any(|n| &n.id == id && n.is_up && v.at_current_address(n.addr.as_deref()))
         })
     });
     let in_layout = read.is_some_and(|r| {

@@ -144,6 +144,9 @@ pub struct Settings {
     pub zone: String,
     /// `spec.zoneFrom.nodeLabel`: the Node label Auto and pool members take their zone from.
     pub zone_from: Option<String>,
+    /// `spec.network.rpcPublicAddr`: the address every member advertises through the shared
+    /// garage.toml, when set.
+    pub rpc_public_addr: Option<String>,
     /// `spec.publicEndpoint`, as declared ([`public_endpoint`]).
     pub public_endpoint: Option<shared_types::common::PublicEndpointConfig>,
     /// The address each of the cluster's `LoadBalancer` Services was assigned (Service name to
@@ -280,6 +283,13 @@ impl Settings {
                 .as_ref()
                 .map(|z| z.node_label.clone())
                 .filter(|k| !k.is_empty()),
+            rpc_public_addr: spec
+                .network
+                .as_ref()
+                .and_then(|n| n.rpc_public_addr.as_deref())
+                .map(str::trim)
+                .filter(|a| !a.is_empty())
+                .map(str::to_owned),
             public_endpoint: spec.public_endpoint.clone(),
             ingress: BTreeMap::new(),
             image,

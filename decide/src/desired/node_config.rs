@@ -48,6 +48,16 @@ pub fn own_rpc_public_addr(node: &GarageNode, s: &Settings) -> Option<String> {
         .or_else(|| super::public_endpoint::member_address(node, s))
 }
 
+/// The address `node`'s Garage advertises to its peers, if not its pod's: its own, else the
+/// cluster's shared one (`spec.network.rpcPublicAddr`, or the shared load balancer's).
+pub fn advertised(node: &GarageNode, s: &Settings) -> Option<String> {
+    own_rpc_public_addr(node, s).or_else(|| {
+        s.rpc_public_addr
+            .clone()
+            .or_else(|| super::public_endpoint::shared_address(s))
+    })
+}
+
 /// The address an Auto member in slot `ordinal` advertises: the cluster's
 /// `spec.storage.rpcPublicAddr` with `{ordinal}` replaced, if the cluster sets one.
 pub fn auto_rpc_public_addr(c: &GarageCluster, ordinal: u32) -> Option<String> {

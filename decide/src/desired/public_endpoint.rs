@@ -197,9 +197,11 @@ pub fn rpc_port(s: &Settings, node_port: Option<i32>) -> ServicePort {
 }
 
 /// The address every member advertises through the shared garage.toml: the shared load
-/// balancer's, once assigned.
+/// balancer's, once assigned. Not while node-local pools mount that garage.toml too: the
+/// Service selects only the default group, so pool members would advertise an address that
+/// never reaches them.
 pub fn shared_address(s: &Settings) -> Option<String> {
-    (shape(s)? == Shape::Shared)
+    (shape(s)? == Shape::Shared && s.pools.is_empty())
         .then(|| s.ingress.get(&shared_service(&s.name)))
         .flatten()
         .map(|host| host_port(host, i32::from(s.rpc_port)))
@@ -305,6 +307,11 @@ pub fn condition(s: &Settings) -> Option<Desired> {
             false,
             reason::REASON_PER_NODE_NOT_IMPLEMENTED,
             "a per-member publicEndpoint needs Auto slots; under layoutPolicy: Manual set spec.publicEndpoint on each GarageNode instead".to_owned(),
+        ),
+        Shape::Shared if !s.pools.is_empty() => (
+            false,
+            reason::REASON_UNSUPPORTED,
+            "a shared LoadBalancer address is not advertised while node-local pools share the garage.toml (its Service does not select their pods); use loadBalancer.perNode: true".to_owned(),
         ),
         Shape::Shared | Shape::SlotLoadBalancer if !assigned(s, found) => (
             false,

@@ -78,16 +78,20 @@ fn the_zone_follows_the_hosts_label_and_falls_back_as_documented() {
             "zone-m",
         ),
         (
-            "not read at all: spec.zone",
+            "not read in this pass: the last published zone",
             published(with_zone_from(manual("a", None)), "rack-9"),
             HostZone::NotRead,
-            "zone-m",
+            "rack-9",
         ),
     ];
     let s = settings(&cluster(3));
     for (name, gn, host, want) in cases {
         assert_eq!(resolve(&gn, Some(&s), &host), want, "{name}");
     }
+    // Without its parent's settings a pool member cannot know the cluster's zoneFrom: its
+    // zone stays.
+    let member = published(pool_member(manual("p", None)), "rack-9");
+    assert_eq!(resolve(&member, None, &HostZone::NotRead), "rack-9");
 }
 
 #[test]

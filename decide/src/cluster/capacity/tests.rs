@@ -24,6 +24,7 @@ fn view(name: &str, node: Option<u8>) -> MemberView {
             },
         },
         rpc_address: None,
+        advertised: None,
         external: false,
         ready: true,
         generated: true,

@@ -433,3 +433,62 @@ fn members_with_their_own_rpc_address_get_their_own_revision_and_are_rolled_onto
         d.rollout
     );
 }
+
+#[test]
+fn a_member_seen_at_the_address_it_advertises_is_not_a_stale_connection() {
+    let mut o = converged();
+    let mut c = (*o.cluster).clone();
+    c.spec
+        .network
+        .get_or_insert_with(Default::default)
+        .rpc_public_addr = Some("garage.example:3901".into());
+    o.cluster = Arc::new(c);
+    if let GarageView::Read(r) = &mut o.garage {
+        for n in &mut r.status.nodes {
+            n.addr = Some("garage.example:3901".into());
+        }
+    }
+    let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
+    assert!(d.reconnect.is_empty(), "{:?}", d.reconnect);
+    assert!(d.rejoin.is_empty(), "{:?}", d.rejoin);
+    // Anywhere else is still an old connection.
+    if let GarageView::Read(r) = &mut o.garage {
+        r.status.nodes[1].addr = Some("198.18.0.99:3901".into());
+    }
+    let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
+    assert_eq!(d.reconnect.len(), 1, "{:?}", d.reconnect);
+}
+
+#[test]
+fn a_draining_slots_public_service_stays_until_its_member_is_gone() {
+    let mut o = converged();
+    let mut c = (*o.cluster).clone();
+    c.spec.public_endpoint = Some(
+        serde_json::from_value(serde_json::json!(
+            {"type": "LoadBalancer", "loadBalancer": {"perNode": true}}
+        ))
+        .unwrap(),
+    );
+    c.spec.storage.as_mut().unwrap().replicas = Some(2);
+    o.cluster = Arc::new(c);
+    let s = settings(&o.cluster);
+    let d = decide(&o, &s, &timing()).unwrap();
+    let names: Vec<String> = d
+        .services
+        .iter()
+        .filter_map(|s| s.metadata.name.clone())
+        .collect();
+    assert!(names.contains(&"garage-2-rpc".to_owned()), "{names:?}");
+    assert!(d.delete_services.is_empty(), "{:?}", d.delete_services);
+    // Once slot 2's node is gone, its Service is deleted.
+    o.generated.remove(&2);
+    o.services = d.services.clone();
+    for svc in &mut o.services {
+        svc.metadata.uid = Some(format!("svc-{}", svc.metadata.name.clone().unwrap()));
+    }
+    let d = decide(&o, &s, &timing()).unwrap();
+    assert_eq!(
+        d.delete_services,
+        [("garage-2-rpc".to_owned(), "svc-garage-2-rpc".to_owned())]
+    );
+}
