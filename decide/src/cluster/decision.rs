@@ -28,7 +28,7 @@ use crate::conditions::Desired;
 use crate::config::Config;
 use crate::desired::config::ConfigRevision;
 use crate::desired::{
-    DesiredError, Settings, config, network_policy, nodes, pdb, public_endpoint, secrets, services,
+    DesiredError, Settings, network_policy, nodes, pdb, public_endpoint, secrets,
 };
 use crate::layout::{self, HoldReason, Plan};
 use crate::machine::drain::Step;
@@ -151,8 +151,8 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
     let rpc = secrets::rpc_secret_source(cluster, s);
     let admin = secrets::admin_token_source(cluster, s);
     let metrics = crate::desired::credentials::metrics_token_source(cluster, s);
-    let (update_nodes, extra) = generated_members(o, s)?;
-    let (config, node_configs) = revisions(o, s, &update_nodes)?;
+    let (update_nodes, extra) = super::rendered::generated_members(o, s)?;
+    let (config, node_configs) = super::rendered::revisions(o, s, &update_nodes)?;
     let mut m = membership(o, s, t, &config, &rpc, &admin)?;
     let recorded = o.cluster.status.as_ref();
     let drain_recorded = recorded.is_some_and(|st| st.storage_drain.is_some());
@@ -197,7 +197,7 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
     let metrics_copy = metrics.as_ref().map(|m| m.name.as_str());
     let (service_monitor, seen) = observability(o, s, metrics_copy, p.facts.read, &status)?;
     conditions.extend(seen.into_iter().chain(public_endpoint::condition(s)));
-    let (services, delete_services) = cluster_services(o, s)?;
+    let (services, delete_services) = super::rendered::cluster_services(o, s)?;
     status.layout_diagnosis = status::diagnosis(&conditions);
     let pools_busy = m.pools.condition.as_ref().is_some_and(|c| !c.status);
     let creating = !p.slots.create.is_empty();
@@ -531,78 +531,6 @@ fn membership(
         pools,
         removal,
     })
-}
-
-/// The generated members to keep up to date (ordinals below `replicas`), and the names of
-/// those beyond it (never under the Manual policy, whose members are the user's).
-fn generated_members(
-    o: &Observed,
-    s: &Settings,
-) -> Result<(Vec<GarageNode>, Vec<String>), DesiredError> {
-    let cluster = o.cluster.as_ref();
-    // Each under the name of the node filling its slot: a promoted cycle sibling keeps its own.
-    // A node in a cycle keeps the spec its sibling was cloned from (admission refuses a spec
-    // change then); the slot's new spec reaches the sibling once it is promoted.
-    let update = o
-        .generated
-        .iter()
-        .filter(|(n, gn)| **n < s.replicas && !super::cycle::in_cycle(gn))
-        .map(|(ordinal, gn)| nodes::auto_storage_node_as(cluster, s, *ordinal, &gn.name_any()))
-        .collect::<Result<Vec<_>, _>>()?;
-    let extra = o
-        .generated
-        .iter()
-        .filter(|(n, _)| **n >= s.replicas && !s.manual)
-        .map(|(_, gn)| gn.name_any())
-        .collect();
-    Ok((update, extra))
-}
-
-/// The shared config revision, and each member's own as it will be rendered and as its live
-/// spec still says.
-fn revisions(
-    o: &Observed,
-    s: &Settings,
-    update_nodes: &[GarageNode],
-) -> Result<(ConfigRevision, Vec<ConfigRevision>), DesiredError> {
-    let cluster = o.cluster.as_ref();
-    let own = crate::desired::node_config::own_revisions(
-        cluster,
-        s,
-        update_nodes
-            .iter()
-            .chain(o.generated.values())
-            .chain(&o.user_nodes),
-    )?;
-    Ok((config::revision(cluster, s)?, own))
-}
-
-/// The cluster's Services: its own, and those its publicEndpoint asks for, one per Auto slot
-/// under the name of the node filling it; and those its publicEndpoint made and no longer
-/// asks for (name, UID).
-#[allow(clippy::type_complexity)]
-fn cluster_services(
-    o: &Observed,
-    s: &Settings,
-) -> Result<(Vec<Service>, Vec<(String, String)>), DesiredError> {
-    let cluster = o.cluster.as_ref();
-    // Members above the replica count still drain at their address: their Services stay.
-    let mut ordinals: std::collections::BTreeSet<u32> = (0..s.replicas).collect();
-    ordinals.extend(o.generated.keys().copied());
-    let slots: Vec<(u32, String)> = ordinals
-        .into_iter()
-        .map(|i| {
-            let name = o.generated.get(&i).map_or_else(
-                || crate::names::auto_storage_node(&s.name, i),
-                |gn| gn.name_any(),
-            );
-            (i, name)
-        })
-        .collect();
-    let mut all = services::cluster_services(cluster, s)?;
-    all.extend(public_endpoint::cluster_services(cluster, s, &slots)?);
-    let stale = public_endpoint::stale(&o.services, s, &all);
-    Ok((all, stale))
 }
 
 /// Healthy as every member sees it: Garage's connections are per node, and a member that

@@ -23,6 +23,7 @@ mod pool_members;
 mod readiness;
 pub mod recovery;
 pub mod removal;
+mod rendered;
 pub mod rollout;
 mod rollout_pass;
 mod stale_configs;

@@ -1,0 +1,83 @@
+//! What a GarageCluster pass renders beside its members: the config revisions (the shared one
+//! and each member's own) and the cluster's Services with those its publicEndpoint no longer
+//! asks for.
+
+use k8s_openapi::api::core::v1::Service;
+use kube::ResourceExt;
+use shared_types::garage_node::GarageNode;
+
+use super::observed::Observed;
+use crate::desired::config::{self, ConfigRevision};
+use crate::desired::{DesiredError, Settings, nodes, public_endpoint, services};
+
+/// The shared config revision, and each member's own as it will be rendered and as its live
+/// spec still says.
+pub(super) fn revisions(
+    o: &Observed,
+    s: &Settings,
+    update_nodes: &[GarageNode],
+) -> Result<(ConfigRevision, Vec<ConfigRevision>), DesiredError> {
+    let cluster = o.cluster.as_ref();
+    let own = crate::desired::node_config::own_revisions(
+        cluster,
+        s,
+        update_nodes
+            .iter()
+            .chain(o.generated.values())
+            .chain(&o.user_nodes),
+    )?;
+    Ok((config::revision(cluster, s)?, own))
+}
+
+/// The cluster's Services: its own, and those its publicEndpoint asks for, one per Auto slot
+/// under the name of the node filling it; and those its publicEndpoint made and no longer
+/// asks for (name, UID).
+#[allow(clippy::type_complexity)]
+pub(super) fn cluster_services(
+    o: &Observed,
+    s: &Settings,
+) -> Result<(Vec<Service>, Vec<(String, String)>), DesiredError> {
+    let cluster = o.cluster.as_ref();
+    // Members above the replica count still drain at their address: their Services stay.
+    let mut ordinals: std::collections::BTreeSet<u32> = (0..s.replicas).collect();
+    ordinals.extend(o.generated.keys().copied());
+    let slots: Vec<(u32, String)> = ordinals
+        .into_iter()
+        .map(|i| {
+            let name = o.generated.get(&i).map_or_else(
+                || crate::names::auto_storage_node(&s.name, i),
+                |gn| gn.name_any(),
+            );
+            (i, name)
+        })
+        .collect();
+    let mut all = services::cluster_services(cluster, s)?;
+    all.extend(public_endpoint::cluster_services(cluster, s, &slots)?);
+    let stale = public_endpoint::stale(&o.services, s, &all);
+    Ok((all, stale))
+}
+
+/// The generated members to keep up to date (ordinals below `replicas`), and the names of
+/// those beyond it (never under the Manual policy, whose members are the user's).
+pub(super) fn generated_members(
+    o: &Observed,
+    s: &Settings,
+) -> Result<(Vec<GarageNode>, Vec<String>), DesiredError> {
+    let cluster = o.cluster.as_ref();
+    // Each under the name of the node filling its slot: a promoted cycle sibling keeps its own.
+    // A node in a cycle keeps the spec its sibling was cloned from (admission refuses a spec
+    // change then); the slot's new spec reaches the sibling once it is promoted.
+    let update = o
+        .generated
+        .iter()
+        .filter(|(n, gn)| **n < s.replicas && !super::cycle::in_cycle(gn))
+        .map(|(ordinal, gn)| nodes::auto_storage_node_as(cluster, s, *ordinal, &gn.name_any()))
+        .collect::<Result<Vec<_>, _>>()?;
+    let extra = o
+        .generated
+        .iter()
+        .filter(|(n, _)| **n >= s.replicas && !s.manual)
+        .map(|(_, gn)| gn.name_any())
+        .collect();
+    Ok((update, extra))
+}
