@@ -139,6 +139,18 @@ pub fn auto_storage_node(cluster: &str, ordinal: u32) -> String {
     bounded(&format!("{cluster}-storage-{ordinal}"), 61)
 }
 
+/// Auto gateway slot `N` of a cluster with storage and gateway tiers: GarageNode and
+/// StatefulSet `C-gateway-N`, bounded as [`auto_storage_node`].
+pub fn auto_gateway_node(cluster: &str, ordinal: u32) -> String {
+    bounded(&format!("{cluster}-gateway-{ordinal}"), 61)
+}
+
+/// The gateway tier's API Service and its PodDisruptionBudget: `C-gateway`. The webhook keeps
+/// cluster names to 54 characters, so it is a valid name as it is.
+pub fn gateway_service(cluster: &str) -> String {
+    format!("{cluster}-gateway")
+}
+
 /// The single pod of a GarageNode's StatefulSet.
 pub fn node_pod(node: &str) -> String {
     format!("{node}-0")

@@ -98,7 +98,10 @@ pub fn hold(
         let Some(kept) = role_capacity(v, layout) else {
             continue;
         };
-        let asked = v.member.role.capacity;
+        // A gateway asks for no capacity: nothing to hold.
+        let Some(asked) = v.member.role.capacity else {
+            continue;
+        };
         if asked <= kept {
             continue;
         }
@@ -109,7 +112,7 @@ pub fn hold(
         if waiting.is_empty() {
             continue;
         }
-        v.member.role.capacity = kept;
+        v.member.role.capacity = Some(kept);
         held.push(Held {
             member: v.member.name.clone(),
             kept,
@@ -131,20 +134,20 @@ fn one_at_a_time(views: &mut [MemberView], layout: &ClusterLayout, held: &mut Ve
         let Some(kept) = role_capacity(v, layout) else {
             continue;
         };
-        if v.member.role.capacity <= kept {
+        let Some(asked) = v.member.role.capacity.filter(|a| *a > kept) else {
             continue;
-        }
+        };
         match &first {
             None => first = Some(v.member.name.clone()),
             Some(leader) => {
                 held.push(Held {
                     member: v.member.name.clone(),
                     kept,
-                    asked: v.member.role.capacity,
+                    asked,
                     claims: Vec::new(),
                     behind: Some(leader.clone()),
                 });
-                v.member.role.capacity = kept;
+                v.member.role.capacity = Some(kept);
             }
         }
     }

@@ -72,7 +72,7 @@ pub(super) fn garage_facts<'a>(
             };
             let placed = read.layout.role(id).is_some_and(|r| {
                 r.zone == v.member.role.zone
-                    && r.capacity == Some(v.member.role.capacity)
+                    && r.capacity == v.member.role.capacity
                     && layout::tags::same_multiset(&r.tags, &v.member.role.tags)
             });
             in_layout.insert(v.member.name.clone(), placed);

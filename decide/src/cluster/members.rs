@@ -91,10 +91,17 @@ pub fn member(
     let name = node.name_any();
     let status = node.status.clone().unwrap_or_default();
     let pod = pod_of(node, pods);
-    let mut tags = layout::tags::storage_role_tags(
+    let gateway = nodes::is_gateway(node);
+    let tier = if gateway {
+        layout::tags::Tier::Gateway
+    } else {
+        layout::tags::Tier::Storage
+    };
+    let mut tags = layout::tags::role_tags(
         &s.name,
         &s.namespace,
         &s.uid,
+        tier,
         node.spec.tags.as_deref().unwrap_or_default(),
     );
     // A pool role names its pool and Node, so cold recovery can find it by tags alone.
@@ -115,12 +122,14 @@ pub fn member(
     if let Some(address) = crate::desired::node_config::own_rpc_public_addr(node, s) {
         tags.push(format!("{}{address}", tag::TAG_PREFIX_RPC_ADDRESS));
     }
-    let capacity = node
-        .spec
-        .capacity
-        .as_ref()
-        .and_then(|q| quantity::to_bytes(&q.0))
-        .unwrap_or(s.capacity);
+    // A gateway holds a role without capacity, whatever its spec says (admission warns).
+    let capacity = (!gateway).then(|| {
+        node.spec
+            .capacity
+            .as_ref()
+            .and_then(|q| quantity::to_bytes(&q.0))
+            .unwrap_or(s.capacity)
+    });
     let role = DesiredRole {
         zone: crate::zone::layout_zone(node, s),
         capacity,

@@ -72,7 +72,7 @@ fn pool_placement(o: &Observed, views: &[MemberView]) -> (BTreeMap<String, bool>
         v.member.node_id.as_ref().is_some_and(|id| {
             read.layout.role(id).is_some_and(|r| {
                 r.zone == v.member.role.zone
-                    && r.capacity == Some(v.member.role.capacity)
+                    && r.capacity == v.member.role.capacity
                     && layout::tags::same_multiset(&r.tags, &v.member.role.tags)
             })
         })

@@ -82,10 +82,17 @@ pub fn build(i: Inputs<'_>) -> GarageClusterStatus {
                         .then(|| crate::names::node_pod(&v.member.name))
                 }),
                 zone: Some(v.member.role.zone.clone()),
-                capacity: Some(Quantity(v.member.role.capacity.to_string())),
+                capacity: v.member.role.capacity.map(|c| Quantity(c.to_string())),
                 connected: i.connected.get(&v.member.name).copied(),
-                gateway: Some(false),
-                tier: Some("storage".into()),
+                gateway: Some(v.member.role.capacity.is_none()),
+                tier: Some(
+                    if v.member.role.capacity.is_none() {
+                        "gateway"
+                    } else {
+                        "storage"
+                    }
+                    .into(),
+                ),
                 ..Default::default()
             })
             .collect(),

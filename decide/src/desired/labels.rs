@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use shared_types::garage_node;
 use shared_types::keys::label::{self, value};
 
 /// Labels on cluster-level objects: Services, Secrets, ConfigMaps, the PDB.
@@ -19,9 +20,18 @@ pub fn cluster_labels(cluster: &str) -> BTreeMap<String, String> {
 
 /// Labels on an operator-generated Auto storage GarageNode.
 pub fn generated_node_labels(cluster: &str, node: &str) -> BTreeMap<String, String> {
+    generated_tier_node_labels(cluster, node, value::TIER_STORAGE)
+}
+
+/// Labels on an operator-generated Auto GarageNode of `tier` (storage or gateway).
+pub fn generated_tier_node_labels(
+    cluster: &str,
+    node: &str,
+    tier: &str,
+) -> BTreeMap<String, String> {
     BTreeMap::from([
         (label::LABEL_CLUSTER.into(), cluster.into()),
-        (label::LABEL_TIER.into(), value::TIER_STORAGE.into()),
+        (label::LABEL_TIER.into(), tier.into()),
         (
             label::LABEL_APP_MANAGED_BY.into(),
             value::MANAGED_BY_GENERATED_NODE.into(),
@@ -52,6 +62,34 @@ pub fn storage_pod_labels(cluster: &str, node: &str) -> BTreeMap<String, String>
     ]);
     labels.insert(label::LABEL_NODE.into(), node.into());
     labels
+}
+
+/// Labels on a gateway GarageNode's StatefulSet, its pod template and its claim: the storage
+/// set with the gateway tier and no storage group (a gateway belongs to none).
+pub fn gateway_pod_labels(cluster: &str, node: &str) -> BTreeMap<String, String> {
+    let mut labels = storage_pod_labels(cluster, node);
+    labels.insert(label::LABEL_TIER.into(), value::TIER_GATEWAY.into());
+    labels.remove(label::LABEL_STORAGE_GROUP);
+    labels
+}
+
+/// Labels on the pods of `node`, by its tier.
+pub fn node_pod_labels(cluster: &str, node: &garage_node::GarageNode) -> BTreeMap<String, String> {
+    let name = node.metadata.name.as_deref().unwrap_or_default();
+    if node.spec.gateway == Some(true) {
+        gateway_pod_labels(cluster, name)
+    } else {
+        storage_pod_labels(cluster, name)
+    }
+}
+
+/// Selector of the gateway tier: the gateway API Service and the gateway PDB.
+pub fn gateway_selector(cluster: &str) -> BTreeMap<String, String> {
+    BTreeMap::from([
+        (label::LABEL_APP_NAME.into(), value::APP_NAME_GARAGE.into()),
+        (label::LABEL_APP_INSTANCE.into(), cluster.into()),
+        (label::LABEL_TIER.into(), value::TIER_GATEWAY.into()),
+    ])
 }
 
 /// Selector of a GarageNode StatefulSet (immutable once created).
@@ -116,6 +154,22 @@ mod tests {
             assert!(subset(&selector, &pod), "{selector:?} misses the pod");
         }
         assert!(!subset(&node_selector("g-storage-1"), &pod));
+        assert!(!subset(&gateway_selector("g"), &pod));
+    }
+
+    #[test]
+    fn gateway_pods_match_the_gateway_tier_only() {
+        let pod = gateway_pod_labels("g", "g-gateway-0");
+        for selector in [
+            node_selector("g-gateway-0"),
+            gateway_selector("g"),
+            headless_selector("g"),
+        ] {
+            assert!(subset(&selector, &pod), "{selector:?} misses the pod");
+        }
+        for selector in [storage_pdb_selector("g"), api_selector("g")] {
+            assert!(!subset(&selector, &pod), "{selector:?} takes a gateway");
+        }
     }
 
     #[test]

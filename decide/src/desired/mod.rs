@@ -26,6 +26,7 @@ pub mod secrets;
 pub mod service_monitor;
 pub mod services;
 pub mod statefulset;
+pub mod tier_defaults;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use std::collections::BTreeMap;
@@ -123,6 +124,12 @@ pub struct Settings {
     pub replicas: u32,
     /// True when the storage tier's layout policy is Manual: no generated GarageNodes.
     pub manual: bool,
+    /// The cluster declares a gateway tier (`spec.gateway`): its gateway Service and budget
+    /// exist even when every gateway is a GarageNode the user wrote.
+    pub gateway_tier: bool,
+    /// Generated gateway members (`spec.gateway.replicas`; 0 without a gateway tier or under
+    /// the cluster's Manual layout policy, where gateways are the user's GarageNodes).
+    pub gateway_replicas: u32,
     /// Garage `replication_factor`.
     pub replication_factor: u32,
     /// The layout's zone redundancy (`spec.replication.zoneRedundancyMode`); `None` leaves
@@ -235,6 +242,7 @@ impl Settings {
             })?;
         // Under the Manual policy every storage identity is a GarageNode the user wrote.
         let replicas = if manual { 0 } else { replicas };
+        let gateway_replicas = gateway_replicas(spec)?;
         let (replication_factor, consistency_mode) = replication(spec)?;
         let zone_redundancy = zone_redundancy(spec, replication_factor)?;
         let rpc_public_addr_subnet = rpc_public_addr_subnet(spec)?;
@@ -269,6 +277,8 @@ impl Settings {
             uid,
             replicas,
             manual,
+            gateway_tier: spec.gateway.is_some(),
+            gateway_replicas,
             replication_factor,
             zone_redundancy,
             consistency_mode,
@@ -308,9 +318,6 @@ fn refuse_unbuilt_shapes(spec: &GarageClusterSpec) -> Result<(), DesiredError> {
     if spec.connect_to.is_some() {
         return Err(DesiredError::Unsupported("spec.connectTo"));
     }
-    if spec.gateway.is_some() {
-        return Err(DesiredError::Unsupported("spec.gateway"));
-    }
     if spec.remote_clusters.as_ref().is_some_and(|r| !r.is_empty()) {
         return Err(DesiredError::Unsupported("spec.remoteClusters"));
     }
@@ -330,6 +337,21 @@ fn refuse_unbuilt_shapes(spec: &GarageClusterSpec) -> Result<(), DesiredError> {
         return Err(DesiredError::Unsupported("spec.discovery.consul"));
     }
     Ok(())
+}
+
+/// The number of generated gateways: `spec.gateway.replicas` (default 2), none without a
+/// gateway tier or under the cluster's Manual layout policy.
+fn gateway_replicas(spec: &GarageClusterSpec) -> Result<u32, DesiredError> {
+    let Some(gateway) = &spec.gateway else {
+        return Ok(0);
+    };
+    if spec.layout_policy == Some(LayoutPolicy::Manual) {
+        return Ok(0);
+    }
+    u32::try_from(gateway.replicas.unwrap_or(2)).map_err(|_| DesiredError::Invalid {
+        field: "spec.gateway.replicas",
+        message: "must not be negative".into(),
+    })
 }
 
 /// What each node-local pool must hold before it can be rendered.
@@ -744,10 +766,28 @@ mod tests {
     fn unsupported_shapes_are_refused_not_half_rendered() {
         let mut c = cluster(3);
         c.spec.gateway = Some(Default::default());
+        let unified = Settings::from_cluster(&c).unwrap();
+        assert!(unified.gateway_tier);
+        assert_eq!(unified.gateway_replicas, 2, "two gateways by default");
+        c.spec.layout_policy = Some(LayoutPolicy::Manual);
+        assert_eq!(
+            Settings::from_cluster(&c).unwrap().gateway_replicas,
+            0,
+            "under Manual the gateways are the user's"
+        );
+        c.spec.layout_policy = None;
+        c.spec.gateway.as_mut().unwrap().replicas = Some(-1);
         assert!(matches!(
             Settings::from_cluster(&c),
-            Err(DesiredError::Unsupported("spec.gateway"))
+            Err(DesiredError::Invalid {
+                field: "spec.gateway.replicas",
+                ..
+            })
         ));
+        let mut c = cluster(3);
+        c.spec.gateway = Some(Default::default());
+        c.spec.storage = None;
+        assert!(Settings::from_cluster(&c).is_err(), "an edge gateway is not built");
         let mut c = cluster(3);
         c.spec.storage.as_mut().unwrap().layout_policy = Some(LayoutPolicy::Manual);
         let manual = Settings::from_cluster(&c).unwrap();

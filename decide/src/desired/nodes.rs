@@ -308,6 +308,11 @@ pub enum NodeShape {
     },
 }
 
+/// True for a gateway: a capacity-less identity that serves the APIs and stores no data.
+pub fn is_gateway(node: &GarageNode) -> bool {
+    node.spec.gateway == Some(true)
+}
+
 /// The shape of `node`, or the first field this operator version does not implement yet.
 pub fn shape(node: &GarageNode) -> Result<NodeShape, DesiredError> {
     let spec = &node.spec;
@@ -323,9 +328,6 @@ pub fn shape(node: &GarageNode) -> Result<NodeShape, DesiredError> {
             pool: pool.clone(),
             node: node.clone(),
         });
-    }
-    if spec.gateway == Some(true) {
-        return Err(DesiredError::Unsupported("spec.gateway"));
     }
     if let Some(external) = &spec.external {
         let node_id = spec

@@ -90,6 +90,71 @@ pub fn storage_pdb(
     }))
 }
 
+/// How many gateway pods the gateway budget counts: the generated gateways declared and the
+/// live gateway pods, whichever is more (the same reasons as [`storage_members`]).
+pub fn gateway_members(s: &Settings, pods: &[Pod]) -> u32 {
+    let selector = labels::gateway_selector(&s.name);
+    let live = pods
+        .iter()
+        .filter(|p| p.metadata.deletion_timestamp.is_none())
+        .filter(|p| {
+            let have = p.metadata.labels.as_ref();
+            selector
+                .iter()
+                .all(|(k, v)| have.and_then(|l| l.get(k)) == Some(v))
+        })
+        .count();
+    u32::try_from(live)
+        .unwrap_or(u32::MAX)
+        .max(s.gateway_replicas)
+}
+
+/// The gateway PDB `C-gateway` for `members` gateway pods, beside a gateway tier: one gateway
+/// down at a time unless `gateway.podDisruptionBudget` says otherwise. Gateways hold no data,
+/// so it protects the availability of requests only. `None` when disabled, without a gateway
+/// tier or without gateways.
+pub fn gateway_pdb(
+    c: &GarageCluster,
+    s: &Settings,
+    members: u32,
+) -> Result<Option<PodDisruptionBudget>, DesiredError> {
+    let cfg = c
+        .spec
+        .gateway
+        .as_ref()
+        .and_then(|g| g.pod_disruption_budget.as_ref());
+    if !s.gateway_tier || cfg.and_then(|p| p.enabled) == Some(false) || members == 0 {
+        return Ok(None);
+    }
+    let (min_available, max_unavailable) = match (
+        cfg.and_then(|p| p.min_available.clone()),
+        cfg.and_then(|p| p.max_unavailable.clone()),
+    ) {
+        (Some(min), _) => (Some(min), None),
+        (None, Some(max)) => (None, Some(max)),
+        (None, None) => (
+            Some(IntOrString::Int(
+                i32::try_from(members - 1).unwrap_or(i32::MAX),
+            )),
+            None,
+        ),
+    };
+    let spec = PodDisruptionBudgetSpec {
+        selector: Some(LabelSelector {
+            match_labels: Some(labels::gateway_selector(&s.name)),
+            match_expressions: None,
+        }),
+        min_available,
+        max_unavailable,
+        ..Default::default()
+    };
+    Ok(Some(PodDisruptionBudget {
+        metadata: super::hashed_child_meta(c, s, names::gateway_service(&s.name), &spec)?,
+        spec: Some(spec),
+        status: None,
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -224,5 +289,32 @@ mod tests {
             ..Default::default()
         });
         assert!(pdb(&c, 3).is_none());
+    }
+
+    #[test]
+    fn gateways_get_their_own_budget_counted_over_gateway_pods() {
+        let c = cluster(3);
+        assert_eq!(gateway_pdb(&c, &settings(&c), 2).unwrap(), None, "no tier");
+        let mut c = cluster(3);
+        c.spec.gateway = Some(Default::default());
+        let s = settings(&c);
+        let mut gw = pod("garage", "garage-gateway-0", false);
+        gw.metadata.labels = Some(labels::gateway_pod_labels("garage", "garage-gateway-0"));
+        let storage = pod("garage", "garage-storage-0", false);
+        // The storage pod is not counted; the declared two are.
+        assert_eq!(gateway_members(&s, &[gw.clone(), storage]), 2);
+        let p = gateway_pdb(&c, &s, 3).unwrap().unwrap();
+        assert_eq!(p.metadata.name.as_deref(), Some("garage-gateway"));
+        let spec = p.spec.unwrap();
+        assert_eq!(spec.min_available, Some(IntOrString::Int(2)));
+        assert_eq!(
+            spec.selector.unwrap().match_labels,
+            Some(labels::gateway_selector("garage"))
+        );
+        c.spec.gateway.as_mut().unwrap().pod_disruption_budget = Some(PodDisruptionBudgetConfig {
+            enabled: Some(false),
+            ..Default::default()
+        });
+        assert_eq!(gateway_pdb(&c, &s, 3).unwrap(), None, "disabled");
     }
 }

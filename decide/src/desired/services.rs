@@ -25,7 +25,44 @@ const API_PUBLISH_NOT_READY: bool = true;
 
 /// Every Service the cluster controller ensures for `c`: headless, API and admin.
 pub fn cluster_services(c: &GarageCluster, s: &Settings) -> Result<Vec<Service>, DesiredError> {
-    Ok(vec![headless(c, s)?, api(c, s)?, admin(c, s)?])
+    let mut all = vec![headless(c, s)?, api(c, s)?, admin(c, s)?];
+    if s.gateway_tier {
+        all.push(gateway(c, s)?);
+    }
+    Ok(all)
+}
+
+/// `C-gateway`, beside a gateway tier: the S3, Admin, web and K2V ports of the gateway pods,
+/// always ClusterIP. Unlike [`api`] it follows readiness: a gateway stores nothing, so one
+/// that is not ready has nothing to offer a client that another gateway cannot.
+pub fn gateway(c: &GarageCluster, s: &Settings) -> Result<Service, DesiredError> {
+    let mut ports = vec![port("s3", s.s3_port), port("admin", s.admin_port)];
+    if let Some(web) = s.web_port {
+        ports.push(port("web", web));
+    }
+    if let Some(k2v) = s.k2v_port {
+        ports.push(port("k2v", k2v));
+    }
+    let spec = ServiceSpec {
+        type_: Some("ClusterIP".into()),
+        selector: Some(labels::gateway_selector(&s.name)),
+        ports: Some(ports),
+        publish_not_ready_addresses: Some(false),
+        ..Default::default()
+    };
+    let mut service_labels = labels::cluster_labels(&s.name);
+    service_labels.insert(
+        shared_types::keys::label::LABEL_TIER.into(),
+        shared_types::keys::label::value::TIER_GATEWAY.into(),
+    );
+    finish(
+        names::gateway_service(&s.name),
+        s,
+        service_labels,
+        BTreeMap::new(),
+        spec,
+        controller_ref(c)?,
+    )
 }
 
 /// `C-headless`: every pod's RPC port, ready or not (Garage peers must find each other before
@@ -147,7 +184,7 @@ pub fn node_rpc(node: &GarageNode, s: &Settings) -> Result<Service, DesiredError
         publish_not_ready_addresses: Some(true),
         ..Default::default()
     };
-    service_labels.extend(labels::storage_pod_labels(&s.name, name));
+    service_labels.extend(labels::node_pod_labels(&s.name, node));
     finish(
         names::node_rpc_service(name),
         s,

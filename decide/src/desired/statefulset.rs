@@ -1,5 +1,6 @@
-//! The single-replica StatefulSet of a storage GarageNode with its
-//! claim templates: `metadata`, then `data` or one `data-<i>` per data path.
+//! The single-replica StatefulSet of a GarageNode with its claim templates: `metadata`, then
+//! `data` or one `data-<i>` per data path. A gateway's only claim is its metadata; its data
+//! directories are emptyDirs.
 //!
 //! Default-group storage runs on PVCs, so no `.garage-volume-id` marker volume is added: the
 //! marker guards HostPath mounts of node-local pools only.
@@ -11,10 +12,11 @@ use k8s_openapi::api::apps::v1::{
     StatefulSetUpdateStrategy,
 };
 use k8s_openapi::api::core::v1::{
-    ConfigMapVolumeSource, Container, ContainerPort, EmptyDirVolumeSource, EnvFromSource, EnvVar,
+    ConfigMapVolumeSource, Container, ContainerPort, DownwardAPIVolumeFile, DownwardAPIVolumeSource,
+    EmptyDirVolumeSource, EnvFromSource, EnvVar,
     EnvVarSource, HTTPGetAction, KeyToPath, ObjectFieldSelector, PersistentVolumeClaim,
     PersistentVolumeClaimSpec, PersistentVolumeClaimVolumeSource, PodSpec, PodTemplateSpec, Probe,
-    SecretVolumeSource, Volume, VolumeMount, VolumeResourceRequirements,
+    SecretVolumeSource, TCPSocketAction, Volume, VolumeMount, VolumeResourceRequirements,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
@@ -31,6 +33,7 @@ use super::config::{
     METADATA_DIR, METRICS_TOKEN_DIR, METRICS_TOKEN_KEY, RPC_SECRET_DIR, RPC_SECRET_KEY,
 };
 use super::pod_security::{self, DiskOwnership};
+use super::tier_defaults::TierDefaults;
 use super::secrets::{SECRET_FILE_MODE, SecretSource};
 use super::{
     DEFAULT_VOLUME_SIZE, DesiredError, Settings, controller_ref, data_dirs, labels, rendered_hash,
@@ -113,6 +116,64 @@ fn claim_size(v: &NodeVolumeConfig) -> Quantity {
         .unwrap_or_else(|| Quantity(DEFAULT_VOLUME_SIZE.into()))
 }
 
+/// Size of a gateway's metadata claim when its node sets none.
+pub const GATEWAY_METADATA_SIZE: &str = "1Gi";
+/// File name Garage keeps in each data directory to recognise it.
+const GARAGE_MARKER: &str = "garage-marker";
+
+/// A gateway's data directories: one emptyDir per directory the shared garage.toml lists,
+/// each with Garage's marker file projected into it from the pod annotation
+/// `gateway-data-marker` (empty). Garage records a data directory's marker in its metadata and
+/// refuses to start when the file is missing; a gateway keeps its metadata across restarts
+/// while its scratch data is new each time, so the file must be there from the start, with the
+/// same (empty) content every time.
+fn gateway_data(s: &Settings) -> (Vec<Volume>, Vec<VolumeMount>) {
+    let paths: Vec<String> = match &s.data_dirs {
+        Some(dirs) => dirs.iter().map(|d| d.path.clone()).collect(),
+        None => vec![DATA_DIR.to_owned()],
+    };
+    let mut volumes = vec![Volume {
+        name: "gateway-marker".into(),
+        downward_api: Some(DownwardAPIVolumeSource {
+            items: Some(vec![DownwardAPIVolumeFile {
+                path: GARAGE_MARKER.into(),
+                field_ref: Some(ObjectFieldSelector {
+                    field_path: format!(
+                        "metadata.annotations['{}']",
+                        annotation::ANNOTATION_GATEWAY_DATA_MARKER
+                    ),
+                    api_version: None,
+                }),
+                ..Default::default()
+            }]),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }];
+    let mut mounts = Vec::new();
+    for (i, path) in paths.iter().enumerate() {
+        let name = if s.data_dirs.is_some() {
+            data_dirs::volume_name(i)
+        } else {
+            "data".to_owned()
+        };
+        volumes.push(Volume {
+            name: name.clone(),
+            empty_dir: Some(EmptyDirVolumeSource::default()),
+            ..Default::default()
+        });
+        mounts.push(mount(&name, path, false));
+        mounts.push(VolumeMount {
+            name: "gateway-marker".into(),
+            mount_path: format!("{path}/{GARAGE_MARKER}"),
+            sub_path: Some(GARAGE_MARKER.into()),
+            read_only: Some(true),
+            ..Default::default()
+        });
+    }
+    (volumes, mounts)
+}
+
 /// One storage volume of a node's pod.
 struct Disk {
     /// Pod volume name, which is also the claim template's.
@@ -128,11 +189,20 @@ struct Disk {
 /// default `data` here; [`statefulset`] refuses it.
 fn storage_volumes(node: &GarageNode) -> Vec<Disk> {
     let storage = node.spec.storage.as_ref();
+    let mut metadata = storage.and_then(|s| s.metadata.clone()).unwrap_or_default();
+    let gateway = node.spec.gateway == Some(true);
+    if gateway && metadata.size.is_none() {
+        metadata.size = Some(Quantity(GATEWAY_METADATA_SIZE.into()));
+    }
     let mut disks = vec![Disk {
         name: "metadata".into(),
-        volume: storage.and_then(|s| s.metadata.clone()).unwrap_or_default(),
+        volume: metadata,
         mount_path: METADATA_DIR.into(),
     }];
+    // A gateway's data directories are scratch space: see [`gateway_data`].
+    if gateway {
+        return disks;
+    }
     match storage
         .and_then(|s| s.data_paths.as_deref())
         .filter(|p| !p.is_empty())
@@ -167,8 +237,10 @@ pub fn statefulset(i: NodeInputs<'_>) -> Result<StatefulSet, DesiredError> {
         .clone()
         .ok_or(DesiredError::MissingMetadata("uid"))?;
     let storage = i.node.spec.storage.as_ref();
-    if storage
-        .is_none_or(|st| st.data.is_none() && st.data_paths.as_ref().is_none_or(Vec::is_empty))
+    let gateway = i.node.spec.gateway == Some(true);
+    if !gateway
+        && storage
+            .is_none_or(|st| st.data.is_none() && st.data_paths.as_ref().is_none_or(Vec::is_empty))
     {
         return Err(DesiredError::Invalid {
             field: "spec.storage.data",
@@ -176,8 +248,8 @@ pub fn statefulset(i: NodeInputs<'_>) -> Result<StatefulSet, DesiredError> {
         });
     }
     let disks = storage_volumes(i.node);
-    let pod_labels = labels::storage_pod_labels(&s.name, &node_name);
-    let (volumes, claims) = volumes_and_claims(i, &disks, &pod_labels, &node_uid);
+    let pod_labels = labels::node_pod_labels(&s.name, i.node);
+    let (mut volumes, claims) = volumes_and_claims(i, &disks, &pod_labels, &node_uid);
     let mut mounts = vec![
         mount("config", CONFIG_DIR, true),
         mount("rpc-secret", RPC_SECRET_DIR, true),
@@ -185,8 +257,13 @@ pub fn statefulset(i: NodeInputs<'_>) -> Result<StatefulSet, DesiredError> {
     ];
     // Writable even for a read-only data path: Garage keeps a marker file in each directory.
     mounts.extend(disks.iter().map(|d| mount(&d.name, &d.mount_path, false)));
+    if gateway {
+        let (v, m) = gateway_data(s);
+        volumes.extend(v);
+        mounts.extend(m);
+    }
     let pod_spec = pod_spec(i, DiskOwnership::Volumes, mounts, volumes);
-    let storage_spec = i.cluster.spec.storage.as_ref();
+    let retention = TierDefaults::of(i.cluster, i.node).pvc_retention_policy;
     let template_meta = template_metadata(i, &pod_spec, &pod_labels);
     let spec = StatefulSetSpec {
         replicas: Some(if i.fenced { 0 } else { 1 }),
@@ -196,7 +273,7 @@ pub fn statefulset(i: NodeInputs<'_>) -> Result<StatefulSet, DesiredError> {
             type_: Some("OnDelete".into()),
             rolling_update: None,
         }),
-        persistent_volume_claim_retention_policy: Some(claim_retention(storage_spec, i.fenced)),
+        persistent_volume_claim_retention_policy: Some(claim_retention(retention, i.fenced)),
         selector: LabelSelector {
             match_labels: Some(labels::node_selector(&node_name)),
             match_expressions: None,
@@ -293,20 +370,14 @@ fn template_metadata(
     pod_spec: &PodSpec,
     pod_labels: &BTreeMap<String, String>,
 ) -> ObjectMeta {
-    let storage_spec = i.cluster.spec.storage.as_ref();
-    let user_labels = user_pod_labels(
-        i.node
-            .spec
-            .pod_labels
-            .as_ref()
-            .or(storage_spec.and_then(|st| st.pod_labels.as_ref())),
-    );
+    let t = TierDefaults::of(i.cluster, i.node);
+    let user_labels = user_pod_labels(i.node.spec.pod_labels.as_ref().or(t.pod_labels));
     let user_annotations = i
         .node
         .spec
         .pod_annotations
         .clone()
-        .or_else(|| storage_spec.and_then(|st| st.pod_annotations.clone()))
+        .or_else(|| t.pod_annotations.cloned())
         .unwrap_or_default()
         .into_iter()
         .filter(|(k, _)| !k.starts_with("garage.rajsingh.info/"))
@@ -316,6 +387,13 @@ fn template_metadata(
     template_labels.extend(pod_labels.clone());
     let mut template_annotations = user_annotations;
     template_annotations.insert(annotation::ANNOTATION_POD_SPEC_HASH.into(), pod_spec_hash);
+    if i.node.spec.gateway == Some(true) {
+        // The content of the marker file each data directory gets (see `gateway_data`).
+        template_annotations.insert(
+            annotation::ANNOTATION_GATEWAY_DATA_MARKER.into(),
+            String::new(),
+        );
+    }
     template_annotations.insert(
         annotation::ANNOTATION_CONFIG_HASH.into(),
         i.config.revision[..16].to_owned(),
@@ -329,10 +407,9 @@ fn template_metadata(
 
 /// What happens to the member's claims when its StatefulSet is deleted or scaled down.
 fn claim_retention(
-    storage_spec: Option<&shared_types::garage_cluster::v1beta2::StorageSpec>,
+    retention: Option<&shared_types::garage_cluster::common::PvcRetentionPolicy>,
     fenced: bool,
 ) -> StatefulSetPersistentVolumeClaimRetentionPolicy {
-    let retention = storage_spec.and_then(|st| st.pvc_retention_policy.as_ref());
     let retention_str = |r: Option<PvcRetention>| match r {
         Some(PvcRetention::Delete) => "Delete".to_owned(),
         _ => "Retain".to_owned(),
@@ -362,16 +439,14 @@ pub(super) fn pod_spec(
         volumes.push(secret_volume("metrics-token", &token, METRICS_TOKEN_KEY));
         mounts.push(mount("metrics-token", METRICS_TOKEN_DIR, true));
     }
-    let st = i.cluster.spec.storage.as_ref();
+    let t = TierDefaults::of(i.cluster, i.node);
     let n = &i.node.spec;
     let security = pod_security::contexts(
         disks,
-        n.security_context
-            .as_ref()
-            .or_else(|| st.and_then(|x| x.security_context.as_ref())),
+        n.security_context.as_ref().or(t.security_context),
         n.container_security_context
             .as_ref()
-            .or_else(|| st.and_then(|x| x.container_security_context.as_ref())),
+            .or(t.container_security_context),
     );
     let mut env = env(i);
     // Before the user's entries, and only when they do not set it themselves.
@@ -396,52 +471,30 @@ pub(super) fn pod_spec(
         command: Some(vec!["/garage".into(), "server".into()]),
         ports: Some(ports),
         env: Some(env),
-        env_from: env_from(n.env_from.as_ref().or(st.and_then(|x| x.env_from.as_ref()))),
+        env_from: env_from(n.env_from.as_ref().or(t.env_from)),
         volume_mounts: Some(mounts),
-        resources: n
-            .resources
-            .clone()
-            .or_else(|| st.and_then(|x| x.resources.clone())),
+        resources: n.resources.clone().or_else(|| t.resources.cloned()),
         security_context: Some(security.container),
         // Ready only while Garage itself says it can serve: a quorum for every partition as
         // this node sees it. A process that has just started, or has not reached its peers
         // again, would fail the requests sent to it.
-        readiness_probe: Some(Probe {
-            http_get: Some(HTTPGetAction {
-                path: Some("/health".into()),
-                port: IntOrString::Int(i32::from(s.admin_port)),
-                ..Default::default()
-            }),
-            period_seconds: Some(5),
-            timeout_seconds: Some(3),
-            failure_threshold: Some(2),
-            ..Default::default()
-        }),
+        readiness_probe: Some(readiness(i, &t)),
         ..Default::default()
     };
     PodSpec {
         containers: vec![container],
         volumes: Some(volumes),
-        node_selector: n
-            .node_selector
-            .clone()
-            .or_else(|| st.and_then(|x| x.node_selector.clone())),
-        tolerations: n
-            .tolerations
-            .clone()
-            .or_else(|| st.and_then(|x| x.tolerations.clone())),
-        affinity: n
-            .affinity
-            .clone()
-            .or_else(|| st.and_then(|x| x.affinity.clone())),
+        node_selector: n.node_selector.clone().or_else(|| t.node_selector.cloned()),
+        tolerations: n.tolerations.clone().or_else(|| t.tolerations.cloned()),
+        affinity: n.affinity.clone().or_else(|| t.affinity.cloned()),
         priority_class_name: n
             .priority_class_name
             .clone()
-            .or_else(|| st.and_then(|x| x.priority_class_name.clone())),
+            .or_else(|| t.priority_class_name.cloned()),
         topology_spread_constraints: n
             .topology_spread_constraints
             .clone()
-            .or_else(|| st.and_then(|x| x.topology_spread_constraints.clone())),
+            .or_else(|| t.topology_spread_constraints.cloned()),
         security_context: Some(security.pod),
         // Garage reads nothing from the Kubernetes API (its Kubernetes discovery is not
         // rendered), so no token is mounted into its pods.
@@ -454,6 +507,37 @@ pub(super) fn pod_spec(
             .image_pull_secrets
             .clone()
             .or_else(|| i.cluster.spec.image_pull_secrets.clone()),
+        ..Default::default()
+    }
+}
+
+/// The readiness probe: a storage member is Ready only while Garage itself says it can serve
+/// (a quorum for every partition as this node sees it); a gateway while its S3 port accepts
+/// connections, unless the gateway tier sets its own probe. A gateway stores nothing, and
+/// tying it to the cluster's quorum would cut off reads that could still succeed.
+fn readiness(i: NodeInputs<'_>, t: &TierDefaults<'_>) -> Probe {
+    let s = i.settings;
+    if i.node.spec.gateway == Some(true) {
+        return t.readiness_probe.cloned().unwrap_or_else(|| Probe {
+            tcp_socket: Some(TCPSocketAction {
+                port: IntOrString::Int(i32::from(s.s3_port)),
+                host: None,
+            }),
+            period_seconds: Some(5),
+            timeout_seconds: Some(3),
+            failure_threshold: Some(2),
+            ..Default::default()
+        });
+    }
+    Probe {
+        http_get: Some(HTTPGetAction {
+            path: Some("/health".into()),
+            port: IntOrString::Int(i32::from(s.admin_port)),
+            ..Default::default()
+        }),
+        period_seconds: Some(5),
+        timeout_seconds: Some(3),
+        failure_threshold: Some(2),
         ..Default::default()
     }
 }
@@ -486,12 +570,9 @@ fn env(i: NodeInputs<'_>) -> Vec<EnvVar> {
         env.push(plain("GARAGE_LOG_TO_JOURNALD", "1"));
     }
     // Node entries win over cluster entries of the same name.
-    let cluster_env = i
-        .cluster
-        .spec
-        .storage
-        .as_ref()
-        .and_then(|st| st.env.clone())
+    let cluster_env = TierDefaults::of(i.cluster, i.node)
+        .env
+        .cloned()
         .unwrap_or_default();
     let node_env = i.node.spec.env.clone().unwrap_or_default();
     let mut merged: Vec<EnvVar> = cluster_env

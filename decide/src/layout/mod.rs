@@ -10,8 +10,8 @@
 //! - staged changes the planner would not make itself (removals, parameters, roles of unknown
 //!   nodes or roles that differ from a member's desired role) block every mutation: the
 //!   planner never applies over someone else's change;
-//! - bootstrap (no storage role yet) waits until at least `replication_factor` members have a
-//!   known node ID, then adds all known members in one version;
+//! - bootstrap (no storage role yet) waits until at least `replication_factor` storage members
+//!   have a known node ID, then adds all known members (gateways too) in one version;
 //! - afterwards, one missing or drifted role is added per version, lowest member first;
 //! - a new role is never staged past Garage's limit of [`MAX_ROLES`] positive-capacity roles
 //!   (staged additions count; a staged removal frees nothing until it is committed), while a
@@ -37,8 +37,8 @@ pub const MAX_ROLES: usize = 256;
 pub struct DesiredRole {
     /// Zone.
     pub zone: String,
-    /// Capacity in bytes (storage members only).
-    pub capacity: u64,
+    /// Capacity in bytes; `None` for a gateway, which holds a role without storing data.
+    pub capacity: Option<u64>,
     /// Tags, operator tags first.
     pub tags: Vec<String>,
 }
@@ -163,12 +163,13 @@ pub fn plan_layout(o: &Observed<'_>) -> Plan {
         .any(|r| r.capacity.is_some_and(|c| c > 0));
     let batch: Vec<(&Member, &NodeId)> = if bootstrap {
         let rf = usize::try_from(o.replication_factor).unwrap_or(usize::MAX);
-        if known.len() < rf {
+        // Gateways join the first version but store nothing: only storage members count.
+        let storage = known.iter().filter(|(m, _)| m.role.capacity.is_some()).count();
+        if storage < rf {
             return hold(
                 HoldReason::WaitingForMembers,
                 format!(
-                    "{} of {} members needed for the first layout (replication factor) have a known node ID",
-                    known.len(),
+                    "{storage} of {} storage members needed for the first layout (replication factor) have a known node ID",
                     o.replication_factor
                 ),
             );
@@ -246,7 +247,7 @@ fn adopt_staged(
                 capacity,
             } if wanted(id).is_some_and(|m| {
                 m.role.zone == *zone
-                    && *capacity == Some(m.role.capacity)
+                    && *capacity == m.role.capacity
                     && tags::same_multiset(&m.role.tags, tags)
             }) =>
             {
@@ -382,14 +383,19 @@ pub fn verify_staged(
 fn role_matches(layout: &ClusterLayout, id: &NodeId, want: &DesiredRole) -> bool {
     layout.role(id).is_some_and(|r| {
         r.zone == want.zone
-            && r.capacity == Some(want.capacity)
+            && r.capacity == want.capacity
             && tags::same_multiset(&r.tags, &want.tags)
     })
 }
 
 fn assign(role: Option<&DesiredRole>, id: &NodeId) -> RoleChange {
     match role {
-        Some(r) => RoleChange::storage(id.clone(), r.zone.clone(), r.capacity, r.tags.clone()),
+        Some(r) => RoleChange::Assign {
+            id: id.clone(),
+            zone: r.zone.clone(),
+            capacity: r.capacity,
+            tags: r.tags.clone(),
+        },
         None => RoleChange::remove(id.clone()),
     }
 }

@@ -3,18 +3,48 @@
 
 use shared_types::keys::tag;
 
-/// Tags of an Auto storage member: `cluster:<C>/<NS>`, `cluster-uid:<uid>`, `tier:storage`,
-/// then the user tags (already filtered) as given.
+/// The tier a role is written for, as its `tier:` tag names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tier {
+    /// A member that stores data (positive capacity).
+    Storage,
+    /// A capacity-less member that serves the APIs.
+    Gateway,
+}
+
+impl Tier {
+    /// The tag's value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tier::Storage => "storage",
+            Tier::Gateway => "gateway",
+        }
+    }
+}
+
+/// Tags of a storage member; see [`role_tags`].
 pub fn storage_role_tags(
     cluster: &str,
     namespace: &str,
     uid: &str,
     user: &[String],
 ) -> Vec<String> {
+    role_tags(cluster, namespace, uid, Tier::Storage, user)
+}
+
+/// Tags of an operator-written role: `cluster:<C>/<NS>`, `cluster-uid:<uid>`, `tier:<tier>`,
+/// then the user tags without reserved prefixes, as given.
+pub fn role_tags(
+    cluster: &str,
+    namespace: &str,
+    uid: &str,
+    tier: Tier,
+    user: &[String],
+) -> Vec<String> {
     let mut tags = vec![
         format!("{}{cluster}/{namespace}", tag::TAG_PREFIX_CLUSTER),
         format!("{}{uid}", tag::TAG_PREFIX_CLUSTER_UID),
-        format!("{}storage", tag::TAG_PREFIX_TIER),
+        format!("{}{}", tag::TAG_PREFIX_TIER, tier.as_str()),
     ];
     tags.extend(
         user.iter()

@@ -9,7 +9,7 @@ fn id(n: u8) -> NodeId {
 fn role(n: u8) -> DesiredRole {
     DesiredRole {
         zone: "z".into(),
-        capacity: 1 << 30,
+        capacity: Some(1 << 30),
         tags: vec!["cluster:g/ns".into(), format!("g-storage-{n}-0")],
     }
 }
@@ -243,7 +243,7 @@ fn roles_of_members_no_longer_wanted_are_never_removed() {
 #[test]
 fn drifted_roles_are_rewritten_one_at_a_time() {
     let mut members = vec![member(0, true), member(1, true), member(2, true)];
-    members[1].role.capacity = 2 << 30;
+    members[1].role.capacity = Some(2 << 30);
     members[2].role.zone = "y".into();
     let l = layout(1, &[role_json(0), role_json(1), role_json(2)], &[]);
     let p = plan(&members, &l, &settled(1));
@@ -382,7 +382,7 @@ fn full_layout(n: u16) -> (ClusterLayout, Vec<Member>) {
             node_id: Some(wide(i)),
             role: DesiredRole {
                 zone: "z".into(),
-                capacity: 1 << 30,
+                capacity: Some(1 << 30),
                 tags: vec![],
             },
         })
@@ -410,7 +410,7 @@ fn no_role_is_added_past_garages_limit_of_256() {
 fn a_member_with_a_role_is_still_corrected_at_the_limit() {
     let (full, mut members) = full_layout(256);
     members.pop();
-    members[3].role.capacity = 2 << 30;
+    members[3].role.capacity = Some(2 << 30);
     assert!(matches!(
         plan(&members, &full, &settled(1)),
         Plan::Apply { stage, .. } if stage.len() == 1
@@ -451,4 +451,70 @@ fn a_frozen_member_is_never_assigned_but_still_counts_in_the_collision_check() {
             ..
         }
     ));
+}
+
+fn gateway(n: u8) -> Member {
+    Member {
+        name: format!("g-gateway-{n}"),
+        node_id: Some(id(100 + n)),
+        role: DesiredRole {
+            zone: "z".into(),
+            capacity: None,
+            tags: vec!["cluster:g/ns".into(), "tier:gateway".into()],
+        },
+    }
+}
+
+#[test]
+fn gateways_do_not_count_toward_the_first_layout() {
+    let members = [member(0, true), member(1, true), gateway(0), gateway(1)];
+    let p = plan(&members, &layout(0, &[], &[]), &settled(0));
+    assert!(
+        matches!(
+            &p,
+            Plan::Hold {
+                reason: HoldReason::WaitingForMembers,
+                message,
+            } if message.starts_with("2 of 3 storage members")
+        ),
+        "{p:?}"
+    );
+}
+
+#[test]
+fn gateways_join_the_first_layout_without_capacity() {
+    let members = [member(0, true), member(1, true), member(2, true), gateway(0)];
+    let Plan::Apply {
+        stage, bootstrap, ..
+    } = plan(&members, &layout(0, &[], &[]), &settled(0))
+    else {
+        panic!("expected an apply");
+    };
+    assert!(bootstrap);
+    assert_eq!(stage.len(), 4);
+    assert_eq!(
+        stage[3],
+        RoleChange::gateway(id(100), "z", gateway(0).role.tags)
+    );
+}
+
+#[test]
+fn a_gateway_role_with_capacity_is_corrected_to_none() {
+    let members = [member(0, true), member(1, true), member(2, true), gateway(0)];
+    let wrong = json!({"id": id(100).as_str(), "zone": "z", "capacity": 1u64 << 30, "tags": gateway(0).role.tags});
+    let roles = [role_json(0), role_json(1), role_json(2), wrong];
+    let Plan::Apply { stage, .. } = plan(&members, &layout(1, &roles, &[]), &settled(1)) else {
+        panic!("expected an apply");
+    };
+    assert_eq!(
+        stage,
+        vec![RoleChange::gateway(id(100), "z", gateway(0).role.tags)]
+    );
+    // The gateway's committed capacity-less role is what it wants: nothing to do.
+    let right = json!({"id": id(100).as_str(), "zone": "z", "capacity": null, "tags": gateway(0).role.tags});
+    let roles = [role_json(0), role_json(1), role_json(2), right];
+    assert_eq!(
+        plan(&members, &layout(2, &roles, &[]), &settled(2)),
+        Plan::Converged
+    );
 }

@@ -19,7 +19,7 @@ fn view(name: &str, node: Option<u8>) -> MemberView {
             node_id: node.map(id),
             role: DesiredRole {
                 zone: "z".into(),
-                capacity: GIB,
+                capacity: Some(GIB),
                 tags: vec![],
             },
         },

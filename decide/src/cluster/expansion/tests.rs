@@ -34,7 +34,7 @@ fn held_with(in_layout: Option<u64>, claims: &[PersistentVolumeClaim]) -> (Vec<H
         .collect();
     let l = layout(1, &roles, &[]);
     let held = hold(&mut views, &[&node], Some(&l), claims);
-    (held, views[0].member.role.capacity)
+    (held, views[0].member.role.capacity.unwrap())
 }
 
 #[test]
@@ -165,8 +165,8 @@ fn only_one_members_capacity_rises_per_pass() {
         claim("data-b-0", "2Gi", false),
     ];
     let held = hold(&mut views, &[&nodes[0], &nodes[1]], Some(&l), &claims);
-    assert_eq!(views[0].member.role.capacity, 2 * GI, "the first rises");
-    assert_eq!(views[1].member.role.capacity, GI, "the second waits");
+    assert_eq!(views[0].member.role.capacity, Some(2 * GI), "the first rises");
+    assert_eq!(views[1].member.role.capacity, Some(GI), "the second waits");
     assert_eq!(held.len(), 1);
     assert_eq!(held[0].behind.as_deref(), Some("a"));
     let message = &conditions(&held, &[])[0].message;
