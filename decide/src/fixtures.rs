@@ -197,6 +197,7 @@ pub fn observed_cluster(
         retiring: vec![],
         user_nodes: vec![],
         pool_members: vec![],
+        gateways: std::collections::BTreeMap::new(),
         daemonsets: vec![],
         config_maps: vec![],
         services: vec![],

@@ -24,7 +24,7 @@ const EXPECTED: &[(&str, Option<&str>)] = &[
         "garage_v1beta1_garagecluster_gateway.yaml#0",
         Some("spec.connectTo"),
     ),
-    ("garage_v1beta2_garagecluster.yaml#0", Some("spec.gateway")),
+    ("garage_v1beta2_garagecluster.yaml#0", None),
     (
         "garage_v1beta2_garagecluster.yaml#1",
         Some("spec.remoteClusters"),

@@ -70,14 +70,52 @@ pub fn removal_proven(
     uid: &str,
     node_id: &str,
 ) -> bool {
-    phase(Some(record)) == Phase::Completed
-        && hash_consistent(record)
-        && actor_is_node(record, namespace, name, uid)
+    completed_for(record, namespace, name, uid)
         && record
             .removed_storage_node_ids
             .iter()
             .flatten()
             .any(|id| id == node_id)
+}
+
+/// True when `record` is a role-only transaction: it removes layout roles and no storage (the
+/// retirement of a capacity-less gateway identity, which needs no block proof).
+pub fn role_only(record: &StorageDrainStatus) -> bool {
+    record
+        .role_removal_node_ids
+        .as_ref()
+        .is_some_and(|r| !r.is_empty())
+        && record
+            .removed_storage_node_ids
+            .as_ref()
+            .is_none_or(Vec::is_empty)
+}
+
+/// True when `record` is a complete, untampered role-only transaction that took the gateway
+/// identity `node_id` of the GarageNode `namespace/name` with `uid` out of the layout: what
+/// lets that gateway's workload stop.
+pub fn role_retired(
+    record: &StorageDrainStatus,
+    namespace: &str,
+    name: &str,
+    uid: &str,
+    node_id: &str,
+) -> bool {
+    completed_for(record, namespace, name, uid)
+        && role_only(record)
+        && record
+            .role_removal_node_ids
+            .iter()
+            .flatten()
+            .any(|id| id == node_id)
+}
+
+/// True when `record` is complete, untampered and names the GarageNode `namespace/name` with
+/// `uid` as its actor.
+fn completed_for(record: &StorageDrainStatus, namespace: &str, name: &str, uid: &str) -> bool {
+    phase(Some(record)) == Phase::Completed
+        && hash_consistent(record)
+        && actor_is_node(record, namespace, name, uid)
 }
 
 /// True when the hash recorded in `record` matches its node sets.
@@ -130,5 +168,38 @@ mod tests {
         assert!(!hash_consistent(&r));
         r.target_hash = Some(target_hash(&ids, &ids, &[]));
         assert!(hash_consistent(&r));
+    }
+
+    #[test]
+    fn a_role_only_record_proves_a_gateway_retirement_and_no_storage_removal() {
+        let ids = vec!["a".to_owned()];
+        let mut r = StorageDrainStatus {
+            actor: Some(DrainActor {
+                kind: Some(DrainActorKind::GarageNode),
+                namespace: Some("ns".into()),
+                name: Some("g-gateway-1".into()),
+                uid: Some("u".into()),
+                ..Default::default()
+            }),
+            role_removal_node_ids: Some(ids.clone()),
+            removed_storage_node_ids: Some(Vec::new()),
+            target_hash: Some(target_hash(&ids, &[], &[])),
+            ..Default::default()
+        };
+        assert!(role_only(&r));
+        assert!(
+            !role_retired(&r, "ns", "g-gateway-1", "u", "a"),
+            "not complete"
+        );
+        r.completed_at = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+            k8s_openapi::jiff::Timestamp::UNIX_EPOCH,
+        ));
+        assert!(role_retired(&r, "ns", "g-gateway-1", "u", "a"));
+        assert!(!role_retired(&r, "ns", "g-gateway-1", "other", "a"));
+        assert!(!removal_proven(&r, "ns", "g-gateway-1", "u", "a"));
+        r.removed_storage_node_ids = Some(ids.clone());
+        r.target_hash = Some(target_hash(&ids, &ids, &[]));
+        assert!(!role_only(&r));
+        assert!(!role_retired(&r, "ns", "g-gateway-1", "u", "a"));
     }
 }

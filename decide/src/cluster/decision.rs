@@ -69,6 +69,8 @@ pub struct Decision {
     pub services: Vec<Service>,
     /// The storage PDB to ensure.
     pub pdb: Option<PodDisruptionBudget>,
+    /// The gateway PDB to ensure, beside a gateway tier.
+    pub gateway_pdb: Option<PodDisruptionBudget>,
     /// The Garage pods' NetworkPolicy: ensured when the install turns it on, removed otherwise.
     pub network_policy: network_policy::Plan,
     /// Generated GarageNodes to converge (existing slots).
@@ -92,6 +94,9 @@ pub struct Decision {
     pub annotate_drain: Vec<String>,
     /// Generated GarageNodes whose drain is proven, to delete.
     pub delete_nodes: Vec<String>,
+    /// A generated gateway beyond `spec.gateway.replicas` to delete: its finalizer holds its
+    /// workload until its role has left the layout.
+    pub delete_gateway: Option<String>,
     /// Generated GarageNodes to hand to the user (Auto -> Manual): controller reference and
     /// `managed-by` label removed, identity and role untouched.
     pub eject: Vec<String>,
@@ -151,7 +156,9 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
     let rpc = secrets::rpc_secret_source(cluster, s);
     let admin = secrets::admin_token_source(cluster, s);
     let metrics = crate::desired::credentials::metrics_token_source(cluster, s);
-    let (update_nodes, extra) = super::rendered::generated_members(o, s)?;
+    let (mut update_nodes, extra) = super::rendered::generated_members(o, s)?;
+    let gateways = super::gateways::plan(o, s)?;
+    update_nodes.extend(gateways.update);
     let (config, node_configs) = super::rendered::revisions(o, s, &update_nodes)?;
     let mut m = membership(o, s, t, &config, &rpc, &admin)?;
     let recorded = o.cluster.status.as_ref();
@@ -200,7 +207,7 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
     let (services, delete_services) = super::rendered::cluster_services(o, s)?;
     status.layout_diagnosis = status::diagnosis(&conditions);
     let pools_busy = m.pools.condition.as_ref().is_some_and(|c| !c.status);
-    let creating = !p.slots.create.is_empty();
+    let creating = !p.slots.create.is_empty() || !gateways.create.is_empty();
     let converged = st.ready
         && r.step == machine_rollout::Step::Converged
         && extra.is_empty()
@@ -220,6 +227,7 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
             || !extra.is_empty() && st.ready_members >= st.wanted_members && p.slots.topology_ready,
     }
     .requeue(t);
+    let side = super::rendered::side_objects(o, s, t)?;
     Ok(Decision {
         rpc_secret: rpc.generated,
         admin_token: admin.generated,
@@ -228,14 +236,10 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         services,
         delete_services,
         pdb: m.pdb,
-        network_policy: network_policy::plan(
-            cluster,
-            s,
-            t.garage_network_policy.as_ref(),
-            &o.user_nodes,
-        )?,
+        gateway_pdb: side.gateway_pdb,
+        network_policy: side.network_policy,
         update_nodes,
-        create_nodes: p.create_nodes,
+        create_nodes: p.create_nodes.into_iter().chain(gateways.create).collect(),
         reconnect: p.facts.reconnect,
         rejoin: p.facts.rejoin,
         layout: p.layout_change,
@@ -250,7 +254,8 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         skip_dead_nodes: super::recovery::requested(cluster),
         annotate_drain: p.removal.annotate,
         delete_nodes: p.removal.delete,
-        eject: ejected(o, s),
+        delete_gateway: gateways.delete,
+        eject: side.eject,
         pools: m.pools,
         rollout: Some(r.step).filter(|_| r.acts),
         prune_configs: r.prune_configs,
@@ -325,16 +330,6 @@ fn worker_variables(
         .collect();
     let wanted = super::workers::wanted(cluster.spec.workers.as_ref());
     super::workers::to_set(&wanted, &ids, &read.worker_variables)
-}
-
-/// Under the Manual policy generated members are handed to the user (ejected), never
-/// drained: the switch keeps every identity and role.
-fn ejected(o: &Observed, s: &Settings) -> Vec<String> {
-    if s.manual {
-        o.generated.values().map(|gn| gn.name_any()).collect()
-    } else {
-        Vec::new()
-    }
 }
 
 /// `Ready` and `StorageTopologyReady`, and the member counts they rest on.
@@ -505,7 +500,10 @@ fn membership(
     // Capacity never runs ahead of the disks: held before anything plans with it.
     let held = expansion::hold_observed(o, &mut views);
     // Counted before members on their way out are dropped: their pods still run.
-    let planned = views.iter().filter(|v| !v.external).count();
+    let planned = views
+        .iter()
+        .filter(|v| !v.external && v.member.role.capacity.is_some())
+        .count();
     let pdb = pdb::storage_pdb(cluster, s, pdb::storage_members(planned, s, &o.pods))?;
     let (pools, extra_nodes) = pools_and_leavers(o, s, &views, config, rpc, admin)?;
     let read_now = match &o.garage {
@@ -614,6 +612,9 @@ fn member_views(o: &Observed, s: &Settings) -> (Vec<MemberView>, Vec<String>) {
             .iter()
             .filter(|gn| gn.metadata.deletion_timestamp.is_none())
             .filter_map(|gn| members::member(gn, &o.pods, s, true)),
+    );
+    views.extend(
+        super::gateways::members(o, s).filter_map(|gn| members::member(gn, &o.pods, s, false)),
     );
     let mut unsupported: Vec<String> = Vec::new();
     let mut user: Vec<&GarageNode> = o.user_nodes.iter().collect();

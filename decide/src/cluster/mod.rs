@@ -10,6 +10,7 @@ pub mod decision;
 pub mod expansion;
 pub mod factor;
 mod garage_facts;
+pub mod gateways;
 pub mod go_token;
 pub mod health;
 pub mod layout_status;

@@ -29,6 +29,8 @@ pub struct Observed {
     pub user_nodes: Vec<GarageNode>,
     /// Generated members of node-local pools.
     pub pool_members: Vec<GarageNode>,
+    /// Generated gateways (`C-gateway-N`) by ordinal, deleting ones included.
+    pub gateways: BTreeMap<u32, GarageNode>,
     /// The cluster's pool DaemonSets.
     pub daemonsets: Vec<DaemonSet>,
     /// Config revisions (ConfigMaps) the cluster controls.
@@ -123,6 +125,8 @@ pub struct Members {
     pub user_nodes: Vec<GarageNode>,
     /// Generated members of node-local pools.
     pub pool_members: Vec<GarageNode>,
+    /// Generated gateways by ordinal.
+    pub gateways: BTreeMap<u32, GarageNode>,
 }
 
 /// Sorts the namespace's GarageNodes into the cluster's generated slots (by the slot each
@@ -133,6 +137,7 @@ pub fn sort_members(list: Vec<GarageNode>, name: &str, ns: &str, uid: &str) -> M
     let mut retiring = Vec::new();
     let mut user_nodes = Vec::new();
     let mut pool_members = Vec::new();
+    let mut gateways = BTreeMap::new();
     for gn in list {
         if crate::desired::nodes::is_generated_by(&gn, uid)
             && matches!(
@@ -141,6 +146,15 @@ pub fn sort_members(list: Vec<GarageNode>, name: &str, ns: &str, uid: &str) -> M
             )
         {
             pool_members.push(gn);
+        } else if crate::desired::nodes::is_generated_by(&gn, uid)
+            && crate::desired::nodes::is_gateway(&gn)
+        {
+            if let Some(ordinal) = crate::desired::nodes::gateway_ordinal(
+                name,
+                gn.metadata.name.as_deref().unwrap_or_default(),
+            ) {
+                gateways.insert(ordinal, gn);
+            }
         } else if crate::desired::nodes::is_generated_by(&gn, uid) {
             if let Some(ordinal) = crate::desired::nodes::slot_of(name, &gn) {
                 // Two nodes fill one slot only while a cycle's source is deleted after its
@@ -175,6 +189,7 @@ pub fn sort_members(list: Vec<GarageNode>, name: &str, ns: &str, uid: &str) -> M
         retiring,
         user_nodes,
         pool_members,
+        gateways,
     }
 }
 

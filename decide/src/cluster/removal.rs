@@ -61,6 +61,7 @@ pub fn decide(
         .chain(o.user_nodes.iter())
         .chain(o.pool_members.iter())
         .chain(o.retiring.iter())
+        .chain(o.gateways.values())
         .collect();
 
     // Auto scale-down: one extra slot at a time asks to drain; a proven one is deleted. A
@@ -95,7 +96,7 @@ pub fn decide(
                 &n.namespace().unwrap_or_default(),
                 &n.name_any(),
                 n.metadata.uid.as_deref().unwrap_or_default(),
-            ) && drain_requested(n)
+            ) && (drain_requested(n) || gateway_leaving(n))
         })
     });
     let Some(read) = read else {
@@ -195,6 +196,14 @@ fn requested(
             })
         })
     };
+    // Leaving gateways go first: their retirement takes one layout version, not a proof.
+    let mut leaving: Vec<&GarageNode> = all_nodes
+        .iter()
+        .copied()
+        .filter(|n| gateway_leaving(n))
+        .collect();
+    leaving.sort_by_key(|n| n.name_any());
+    candidates.extend(leaving.iter().map(|n| candidate(n, pods, read)));
     let mut colliding: Vec<String> = Vec::new();
     for n in &requested {
         excluded.push(n.name_any());
@@ -388,7 +397,17 @@ fn candidate(n: &GarageNode, pods: &[Pod], read: Option<&GarageRead>) -> Candida
             .filter(|_| proven)
             .and_then(|id| id.parse().ok()),
         pod_uid: status.observed_pod_uid.filter(|_| proven),
+        gateway: nodes::is_gateway(n),
     }
+}
+
+/// True when `n` is a gateway GarageNode being deleted whose finalizer waits for its role to
+/// leave the layout: it has a recorded identity that may hold a role.
+pub fn gateway_leaving(n: &GarageNode) -> bool {
+    nodes::is_gateway(n)
+        && n.metadata.deletion_timestamp.is_some()
+        && crate::finalizers::has(n, shared_types::keys::finalizer::FINALIZER_NODE)
+        && n.status.as_ref().is_some_and(|s| s.node_id.is_some())
 }
 
 /// Why Garage processes exist that the operator cannot verify, when the policy blocks on it.

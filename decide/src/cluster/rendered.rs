@@ -1,14 +1,16 @@
 //! What a GarageCluster pass renders beside its members: the config revisions (the shared one
-//! and each member's own) and the cluster's Services with those its publicEndpoint no longer
-//! asks for.
+//! and each member's own), the cluster's Services with those its publicEndpoint no longer
+//! asks for, the gateway budget, the NetworkPolicy, and the members it hands to the user.
 
 use k8s_openapi::api::core::v1::Service;
 use kube::ResourceExt;
 use shared_types::garage_node::GarageNode;
 
 use super::observed::Observed;
+use crate::config::Config;
 use crate::desired::config::{self, ConfigRevision};
-use crate::desired::{DesiredError, Settings, nodes, public_endpoint, services};
+use crate::desired::{DesiredError, Settings, network_policy, nodes, public_endpoint, services};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 
 /// The shared config revision, and each member's own as it will be rendered and as its live
 /// spec still says.
@@ -24,7 +26,8 @@ pub(super) fn revisions(
         update_nodes
             .iter()
             .chain(o.generated.values())
-            .chain(&o.user_nodes),
+            .chain(&o.user_nodes)
+            .chain(o.gateways.values()),
     )?;
     Ok((config::revision(cluster, s)?, own))
 }
@@ -80,4 +83,50 @@ pub(super) fn generated_members(
         .map(|(_, gn)| gn.name_any())
         .collect();
     Ok((update, extra))
+}
+
+/// What a pass renders beside its members that depends on nothing else it decides.
+pub(super) struct SideObjects {
+    /// The gateway PDB, beside a gateway tier.
+    pub(super) gateway_pdb: Option<PodDisruptionBudget>,
+    /// The Garage pods' NetworkPolicy.
+    pub(super) network_policy: network_policy::Plan,
+    /// Generated GarageNodes to hand to the user.
+    pub(super) eject: Vec<String>,
+}
+
+/// The gateway budget, the NetworkPolicy and the members to eject.
+pub(super) fn side_objects(
+    o: &Observed,
+    s: &Settings,
+    t: &Config,
+) -> Result<SideObjects, DesiredError> {
+    let cluster = o.cluster.as_ref();
+    Ok(SideObjects {
+        gateway_pdb: crate::desired::pdb::gateway_pdb(
+            cluster,
+            s,
+            crate::desired::pdb::gateway_members(s, &o.pods),
+        )?,
+        network_policy: network_policy::plan(
+            cluster,
+            s,
+            t.garage_network_policy.as_ref(),
+            &o.user_nodes,
+        )?,
+        eject: ejected(o, s)
+            .into_iter()
+            .chain(super::gateways::ejected(o))
+            .collect(),
+    })
+}
+
+/// Under the Manual policy generated members are handed to the user (ejected), never
+/// drained: the switch keeps every identity and role.
+fn ejected(o: &Observed, s: &Settings) -> Vec<String> {
+    if s.manual {
+        o.generated.values().map(|gn| gn.name_any()).collect()
+    } else {
+        Vec::new()
+    }
 }

@@ -107,6 +107,7 @@ fn rollout(o: &Observed, s: &Settings, i: &RolloutInputs<'_>) -> machine_rollout
             .generated
             .values()
             .chain(&o.user_nodes)
+            .chain(o.gateways.values())
             .filter_map(own)
             .collect(),
         admin_secret: i.admin_secret,

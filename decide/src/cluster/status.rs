@@ -45,9 +45,14 @@ pub fn build(i: Inputs<'_>) -> GarageClusterStatus {
         &i.settings.name,
     )));
     status.selector = status.scale_selector.clone();
-    // This version runs no gateway tier.
-    status.gateway_replicas = Some(0);
-    status.gateway_ready_replicas = Some(0);
+    // Gateways: the generated ones asked for, and every gateway member whose pod is Ready.
+    let gateways_ready = i
+        .views
+        .iter()
+        .filter(|v| v.member.role.capacity.is_none() && v.ready && !v.external)
+        .count();
+    status.gateway_replicas = Some(i32::try_from(i.settings.gateway_replicas).unwrap_or(i32::MAX));
+    status.gateway_ready_replicas = Some(i32::try_from(gateways_ready).unwrap_or(i32::MAX));
     status.phase = Some(if i.ready_members == 0 {
         ClusterPhase::Pending
     } else if i.ready_members < i.wanted_members {

@@ -379,16 +379,57 @@ fn an_external_node_joins_by_its_declared_address_and_id() {
 }
 
 #[test]
-fn an_unsupported_node_shape_is_reported_not_planned() {
+fn a_user_gateway_joins_with_a_capacity_less_role_outside_the_storage_budget() {
     let mut o = converged();
     let mut gw = manual("gw", Some(id(8)));
     gw.spec.gateway = Some(true);
+    gw.spec.capacity = None;
     o.user_nodes.push(gw);
+    let mut p = pod("gw", 40, "sts-gw");
+    p.metadata.labels = Some(crate::desired::labels::gateway_pod_labels("garage", "gw"));
+    o.pods.push(p);
     let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
-    assert!(d.layout.is_none());
-    let (status, r) = ready(&d);
-    assert!(!status);
-    assert_eq!(r, reason::REASON_UNSUPPORTED);
+    let change = d.layout.expect("the gateway is added");
+    assert!(
+        matches!(&change.stage[..], [RoleChange::Assign { id: i, capacity: None, tags, .. }]
+            if *i == id(8) && tags.contains(&"tier:gateway".to_owned())),
+        "{:?}",
+        change.stage
+    );
+    // Three storage pods: one may go; the gateway is not counted.
+    let min = d.pdb.and_then(|p| p.spec).and_then(|s| s.min_available);
+    assert_eq!(
+        min,
+        Some(k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::Int(2))
+    );
+    assert!(d.gateway_pdb.is_none(), "no gateway tier declared");
+    let gw_status = d
+        .status
+        .nodes
+        .unwrap()
+        .into_iter()
+        .find(|n| n.pod_name.as_deref() == Some("gw-0"))
+        .unwrap();
+    assert_eq!((gw_status.gateway, gw_status.capacity), (Some(true), None));
+}
+
+#[test]
+fn a_gateway_tier_adds_its_service_budget_and_generated_gateways() {
+    let mut o = converged();
+    let mut c = (*o.cluster).clone();
+    c.spec.gateway = Some(shared_types::garage_cluster::v1beta2::GatewaySpec {
+        replicas: Some(2),
+        ..Default::default()
+    });
+    o.cluster = std::sync::Arc::new(c);
+    let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
+    let created: Vec<String> = d.create_nodes.iter().map(|n| n.name_any()).collect();
+    assert_eq!(created, ["garage-gateway-0", "garage-gateway-1"]);
+    assert!(d.services.iter().any(|v| v.name_any() == "garage-gateway"));
+    let pdb = d.gateway_pdb.expect("a gateway budget");
+    assert_eq!(pdb.metadata.name.as_deref(), Some("garage-gateway"));
+    assert_eq!(d.status.gateway_replicas, Some(2));
+    assert_eq!(d.status.gateway_ready_replicas, Some(0));
 }
 
 #[test]

@@ -239,6 +239,10 @@ pub fn node_data_paths(data: &VolumeConfig) -> Vec<NodeVolumeConfig> {
 /// directories (and read-only marks) the cluster's shared garage.toml lists. Capacities are
 /// the cluster's: every node mounting that file declares the same ones.
 pub fn check_node(node: &GarageNode, s: &Settings) -> Result<(), DesiredError> {
+    // A gateway's data directories are scratch emptyDirs at whatever the garage.toml lists.
+    if node.spec.gateway == Some(true) {
+        return Ok(());
+    }
     let node_dirs: Option<Vec<(String, bool)>> = node
         .spec
         .storage

@@ -787,7 +787,10 @@ mod tests {
         let mut c = cluster(3);
         c.spec.gateway = Some(Default::default());
         c.spec.storage = None;
-        assert!(Settings::from_cluster(&c).is_err(), "an edge gateway is not built");
+        assert!(
+            Settings::from_cluster(&c).is_err(),
+            "an edge gateway is not built"
+        );
         let mut c = cluster(3);
         c.spec.storage.as_mut().unwrap().layout_policy = Some(LayoutPolicy::Manual);
         let manual = Settings::from_cluster(&c).unwrap();

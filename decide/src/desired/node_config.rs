@@ -32,10 +32,7 @@ pub const ORDINAL_PLACEHOLDER: &str = "{ordinal}";
 
 /// The RPC address `node` advertises in place of the cluster's, if it has one of its own.
 pub fn own_rpc_public_addr(node: &GarageNode, s: &Settings) -> Option<String> {
-    if node.spec.external.is_some()
-        || node.spec.backing == Some(NodeBacking::NodeLocalPool)
-        || node.spec.gateway == Some(true)
-    {
+    if node.spec.external.is_some() || node.spec.backing == Some(NodeBacking::NodeLocalPool) {
         return None;
     }
     node.spec
@@ -61,11 +58,18 @@ pub fn advertised(node: &GarageNode, s: &Settings) -> Option<String> {
 /// The address an Auto member in slot `ordinal` advertises: the cluster's
 /// `spec.storage.rpcPublicAddr` with `{ordinal}` replaced, if the cluster sets one.
 pub fn auto_rpc_public_addr(c: &GarageCluster, ordinal: u32) -> Option<String> {
-    c.spec
-        .storage
-        .as_ref()?
-        .rpc_public_addr
-        .as_deref()
+    with_ordinal(c.spec.storage.as_ref()?.rpc_public_addr.as_deref(), ordinal)
+}
+
+/// The address generated gateway `ordinal` advertises: `spec.gateway.rpcPublicAddr` with
+/// `{ordinal}` replaced, if the cluster sets one.
+pub fn gateway_rpc_public_addr(c: &GarageCluster, ordinal: u32) -> Option<String> {
+    with_ordinal(c.spec.gateway.as_ref()?.rpc_public_addr.as_deref(), ordinal)
+}
+
+/// A tier's address template with `{ordinal}` replaced; `None` when it is unset or blank.
+fn with_ordinal(template: Option<&str>, ordinal: u32) -> Option<String> {
+    template
         .map(str::trim)
         .filter(|a| !a.is_empty())
         .map(|a| a.replace(ORDINAL_PLACEHOLDER, &ordinal.to_string()))

@@ -36,17 +36,9 @@ pub fn auto_storage_node_as(
     let name = name.to_owned();
     let slot = names::auto_storage_node(&s.name, ordinal);
     let storage = c.spec.storage.as_ref();
-    let mut tags = user_tags(c.spec.default_node_tags.as_deref().unwrap_or_default());
-    tags.push(names::node_pod(&name));
     let spec = GarageNodeSpec {
-        cluster_ref: ClusterReference {
-            name: s.name.clone(),
-            ..Default::default()
-        },
-        zone: s.zone.clone(),
         zone_from: c.spec.zone_from.clone(),
         capacity: Some(Quantity(s.capacity.to_string())),
-        tags: Some(tags),
         storage: Some(NodeStorageConfig {
             metadata: storage.and_then(|st| st.metadata.as_ref()).map(node_volume),
             // With paths each directory is its own volume, as the shared garage.toml lists
@@ -63,23 +55,59 @@ pub fn auto_storage_node_as(
         }),
         env: storage.and_then(|st| st.env.clone()),
         env_from: storage.and_then(|st| st.env_from.clone()),
-        network: super::node_config::auto_rpc_public_addr(c, ordinal).map(|addr| {
-            shared_types::garage_node::NodeNetworkConfig {
-                rpc_public_addr: Some(addr),
-            }
-        }),
-        ..Default::default()
+        network: network(super::node_config::auto_rpc_public_addr(c, ordinal)),
+        ..generated_spec(s, &name, c)
     };
-    let mut annotations = std::collections::BTreeMap::new();
-    annotations.insert(
+    generated(
+        c,
+        s,
+        &name,
+        labels::generated_node_labels(&s.name, &slot),
+        spec,
+    )
+}
+
+/// What every generated node's spec starts from: its cluster, the cluster's zone, and the
+/// cluster's default tags with its pod's name.
+fn generated_spec(s: &Settings, name: &str, c: &GarageCluster) -> GarageNodeSpec {
+    let mut tags = user_tags(c.spec.default_node_tags.as_deref().unwrap_or_default());
+    tags.push(names::node_pod(name));
+    GarageNodeSpec {
+        cluster_ref: ClusterReference {
+            name: s.name.clone(),
+            ..Default::default()
+        },
+        zone: s.zone.clone(),
+        tags: Some(tags),
+        ..Default::default()
+    }
+}
+
+/// `network.rpcPublicAddr` set to `addr`, when there is one.
+fn network(addr: Option<String>) -> Option<shared_types::garage_node::NodeNetworkConfig> {
+    addr.map(|addr| shared_types::garage_node::NodeNetworkConfig {
+        rpc_public_addr: Some(addr),
+    })
+}
+
+/// The generated GarageNode `name` with `spec`: controlled by the cluster, labelled, and
+/// annotated with the hash of what it renders.
+fn generated(
+    c: &GarageCluster,
+    s: &Settings,
+    name: &str,
+    labels: std::collections::BTreeMap<String, String>,
+    spec: GarageNodeSpec,
+) -> Result<GarageNode, DesiredError> {
+    let annotations = std::collections::BTreeMap::from([(
         annotation::ANNOTATION_RENDERED_HASH.to_owned(),
         rendered_hash(&spec),
-    );
+    )]);
     Ok(GarageNode {
         metadata: ObjectMeta {
-            name: Some(name.clone()),
+            name: Some(name.to_owned()),
             namespace: Some(s.namespace.clone()),
-            labels: Some(labels::generated_node_labels(&s.name, &slot)),
+            labels: Some(labels),
             annotations: Some(annotations),
             owner_references: Some(vec![controller_ref(c)?]),
             ..Default::default()
@@ -87,6 +115,37 @@ pub fn auto_storage_node_as(
         spec,
         status: None,
     })
+}
+
+/// The GarageNode of generated gateway `ordinal` of a cluster with storage and gateway
+/// tiers: capacity-less, its metadata claim from `spec.gateway.metadata` (1Gi by default),
+/// its zone the cluster's (a gateway never takes one from a Node label: it would count toward
+/// zone redundancy while storing nothing).
+pub fn auto_gateway_node(
+    c: &GarageCluster,
+    s: &Settings,
+    ordinal: u32,
+) -> Result<GarageNode, DesiredError> {
+    let name = names::auto_gateway_node(&s.name, ordinal);
+    let gateway = c.spec.gateway.as_ref();
+    let spec = GarageNodeSpec {
+        gateway: Some(true),
+        storage: Some(NodeStorageConfig {
+            metadata: gateway.and_then(|g| g.metadata.as_ref()).map(node_volume),
+            ..Default::default()
+        }),
+        network: network(super::node_config::gateway_rpc_public_addr(c, ordinal)),
+        ..generated_spec(s, &name, c)
+    };
+    let labels = labels::generated_tier_node_labels(&s.name, &name, label::value::TIER_GATEWAY);
+    generated(c, s, &name, labels, spec)
+}
+
+/// The ordinal of a generated gateway name of this cluster, if `node` is one.
+pub fn gateway_ordinal(cluster: &str, node: &str) -> Option<u32> {
+    let rest = node.strip_prefix(cluster)?.strip_prefix("-gateway-")?;
+    let ordinal: u32 = rest.parse().ok()?;
+    (names::auto_gateway_node(cluster, ordinal) == node).then_some(ordinal)
 }
 
 /// The ordinal of an Auto slot name of this cluster, if `node` is one.
@@ -225,6 +284,39 @@ mod tests {
                 (Some("/data/old"), None, Some(true)),
             ]
         );
+        assert_eq!(shape(&n), Ok(NodeShape::Managed));
+    }
+
+    #[test]
+    fn gateway_nodes_are_capacity_less_with_a_metadata_claim_only() {
+        let mut c = cluster(3);
+        c.spec.gateway = Some(shared_types::garage_cluster::v1beta2::GatewaySpec {
+            rpc_public_addr: Some("gw-{ordinal}.example.com:3901".into()),
+            ..Default::default()
+        });
+        c.spec.zone_from = Some(shared_types::common::ZoneSource {
+            node_label: "topology.kubernetes.io/zone".into(),
+        });
+        let s = Settings::from_cluster(&c).unwrap();
+        let n = auto_gateway_node(&c, &s, 1).unwrap();
+        assert_eq!(n.metadata.name.as_deref(), Some("garage-gateway-1"));
+        assert!(is_gateway(&n));
+        assert_eq!(n.spec.capacity, None);
+        assert_eq!(n.spec.zone_from, None, "gateways keep the cluster zone");
+        let storage = n.spec.storage.as_ref().unwrap();
+        assert!(storage.data.is_none() && storage.data_paths.is_none());
+        assert_eq!(
+            n.spec.network.clone().unwrap().rpc_public_addr.as_deref(),
+            Some("gw-1.example.com:3901")
+        );
+        assert!(is_generated_by(&n, "uid-1"));
+        assert_eq!(
+            n.metadata.labels.clone().unwrap()[label::LABEL_TIER],
+            label::value::TIER_GATEWAY
+        );
+        assert_eq!(gateway_ordinal("garage", "garage-gateway-1"), Some(1));
+        assert_eq!(gateway_ordinal("garage", "garage-storage-1"), None);
+        assert_eq!(gateway_ordinal("garage", "garage-gateway-01"), None);
         assert_eq!(shape(&n), Ok(NodeShape::Managed));
     }
 

@@ -12,9 +12,9 @@ use k8s_openapi::api::apps::v1::{
     StatefulSetUpdateStrategy,
 };
 use k8s_openapi::api::core::v1::{
-    ConfigMapVolumeSource, Container, ContainerPort, DownwardAPIVolumeFile, DownwardAPIVolumeSource,
-    EmptyDirVolumeSource, EnvFromSource, EnvVar,
-    EnvVarSource, HTTPGetAction, KeyToPath, ObjectFieldSelector, PersistentVolumeClaim,
+    ConfigMapVolumeSource, Container, ContainerPort, DownwardAPIVolumeFile,
+    DownwardAPIVolumeSource, EmptyDirVolumeSource, EnvFromSource, EnvVar, EnvVarSource,
+    HTTPGetAction, KeyToPath, ObjectFieldSelector, PersistentVolumeClaim,
     PersistentVolumeClaimSpec, PersistentVolumeClaimVolumeSource, PodSpec, PodTemplateSpec, Probe,
     SecretVolumeSource, TCPSocketAction, Volume, VolumeMount, VolumeResourceRequirements,
 };
@@ -33,8 +33,8 @@ use super::config::{
     METADATA_DIR, METRICS_TOKEN_DIR, METRICS_TOKEN_KEY, RPC_SECRET_DIR, RPC_SECRET_KEY,
 };
 use super::pod_security::{self, DiskOwnership};
-use super::tier_defaults::TierDefaults;
 use super::secrets::{SECRET_FILE_MODE, SecretSource};
+use super::tier_defaults::TierDefaults;
 use super::{
     DEFAULT_VOLUME_SIZE, DesiredError, Settings, controller_ref, data_dirs, labels, rendered_hash,
 };

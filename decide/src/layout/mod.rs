@@ -164,7 +164,10 @@ pub fn plan_layout(o: &Observed<'_>) -> Plan {
     let batch: Vec<(&Member, &NodeId)> = if bootstrap {
         let rf = usize::try_from(o.replication_factor).unwrap_or(usize::MAX);
         // Gateways join the first version but store nothing: only storage members count.
-        let storage = known.iter().filter(|(m, _)| m.role.capacity.is_some()).count();
+        let storage = known
+            .iter()
+            .filter(|(m, _)| m.role.capacity.is_some())
+            .count();
         if storage < rf {
             return hold(
                 HoldReason::WaitingForMembers,

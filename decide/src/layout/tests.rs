@@ -483,7 +483,12 @@ fn gateways_do_not_count_toward_the_first_layout() {
 
 #[test]
 fn gateways_join_the_first_layout_without_capacity() {
-    let members = [member(0, true), member(1, true), member(2, true), gateway(0)];
+    let members = [
+        member(0, true),
+        member(1, true),
+        member(2, true),
+        gateway(0),
+    ];
     let Plan::Apply {
         stage, bootstrap, ..
     } = plan(&members, &layout(0, &[], &[]), &settled(0))
@@ -500,7 +505,12 @@ fn gateways_join_the_first_layout_without_capacity() {
 
 #[test]
 fn a_gateway_role_with_capacity_is_corrected_to_none() {
-    let members = [member(0, true), member(1, true), member(2, true), gateway(0)];
+    let members = [
+        member(0, true),
+        member(1, true),
+        member(2, true),
+        gateway(0),
+    ];
     let wrong = json!({"id": id(100).as_str(), "zone": "z", "capacity": 1u64 << 30, "tags": gateway(0).role.tags});
     let roles = [role_json(0), role_json(1), role_json(2), wrong];
     let Plan::Apply { stage, .. } = plan(&members, &layout(1, &roles, &[]), &settled(1)) else {

@@ -47,6 +47,9 @@ pub struct Candidate {
     pub pod_uid: Option<String>,
     /// Lost-source facts, read whatever runs (or does not) for the node.
     pub lost: LostFacts,
+    /// A capacity-less gateway leaving (its GarageNode is being deleted): a role-only
+    /// retirement without block proof.
+    pub gateway: bool,
 }
 
 /// What a lost-source recovery needs to know of a candidate, whether or not its pod runs.
@@ -165,6 +168,9 @@ fn start(o: &Observed<'_>) -> Step {
     let Some(c) = o.candidates.first() else {
         return Step::Idle;
     };
+    if c.gateway {
+        return gateway::start(o, c);
+    }
     if let Some(ack) = &c.lost.acknowledged {
         return lost::start(o, c, ack);
     }
@@ -189,13 +195,7 @@ fn intent(o: &Observed<'_>, c: &Candidate, id: &NodeId, lost: bool) -> StorageDr
     let ids = vec![id.to_string()];
     let unavailable = if lost { ids.clone() } else { Vec::new() };
     StorageDrainStatus {
-        actor: Some(DrainActor {
-            api_version: Some("garage.rajsingh.info/v1beta1".into()),
-            kind: Some(DrainActorKind::GarageNode),
-            namespace: Some(c.namespace.clone()),
-            name: Some(c.name.clone()),
-            uid: Some(c.uid.clone()),
-        }),
+        actor: Some(actor(c)),
         transaction_id: Some(o.new_transaction_id.to_owned()),
         started_at: Some(Time(o.now)),
         target_hash: Some(contract::target_hash(&ids, &ids, &unavailable)),
@@ -213,6 +213,17 @@ fn intent(o: &Observed<'_>, c: &Candidate, id: &NodeId, lost: bool) -> StorageDr
         queue_length: Some(0),
         requires_empty_queue: Some(o.requires_empty_queue),
         ..StorageDrainStatus::default()
+    }
+}
+
+/// The record's actor: the candidate's GarageNode, this incarnation.
+pub(crate) fn actor(c: &Candidate) -> DrainActor {
+    DrainActor {
+        api_version: Some("garage.rajsingh.info/v1beta1".into()),
+        kind: Some(DrainActorKind::GarageNode),
+        namespace: Some(c.namespace.clone()),
+        name: Some(c.name.clone()),
+        uid: Some(c.uid.clone()),
     }
 }
 
@@ -288,6 +299,9 @@ fn advance(o: &Observed<'_>, record: &StorageDrainStatus) -> Step {
             reason::REASON_NODE_DRAIN_BLOCKED,
             "status.storageDrain.targetHash does not match its node sets; no role is removed until the record is repaired".into(),
         );
+    }
+    if contract::role_only(record) {
+        return gateway::advance(o, record);
     }
     let targets: Vec<NodeId> = record
         .removed_storage_node_ids
@@ -683,6 +697,7 @@ pub(crate) fn wait(reason: &'static str, message: String) -> Step {
     Step::Wait { reason, message }
 }
 
+mod gateway;
 mod lost;
 #[cfg(test)]
 mod tests;

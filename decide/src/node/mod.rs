@@ -7,6 +7,7 @@
 pub mod claims;
 pub mod decision;
 pub mod expansion;
+mod finalize;
 pub mod observed;
 pub mod volumes;
 

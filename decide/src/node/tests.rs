@@ -252,17 +252,87 @@ fn an_external_node_runs_nothing_and_reports_its_declared_identity() {
 }
 
 #[test]
-fn an_unsupported_shape_is_reported_and_gets_no_finalizer() {
+fn a_gateway_runs_on_a_metadata_claim_and_scratch_data() {
     let mut node = manual("gw", None);
-    node.metadata.finalizers = None;
     node.spec.gateway = Some(true);
+    node.spec.capacity = None;
     let d = decide(&observed(node, Some(cluster(3))), &timing()).unwrap();
+    let sts = d.statefulset.expect("a gateway runs");
+    let spec = sts.spec.unwrap();
+    let claims: Vec<String> = spec
+        .volume_claim_templates
+        .iter()
+        .flatten()
+        .filter_map(|c| c.metadata.name.clone())
+        .collect();
+    assert_eq!(claims, ["metadata"], "no data claim");
+    let pod = spec.template.spec.unwrap();
+    let volumes = pod.volumes.unwrap();
+    assert!(
+        volumes
+            .iter()
+            .any(|v| v.name == "data" && v.empty_dir.is_some())
+    );
+    let marker = volumes.iter().find(|v| v.name == "gateway-marker").unwrap();
+    assert!(marker.downward_api.is_some());
+    let mounts = pod.containers[0].volume_mounts.clone().unwrap();
+    assert!(
+        mounts
+            .iter()
+            .any(|m| m.mount_path == "/data/data/garage-marker"
+                && m.sub_path.as_deref() == Some("garage-marker"))
+    );
+    let labels = spec.template.metadata.unwrap();
+    assert_eq!(
+        labels.labels.unwrap()[shared_types::keys::label::LABEL_TIER],
+        "gateway"
+    );
+    assert_eq!(
+        labels.annotations.unwrap()[shared_types::keys::annotation::ANNOTATION_GATEWAY_DATA_MARKER],
+        ""
+    );
+    let probe = pod.containers[0].readiness_probe.clone().unwrap();
+    assert!(
+        probe.tcp_socket.is_some(),
+        "a gateway is ready while its S3 port answers"
+    );
+}
+
+#[test]
+fn a_deleting_gateway_stops_only_once_its_role_is_retired() {
+    let mut node = manual("gw", Some(id(8)));
+    node.spec.gateway = Some(true);
+    node.metadata.deletion_timestamp = crate::fixtures::deleting();
+    let parent = cluster(3);
+    let mut o = observed(node.clone(), Some(parent.clone()));
+    o.statefulset = Some(Default::default());
+    let d = decide(&o, &timing()).unwrap();
+    assert!(!d.delete_workload, "the role is still in the layout");
     assert_eq!(d.finalizer, None);
-    assert!(d.statefulset.is_none());
-    let (status, r) = ready(&d);
-    assert!(!status);
-    assert_eq!(r, reason::REASON_UNSUPPORTED);
-    assert!(d.conditions[0].message.contains("spec.gateway"));
+    let ids = vec![id(8).to_string()];
+    let mut done = parent.clone();
+    done.status = Some(shared_types::garage_cluster::v1beta2::GarageClusterStatus {
+        storage_drain: Some(shared_types::garage_cluster::common::StorageDrainStatus {
+            actor: Some(shared_types::garage_cluster::common::DrainActor {
+                kind: Some(shared_types::garage_cluster::common::DrainActorKind::GarageNode),
+                namespace: Some("ns".into()),
+                name: Some("gw".into()),
+                uid: Some("uid-gw".into()),
+                ..Default::default()
+            }),
+            role_removal_node_ids: Some(ids.clone()),
+            removed_storage_node_ids: Some(vec![]),
+            target_hash: Some(shared_types::drain::target_hash(&ids, &[], &[])),
+            completed_at: Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+                k8s_openapi::jiff::Timestamp::UNIX_EPOCH,
+            )),
+            ..Default::default()
+        }),
+        ..Default::default()
+    });
+    let mut o = observed(node, Some(done));
+    o.statefulset = Some(Default::default());
+    assert!(decide(&o, &timing()).unwrap().delete_workload);
 }
 
 #[test]

@@ -257,15 +257,15 @@ fn role_json(id: &NodeId, desired: &reconciler::layout::DesiredRole, role: Role)
     let mut tags = desired.tags.clone();
     let (zone, capacity) = match role {
         Role::Absent => return None,
-        Role::Desired => (desired.zone.clone(), Some(desired.capacity)),
-        Role::OtherZone => (format!("{}-x", desired.zone), Some(desired.capacity)),
+        Role::Desired => (desired.zone.clone(), desired.capacity),
+        Role::OtherZone => (format!("{}-x", desired.zone), desired.capacity),
         Role::OtherCapacity => (
             desired.zone.clone(),
-            Some(desired.capacity.saturating_add(1)),
+            Some(desired.capacity.unwrap_or(0).saturating_add(1)),
         ),
         Role::OtherTags => {
             tags.pop();
-            (desired.zone.clone(), Some(desired.capacity))
+            (desired.zone.clone(), desired.capacity)
         }
         Role::Gateway => (desired.zone.clone(), None),
         Role::ZeroCapacity => (desired.zone.clone(), Some(0)),
@@ -731,6 +731,7 @@ pub fn bare(cluster: GarageCluster) -> Observed {
         retiring: vec![],
         user_nodes: vec![],
         pool_members: vec![],
+        gateways: BTreeMap::new(),
         daemonsets: vec![],
         config_maps: vec![],
         services: vec![],

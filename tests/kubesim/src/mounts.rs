@@ -52,6 +52,7 @@ impl Mounts {
             entries.push((m.mount_path.trim_end_matches('/').to_owned(), host));
         }
         entries.sort_by_key(|e| std::cmp::Reverse(e.0.len()));
+        expose_nested(&entries)?;
         Ok(Mounts { entries, rootfs })
     }
 
@@ -90,6 +91,40 @@ impl Mounts {
     }
 }
 
+/// Makes each mount that lies inside another mount visible through the outer one, as a bind
+/// mount is: a process handed the outer directory (Garage's `data_dir`) finds the inner file
+/// or directory (a marker file projected into it) at its place. A symlink stands in for the
+/// bind mount; an entry already there is left alone.
+fn expose_nested(entries: &[(String, PathBuf)]) -> Result<(), String> {
+    for (inner, target) in entries {
+        // The longest other mount that contains this one: entries are longest first.
+        let outer = entries
+            .iter()
+            .filter(|(o, _)| o.len() < inner.len())
+            .find(|(o, _)| {
+                o.is_empty()
+                    || inner
+                        .strip_prefix(o.as_str())
+                        .is_some_and(|r| r.starts_with('/'))
+            });
+        let Some((outer, outer_host)) = outer else {
+            continue;
+        };
+        let rest = inner[outer.len()..].trim_start_matches('/');
+        let link = outer_host.join(relative(rest).map_err(|e| e.0)?);
+        if link.symlink_metadata().is_ok() {
+            continue;
+        }
+        if let Some(parent) = link.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| format!("creating {}: {e}", parent.display()))?;
+        }
+        std::os::unix::fs::symlink(target, &link)
+            .map_err(|e| format!("exposing mount {inner} inside {outer}: {e}"))?;
+    }
+    Ok(())
+}
+
 impl PathMapper for Mounts {
     fn mounted(&self, path: &str) -> Option<String> {
         if !path.starts_with('/') {
@@ -108,5 +143,32 @@ impl PathMapper for Mounts {
             }
             host.to_string_lossy().into_owned()
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_mounted_inside_another_mount_is_seen_through_it() {
+        let root = std::env::temp_dir().join(format!("kubesim-mounts-{}", std::process::id()));
+        let data = root.join("empty-dir");
+        let marker = root.join("downward/garage-marker");
+        std::fs::create_dir_all(&data).unwrap();
+        std::fs::create_dir_all(marker.parent().unwrap()).unwrap();
+        std::fs::write(&marker, "").unwrap();
+        let entries = vec![
+            ("/data/data/garage-marker".to_owned(), marker.clone()),
+            ("/data/data".to_owned(), data.clone()),
+        ];
+        expose_nested(&entries).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(data.join("garage-marker")).unwrap(),
+            ""
+        );
+        // Again: the link is there already and is left alone.
+        expose_nested(&entries).unwrap();
+        std::fs::remove_dir_all(&root).unwrap();
     }
 }

@@ -165,7 +165,11 @@ fn only_one_members_capacity_rises_per_pass() {
         claim("data-b-0", "2Gi", false),
     ];
     let held = hold(&mut views, &[&nodes[0], &nodes[1]], Some(&l), &claims);
-    assert_eq!(views[0].member.role.capacity, Some(2 * GI), "the first rises");
+    assert_eq!(
+        views[0].member.role.capacity,
+        Some(2 * GI),
+        "the first rises"
+    );
     assert_eq!(views[1].member.role.capacity, Some(GI), "the second waits");
     assert_eq!(held.len(), 1);
     assert_eq!(held[0].behind.as_deref(), Some("a"));

@@ -73,7 +73,7 @@ fn the_members_own_address_replaces_the_clusters() {
 }
 
 #[test]
-fn only_statefulset_members_have_an_address_of_their_own() {
+fn only_statefulset_members_gateways_included_have_an_address_of_their_own() {
     let mut pool = with_addr(manual("p", None), "p.example:3901");
     pool.spec.backing = Some(NodeBacking::NodeLocalPool);
     let mut external = with_addr(manual("x", None), "x.example:3901");
@@ -92,7 +92,7 @@ fn only_statefulset_members_have_an_address_of_their_own() {
         ),
         ("pool member: a layout tag instead", pool, None),
         ("external", external, None),
-        ("gateway", gateway, None),
+        ("gateway", gateway, Some("g.example:3901")),
         ("blank", blank, None),
         ("none", manual("n", None), None),
     ];

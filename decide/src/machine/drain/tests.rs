@@ -32,6 +32,7 @@ fn candidate(n: u8) -> Candidate {
             pod: Some(format!("g-storage-{n}-0")),
             ..LostFacts::default()
         },
+        gateway: false,
     }
 }
 
@@ -448,4 +449,79 @@ fn an_old_intent_is_restamped_right_before_the_removal() {
     assert_eq!(restamped.started_at.as_ref().unwrap().0, w.now);
     assert_eq!(restamped.transaction_id, r.transaction_id);
     assert!(matches!(w.step(Some(&restamped)), Step::RemoveRole { .. }));
+}
+
+/// A gateway (node 9, capacity-less) leaving a cluster whose storage is degraded: its
+/// retirement needs no health, no settled history at the start and no block proof.
+#[test]
+fn a_leaving_gateway_is_retired_role_only_and_completes_once_history_settles() {
+    let mut w = World::new(&[0, 1, 2]);
+    let mut roles: Vec<_> = [0u8, 1, 2]
+        .iter()
+        .map(|n| role(&id(*n), "z", 1 << 30, &[]))
+        .collect();
+    roles.push(
+        json!({"id": id(9).as_str(), "zone": "z", "capacity": null, "tags": ["tier:gateway"]}),
+    );
+    w.layout = layout(3, &roles, &[]);
+    w.health.storage_nodes_up = 2;
+    let mut gw = candidate(9);
+    gw.name = "g-gateway-0".into();
+    gw.gateway = true;
+    gw.node_id = None;
+    gw.pod_uid = None;
+    w.candidates = vec![gw];
+    let r = recorded(w.step(None));
+    assert_eq!(r.role_removal_node_ids, Some(vec![id(9).to_string()]));
+    assert_eq!(r.removed_storage_node_ids, Some(vec![]));
+    assert!(shared_types::drain::hash_consistent(&r));
+    assert!(shared_types::drain::role_only(&r));
+    assert_eq!(
+        w.step(Some(&r)),
+        Step::RemoveRole {
+            id: id(9),
+            version: 4
+        }
+    );
+    // Someone else's staged change holds the removal.
+    let mut staged = w.layout.clone();
+    staged.staged_role_changes =
+        serde_json::from_value(json!([{"id": id(7).as_str(), "remove": true}])).unwrap();
+    let busy = World {
+        layout: staged,
+        ..World::new(&[0, 1, 2])
+    };
+    let busy = World {
+        candidates: w.candidates.clone(),
+        ..busy
+    };
+    assert!(
+        matches!(busy.step(Some(&r)), Step::Wait { reason, .. } if reason == shared_types::conditions::reason::REASON_FOREIGN_STAGED_CHANGES)
+    );
+    // Removed: the transaction waits for the history, then completes without any repair.
+    w.layout = storage_layout(4, &[0, 1, 2]);
+    w.history = serde_json::from_value(json!({
+        "currentVersion": 4, "minAck": 3,
+        "versions": [
+            {"version": 4, "status": "Current", "storageNodes": 3, "gatewayNodes": 0},
+            {"version": 3, "status": "Draining", "storageNodes": 3, "gatewayNodes": 1}
+        ],
+        "updateTrackers": {}
+    }))
+    .unwrap();
+    assert!(matches!(w.step(Some(&r)), Step::Wait { .. }));
+    w.history = settled(4);
+    let done = recorded(w.step(Some(&r)));
+    assert!(done.completed_at.is_some());
+    assert!(shared_types::drain::role_retired(
+        &done,
+        "ns",
+        "g-gateway-0",
+        "uid-9",
+        id(9).as_str()
+    ));
+    // A gateway that stays after all, before its removal: the record is dropped.
+    w.layout = layout(3, &roles, &[]);
+    w.actor_requests = false;
+    assert_eq!(w.step(Some(&r)), Step::Clear);
 }

@@ -88,6 +88,17 @@ pub async fn act(
         rollout_step(o, step, &mut d.notes, ctx).await?;
     }
     delete_retired(ns, &d.prune_configs, &d.delete_nodes, &mut d.notes, ctx).await?;
+    if let Some(name) = &d.delete_gateway {
+        // Background propagation: the gateway's finalizer keeps its workload until its role
+        // has left the layout (admission refuses a foreground deletion of a gateway).
+        write::delete_if_present(&gn_api, m, name, &DeleteParams::background()).await?;
+        m.step("gateways", "delete_node");
+        d.notes.push(Note::normal(
+            reason::REASON_DELETING,
+            "RetireGateway",
+            format!("{name} is beyond spec.gateway.replicas; deleting it, its role leaves the layout before its pod stops"),
+        ));
+    }
     if let Some(admin) = &access.admin {
         reconnect(admin, &d.reconnect).await;
         super::workers::apply(admin, &d.worker_variables, &mut d.notes).await;
@@ -156,9 +167,9 @@ async fn ensure_objects(
         };
         write::delete_if_present(&svc_api, m, name, &params).await?;
     }
-    if let Some(p) = &d.pdb {
-        let api: Api<PodDisruptionBudget> = Api::namespaced(client.clone(), ns);
-        ensure(&api, m, p, uid, write::metadata_and_spec).await?;
+    let pdb_api: Api<PodDisruptionBudget> = Api::namespaced(client.clone(), ns);
+    for p in d.pdb.iter().chain(&d.gateway_pdb) {
+        ensure(&pdb_api, m, p, uid, write::metadata_and_spec).await?;
     }
     super::network_policy::converge(&d.network_policy, ns, uid, ctx).await?;
     let gn_api: Api<GarageNode> = Api::namespaced(client.clone(), ns);

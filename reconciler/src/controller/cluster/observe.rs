@@ -46,6 +46,7 @@ pub async fn observe(
         retiring,
         user_nodes,
         pool_members,
+        gateways,
     } = sort_members(
         gn_api.list(&ListParams::default()).await?.items,
         &name,
@@ -132,6 +133,7 @@ pub async fn observe(
         retiring,
         user_nodes,
         pool_members,
+        gateways,
         daemonsets,
         config_maps,
         services,

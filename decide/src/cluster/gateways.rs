@@ -1,0 +1,178 @@
+//! The generated gateways of a cluster with storage and gateway tiers (`C-gateway-N`): which
+//! to create, which to keep up to date, which to retire. Pure.
+//!
+//! Gateways hold capacity-less roles, so the layout planner adds each as it gets an identity
+//! (one role per layout version, like every other change) and no block proof guards their
+//! removal. A gateway leaves by deletion: its GarageNode's finalizer holds the workload until
+//! the cluster's role-only transaction has taken the role out of the layout and the history
+//! has settled (`machine::drain`).
+
+use kube::ResourceExt;
+use shared_types::garage_cluster::common::LayoutPolicy;
+use shared_types::garage_node::GarageNode;
+
+use super::observed::Observed;
+use crate::desired::{DesiredError, Settings, nodes};
+
+/// What the pass does about the generated gateways.
+#[derive(Debug, Clone, Default)]
+pub struct GatewayGroup {
+    /// Live gateways below `replicas`, as they should be (applied when they drifted).
+    pub update: Vec<GarageNode>,
+    /// Missing gateways below `replicas`.
+    pub create: Vec<GarageNode>,
+    /// The gateway to retire this pass (the highest extra ordinal), by name.
+    pub delete: Option<String>,
+}
+
+/// The plan for the generated gateways. Under the cluster's Manual layout policy the
+/// generated ones are handed to the user instead ([`ejected`]), never deleted.
+pub fn plan(o: &Observed, s: &Settings) -> Result<GatewayGroup, DesiredError> {
+    let c = o.cluster.as_ref();
+    if manual(o) {
+        return Ok(GatewayGroup::default());
+    }
+    let live = |gn: &&GarageNode| gn.metadata.deletion_timestamp.is_none();
+    let update = o
+        .gateways
+        .iter()
+        .filter(|(n, gn)| **n < s.gateway_replicas && live(gn))
+        .map(|(n, _)| nodes::auto_gateway_node(c, s, *n))
+        .collect::<Result<Vec<_>, _>>()?;
+    // A slot whose previous gateway is still leaving is filled once it is gone.
+    let create = (0..s.gateway_replicas)
+        .filter(|n| !o.gateways.contains_key(n))
+        .map(|n| nodes::auto_gateway_node(c, s, n))
+        .collect::<Result<Vec<_>, _>>()?;
+    // One at a time: the next leaves once the previous one's role is gone.
+    let leaving = o.gateways.values().any(|gn| !live(&gn));
+    let delete = o
+        .gateways
+        .iter()
+        .rev()
+        .find(|(n, gn)| **n >= s.gateway_replicas && live(gn))
+        .filter(|_| !leaving)
+        .map(|(_, gn)| gn.name_any());
+    Ok(GatewayGroup {
+        update,
+        create,
+        delete,
+    })
+}
+
+/// Generated gateways under the cluster's Manual layout policy: handed to the user, as the
+/// storage tier's are (their identities and roles stay as they are).
+pub fn ejected(o: &Observed) -> Vec<String> {
+    if manual(o) {
+        o.gateways.values().map(ResourceExt::name_any).collect()
+    } else {
+        Vec::new()
+    }
+}
+
+fn manual(o: &Observed) -> bool {
+    o.cluster.spec.layout_policy == Some(LayoutPolicy::Manual)
+}
+
+/// The live generated gateways the layout plans for (those below `replicas`).
+pub fn members<'a>(o: &'a Observed, s: &Settings) -> impl Iterator<Item = &'a GarageNode> {
+    let replicas = s.gateway_replicas;
+    o.gateways
+        .iter()
+        .filter(move |(n, gn)| **n < replicas && gn.metadata.deletion_timestamp.is_none())
+        .map(|(_, gn)| gn)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::observed::GarageView;
+    use crate::fixtures::{cluster, deleting, observed_cluster};
+
+    fn unified(gateways: i32) -> shared_types::garage_cluster::v1beta2::GarageCluster {
+        let mut c = cluster(3);
+        c.spec.gateway = Some(shared_types::garage_cluster::v1beta2::GatewaySpec {
+            replicas: Some(gateways),
+            ..Default::default()
+        });
+        c
+    }
+
+    fn with_gateways(
+        c: &shared_types::garage_cluster::v1beta2::GarageCluster,
+        ordinals: &[u32],
+    ) -> Observed {
+        let s = Settings::from_cluster(c).unwrap();
+        let mut o = observed_cluster(c.clone(), GarageView::Unavailable(String::new()));
+        for n in ordinals {
+            o.gateways
+                .insert(*n, nodes::auto_gateway_node(c, &s, *n).unwrap());
+        }
+        o
+    }
+
+    #[test]
+    fn missing_gateways_are_created_and_live_ones_kept_up_to_date() {
+        let c = unified(3);
+        let s = Settings::from_cluster(&c).unwrap();
+        let o = with_gateways(&c, &[1]);
+        let p = plan(&o, &s).unwrap();
+        let names = |v: &[GarageNode]| v.iter().map(|n| n.name_any()).collect::<Vec<_>>();
+        assert_eq!(names(&p.create), ["garage-gateway-0", "garage-gateway-2"]);
+        assert_eq!(names(&p.update), ["garage-gateway-1"]);
+        assert_eq!(p.delete, None);
+        assert_eq!(members(&o, &s).count(), 1);
+    }
+
+    #[test]
+    fn extra_gateways_leave_one_at_a_time_highest_first() {
+        let c = unified(1);
+        let s = Settings::from_cluster(&c).unwrap();
+        let mut o = with_gateways(&c, &[0, 1, 2]);
+        assert_eq!(
+            plan(&o, &s).unwrap().delete.as_deref(),
+            Some("garage-gateway-2")
+        );
+        o.gateways.get_mut(&2).unwrap().metadata.deletion_timestamp = deleting();
+        let p = plan(&o, &s).unwrap();
+        assert_eq!(p.delete, None, "the next waits for the leaving one");
+        assert!(
+            p.create.is_empty(),
+            "a leaving slot above replicas is not refilled"
+        );
+        // Below replicas, a leaving gateway's slot is refilled only once it is gone.
+        let c = unified(3);
+        let s = Settings::from_cluster(&c).unwrap();
+        let mut o = with_gateways(&c, &[0, 1, 2]);
+        o.gateways.get_mut(&1).unwrap().metadata.deletion_timestamp = deleting();
+        let p = plan(&o, &s).unwrap();
+        assert!(p.create.is_empty());
+        assert_eq!(p.update.len(), 2);
+        assert_eq!(members(&o, &s).count(), 2);
+    }
+
+    #[test]
+    fn the_manual_policy_hands_generated_gateways_to_the_user() {
+        let mut c = unified(2);
+        c.spec.layout_policy = Some(LayoutPolicy::Manual);
+        let s = Settings::from_cluster(&c).unwrap();
+        let o = with_gateways(&c, &[0, 1]);
+        let p = plan(&o, &s).unwrap();
+        assert!(p.update.is_empty() && p.create.is_empty() && p.delete.is_none());
+        assert_eq!(ejected(&o), ["garage-gateway-0", "garage-gateway-1"]);
+        // A cluster without a gateway tier retires them instead.
+        let mut c = unified(2);
+        c.spec.gateway = None;
+        let s = Settings::from_cluster(&c).unwrap();
+        let o = with_gateways(&unified(2), &[0, 1]);
+        let o = Observed {
+            cluster: std::sync::Arc::new(c),
+            ..o
+        };
+        assert_eq!(
+            plan(&o, &s).unwrap().delete.as_deref(),
+            Some("garage-gateway-1")
+        );
+        assert!(ejected(&o).is_empty());
+    }
+}

@@ -1,0 +1,95 @@
+//! The retirement of a capacity-less (gateway) identity: a role-only transaction.
+//!
+//! A gateway stores no blocks, so there is nothing to prove about data: its role is removed in
+//! one layout version as soon as nothing foreign is staged (no health or settled-history gate,
+//! and never `skip-dead-nodes`), and the transaction completes once the history holds no
+//! older version any more. The record names the identity in `roleRemovalNodeIds` and nothing
+//! in `removedStorageNodeIds`, which is what admission and the GarageNode controller check
+//! before the gateway's workload may stop.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use shared_types::conditions::reason;
+use shared_types::drain as contract;
+use shared_types::garage_cluster::common::StorageDrainStatus;
+
+use super::{Candidate, Observed, Step, wait};
+use garage_api_types::{NodeId, StagedRoleChange};
+
+/// The first step for a leaving gateway: record the intent to remove its role.
+pub(super) fn start(o: &Observed<'_>, c: &Candidate) -> Step {
+    let Some(id) = c.lost.recorded_id.as_ref() else {
+        return wait(
+            reason::REASON_WAITING_FOR_DRAIN_SAFETY,
+            format!(
+                "gateway {} leaves but has no recorded Garage identity; nothing is removed",
+                c.name
+            ),
+        );
+    };
+    if let Some(why) = foreign_staged(o, id) {
+        return why;
+    }
+    let ids = vec![id.to_string()];
+    Step::Record(StorageDrainStatus {
+        actor: Some(super::actor(c)),
+        transaction_id: Some(o.new_transaction_id.to_owned()),
+        started_at: Some(Time(o.now)),
+        target_hash: Some(contract::target_hash(&ids, &[], &[])),
+        role_removal_node_ids: Some(ids),
+        removed_storage_node_ids: Some(Vec::new()),
+        layout_version: i64::try_from(o.layout.version).ok(),
+        error_count: Some(0),
+        queue_length: Some(0),
+        requires_empty_queue: Some(false),
+        ..StorageDrainStatus::default()
+    })
+}
+
+/// The next step of a recorded role-only transaction.
+pub(super) fn advance(o: &Observed<'_>, record: &StorageDrainStatus) -> Step {
+    let targets: Vec<NodeId> = record
+        .role_removal_node_ids
+        .iter()
+        .flatten()
+        .filter_map(|i| i.parse().ok())
+        .collect();
+    if let Some(id) = targets.iter().find(|t| o.layout.role(t).is_some()) {
+        if !o.actor_requests {
+            // The gateway stays after all: nothing was removed yet.
+            return Step::Clear;
+        }
+        if let Some(why) = foreign_staged(o, id) {
+            return why;
+        }
+        return Step::RemoveRole {
+            id: id.clone(),
+            version: o.layout.version + 1,
+        };
+    }
+    if !o.history.is_settled() {
+        return wait(
+            reason::REASON_DRAINING,
+            "the gateway role is removed; waiting until every node has synced the layout version without it".into(),
+        );
+    }
+    let mut done = record.clone();
+    done.completed_at = Some(Time(o.now));
+    done.layout_version = i64::try_from(o.layout.version).ok();
+    Step::Record(done)
+}
+
+/// A wait when Garage's staging area holds anything but the removal of `id`.
+fn foreign_staged(o: &Observed<'_>, id: &NodeId) -> Option<Step> {
+    let ours = |c: &StagedRoleChange| matches!(c, StagedRoleChange::Remove { id: staged, .. } if staged == id);
+    let parameters = o
+        .layout
+        .staged_parameters
+        .as_ref()
+        .is_some_and(|p| *p != o.layout.parameters);
+    (!o.layout.staged_role_changes.iter().all(ours) || parameters).then(|| {
+        wait(
+            reason::REASON_FOREIGN_STAGED_CHANGES,
+            "Garage's staging area holds changes; the gateway's role removal does not apply over them".into(),
+        )
+    })
+}
