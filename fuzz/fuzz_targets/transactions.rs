@@ -223,6 +223,7 @@ fn drain_machine(i: DrainInput) {
             },
             // Storage identities only: the invariants checked below are the block proof's.
             gateway: false,
+            swap: None,
         })
         .collect();
     let (Some(layout), Some(history)) = (layout(&i), history(i.history, i.version)) else {

@@ -249,10 +249,14 @@ impl Assessment {
     /// The drain's step, held while a member is low: a drain that has not been recorded yet
     /// does not start, and `StorageDrainReady` says why. A recorded drain goes on.
     pub fn hold_drain(&self, mut removal: Removal, recorded: bool) -> Removal {
-        let (Some(why), false, Some(Step::Record(_))) = (&self.hold, recorded, &removal.step)
+        let (Some(why), false, Some(Step::Record(intent))) = (&self.hold, recorded, &removal.step)
         else {
             return removal;
         };
+        // A gateway's retirement moves no data.
+        if shared_types::drain::role_only(intent) {
+            return removal;
+        }
         let wait = Step::Wait {
             reason: reason::REASON_STORAGE_CAPACITY_LOW,
             message: format!(

@@ -431,7 +431,13 @@ fn placement<'a>(
     let removal = capacity.hold_drain(removal, drain_recorded);
     let drain_acts = matches!(
         removal.step,
-        Some(Step::Record(_) | Step::RemoveRole { .. } | Step::LaunchRepairs { .. } | Step::Clear)
+        Some(
+            Step::Record(_)
+                | Step::RemoveRole { .. }
+                | Step::SwapRole { .. }
+                | Step::LaunchRepairs { .. }
+                | Step::Clear
+        )
     );
     // A recorded drain or rollout holds every other layout writer (one transaction at a time).
     let (plan, layout_change, notes) = layout_write(

@@ -133,6 +133,7 @@ pub(super) fn garage_facts<'a>(
                 .collect();
             rejoin.push((host, others));
         }
+        rejoin.extend(unproven_gateways(views, &peers));
         plan = Some(layout::plan_layout(&layout::Observed {
             replication_factor: s.replication_factor,
             members: layout_members,
@@ -154,6 +155,29 @@ pub(super) fn garage_facts<'a>(
     }
 }
 
+/// Gateways whose pod runs an identity the operator has not recorded: each is asked to dial
+/// its peers itself. A gateway that lost its metadata starts as a new identity that knows no
+/// peer, so nobody would see it otherwise, and its role could not be handed to it. No peer
+/// dials it back: the operator does not know its ID.
+fn unproven_gateways(
+    views: &[MemberView],
+    peers: &[(String, String)],
+) -> Vec<(String, Vec<String>)> {
+    views
+        .iter()
+        .filter(|v| v.member.node_id.is_none() && v.member.role.capacity.is_none() && !v.external)
+        .filter_map(|v| {
+            let (host, _) = v.rpc_address.as_deref()?.rsplit_once(':')?;
+            let others: Vec<String> = peers
+                .iter()
+                .filter(|(n, _)| *n != v.member.name)
+                .map(|(_, p)| p.clone())
+                .collect();
+            (!others.is_empty()).then(|| (host.trim_matches(['[', ']']).to_owned(), others))
+        })
+        .collect()
+}
+
 /// The drain's step, held while a member's connections are being replaced or a pod
 /// replacement is in flight.
 pub(super) fn hold_removal(
@@ -165,7 +189,7 @@ pub(super) fn hold_removal(
     // drain's role removal included.
     let mut removal = removal;
     if !settling.is_empty()
-        && let Some(Step::RemoveRole { .. }) = removal.step
+        && let Some(Step::RemoveRole { .. } | Step::SwapRole { .. }) = removal.step
     {
         removal.step = Some(Step::Wait {
             reason: reason::REASON_WAITING_FOR_CLUSTER_HEALTH,

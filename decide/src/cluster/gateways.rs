@@ -7,12 +7,17 @@
 //! the cluster's role-only transaction has taken the role out of the layout and the history
 //! has settled (`machine::drain`).
 
+use k8s_openapi::api::core::v1::Pod;
 use kube::ResourceExt;
-use shared_types::garage_cluster::common::LayoutPolicy;
+use shared_types::drain as contract;
+use shared_types::garage_cluster::common::{LayoutPolicy, StorageDrainStatus};
 use shared_types::garage_node::GarageNode;
 
-use super::observed::Observed;
+use super::members::MemberView;
+use super::observed::{GarageRead, Observed};
 use crate::desired::{DesiredError, Settings, nodes};
+use crate::machine::drain::Candidate;
+use garage_api_types::NodeId;
 
 /// What the pass does about the generated gateways.
 #[derive(Debug, Clone, Default)]
@@ -81,6 +86,86 @@ pub fn members<'a>(o: &'a Observed, s: &Settings) -> impl Iterator<Item = &'a Ga
         .iter()
         .filter(move |(n, gn)| **n < replicas && gn.metadata.deletion_timestamp.is_none())
         .map(|(_, gn)| gn)
+}
+
+/// The gateways whose role-only transaction may run, by name: those being deleted
+/// (`removal::gateway_leaving`), then those whose pod runs another identity than the one that
+/// holds their role (a lost metadata volume): the old role is swapped for the new identity's.
+pub fn candidates(
+    all_nodes: &[&GarageNode],
+    pods: &[Pod],
+    read: Option<&GarageRead>,
+    views: &[MemberView],
+    record: Option<&StorageDrainStatus>,
+) -> Vec<Candidate> {
+    let mut gateways: Vec<&GarageNode> = all_nodes
+        .iter()
+        .copied()
+        .filter(|n| nodes::is_gateway(n))
+        .collect();
+    gateways.sort_by_key(|n| n.name_any());
+    let mut leaving = Vec::new();
+    let mut swaps = Vec::new();
+    for n in gateways {
+        if super::removal::gateway_leaving(n) {
+            leaving.push(super::removal::candidate(n, pods, read));
+        } else if n.metadata.deletion_timestamp.is_none()
+            && let Some(c) = swap(n, pods, read, views, record)
+        {
+            swaps.push(c);
+        }
+    }
+    leaving.extend(swaps);
+    leaving
+}
+
+/// The swap candidate of the live gateway `n`, when it runs a new identity and its old one
+/// holds a role: the identity being retired (the record's target, else the one `n` records)
+/// and the new one with its desired role.
+fn swap(
+    n: &GarageNode,
+    pods: &[Pod],
+    read: Option<&GarageRead>,
+    views: &[MemberView],
+    record: Option<&StorageDrainStatus>,
+) -> Option<Candidate> {
+    let read = read?;
+    let mut c = super::removal::candidate(n, pods, read.into());
+    let role = views
+        .iter()
+        .find(|v| v.member.name == c.name)?
+        .member
+        .role
+        .clone();
+    let ours = record.filter(|r| {
+        contract::role_only(r) && contract::actor_is_node(r, &c.namespace, &c.name, &c.uid)
+    });
+    let (old, new): (NodeId, NodeId) = match ours {
+        // Recorded: the target stays the old identity; the new one is what the node records
+        // now (once it took it over) or what Garage sees at its pod.
+        Some(r) => {
+            let old: NodeId = r.role_removal_node_ids.as_ref()?.first()?.parse().ok()?;
+            let new = c
+                .node_id
+                .clone()
+                .filter(|id| *id != old)
+                .or_else(|| c.lost.replacement.clone())?;
+            (old, new)
+        }
+        None => {
+            let old = c.lost.recorded_id.clone()?;
+            read.layout.role(&old)?;
+            (old, c.lost.replacement.clone()?)
+        }
+    };
+    // Only a process that is up now is a replacement: an identity that left before may still
+    // be listed at the same address.
+    if !read.status.nodes.iter().any(|s| s.id == new && s.is_up) {
+        return None;
+    }
+    c.lost.recorded_id = Some(old);
+    c.swap = Some((new, role));
+    Some(c)
 }
 
 #[cfg(test)]
@@ -174,5 +259,62 @@ mod tests {
             Some("garage-gateway-1")
         );
         assert!(ejected(&o).is_empty());
+    }
+
+    #[test]
+    fn a_gateway_running_a_new_identity_is_a_swap_candidate_while_that_one_is_up() {
+        use crate::fixtures::{id, layout, manual, pod, settled};
+        let c = unified(1);
+        let s = Settings::from_cluster(&c).unwrap();
+        let mut gw = manual("gw", Some(id(5)));
+        gw.spec.gateway = Some(true);
+        // The node controller dropped the pod proof when the pod reported another identity.
+        gw.status.as_mut().unwrap().observed_pod_uid = None;
+        let mut p = pod("gw", 40, "sts-gw");
+        p.metadata.labels = Some(crate::desired::labels::gateway_pod_labels("garage", "gw"));
+        let pods = vec![p];
+        let view = super::super::members::member(&gw, &pods, &s, false).unwrap();
+        let read = |up6: bool| {
+            GarageRead {
+            status: serde_json::from_value(serde_json::json!({"layoutVersion": 2, "nodes": [
+                {"id": id(5).as_str(), "isUp": false, "draining": false, "addr": "198.18.0.40:3901"},
+                {"id": id(6).as_str(), "isUp": up6, "draining": false, "addr": "198.18.0.40:3901"},
+            ]}))
+            .unwrap(),
+            layout: layout(
+                2,
+                &[serde_json::json!({"id": id(5).as_str(), "zone": "default", "capacity": null, "tags": []})],
+                &[],
+            ),
+            history: settled(2),
+            health: None,
+            every_view_healthy: false,
+            build: None,
+            worker_variables: std::collections::BTreeMap::new(),
+        }
+        };
+        let up = read(true);
+        let found = candidates(&[&gw], &pods, Some(&up), std::slice::from_ref(&view), None);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].lost.recorded_id, Some(id(5)));
+        assert_eq!(found[0].swap.as_ref().map(|(n, _)| n.clone()), Some(id(6)));
+        assert_eq!(found[0].swap.as_ref().unwrap().1, view.member.role);
+        // A new identity that is not up is no replacement; nor is anything without a read.
+        let down = read(false);
+        assert!(
+            candidates(
+                &[&gw],
+                &pods,
+                Some(&down),
+                std::slice::from_ref(&view),
+                None
+            )
+            .is_empty()
+        );
+        assert!(candidates(&[&gw], &pods, None, std::slice::from_ref(&view), None).is_empty());
+        // A storage node in the same state is no gateway candidate.
+        let mut storage = gw.clone();
+        storage.spec.gateway = None;
+        assert!(candidates(&[&storage], &pods, Some(&up), &[view], None).is_empty());
     }
 }

@@ -53,7 +53,8 @@ pub fn changed(o: &Observed, views: &[MemberView], read: Option<&GarageRead>) ->
         .generated
         .values()
         .chain(o.user_nodes.iter())
-        .chain(o.pool_members.iter());
+        .chain(o.pool_members.iter())
+        .chain(o.gateways.values());
     let mut out = Vec::new();
     for gn in nodes {
         let name = gn.name_any();
@@ -70,7 +71,10 @@ pub fn changed(o: &Observed, views: &[MemberView], read: Option<&GarageRead>) ->
         let facts = MemberFacts {
             node: name,
             connected: reported.is_some_and(|n| n.is_up),
-            in_layout: role.is_some_and(|r| r.capacity.is_some_and(|c| c > 0)),
+            // A gateway's role has no capacity; a storage role without is not in place.
+            in_layout: role.is_some_and(|r| {
+                crate::desired::nodes::is_gateway(gn) || r.capacity.is_some_and(|c| c > 0)
+            }),
             hostname: reported.and_then(|n| n.hostname.clone()),
             partitions: role
                 .and_then(|r| r.stored_partitions)

@@ -80,6 +80,9 @@ pub fn decide(
         excluded,
         colliding,
     } = requested(extra, &all_nodes, &o.pods, read);
+    // Gateways go first: their retirement takes one layout version, not a proof.
+    let gateways = super::gateways::candidates(&all_nodes, &o.pods, read, views, record);
+    let candidates: Vec<Candidate> = gateways.iter().cloned().chain(candidates).collect();
     r.excluded = excluded;
     if let Some(actor) = record
         .and_then(|rec| rec.actor.as_ref())
@@ -96,7 +99,11 @@ pub fn decide(
                 &n.namespace().unwrap_or_default(),
                 &n.name_any(),
                 n.metadata.uid.as_deref().unwrap_or_default(),
-            ) && (drain_requested(n) || gateway_leaving(n))
+            ) && (drain_requested(n)
+                || gateway_leaving(n)
+                // A swap asks until it is complete; then the record goes.
+                || contract::phase(record) == Phase::Active
+                    && gateways.iter().any(|c| c.name == n.name_any() && c.swap.is_some()))
         })
     });
     let Some(read) = read else {
@@ -196,14 +203,6 @@ fn requested(
             })
         })
     };
-    // Leaving gateways go first: their retirement takes one layout version, not a proof.
-    let mut leaving: Vec<&GarageNode> = all_nodes
-        .iter()
-        .copied()
-        .filter(|n| gateway_leaving(n))
-        .collect();
-    leaving.sort_by_key(|n| n.name_any());
-    candidates.extend(leaving.iter().map(|n| candidate(n, pods, read)));
     let mut colliding: Vec<String> = Vec::new();
     for n in &requested {
         excluded.push(n.name_any());
@@ -351,7 +350,7 @@ fn scale_down_blocked(
     None
 }
 
-fn candidate(n: &GarageNode, pods: &[Pod], read: Option<&GarageRead>) -> Candidate {
+pub(super) fn candidate(n: &GarageNode, pods: &[Pod], read: Option<&GarageRead>) -> Candidate {
     let status = n.status.clone().unwrap_or_default();
     let pod = super::members::pod_of(n, pods);
     let proven =
@@ -398,6 +397,7 @@ fn candidate(n: &GarageNode, pods: &[Pod], read: Option<&GarageRead>) -> Candida
             .and_then(|id| id.parse().ok()),
         pod_uid: status.observed_pod_uid.filter(|_| proven),
         gateway: nodes::is_gateway(n),
+        swap: None,
     }
 }
 

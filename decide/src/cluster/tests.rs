@@ -414,6 +414,32 @@ fn a_user_gateway_joins_with_a_capacity_less_role_outside_the_storage_budget() {
 }
 
 #[test]
+fn a_gateway_running_an_unrecorded_identity_is_asked_to_dial_its_peers() {
+    let mut o = converged();
+    let mut gw = manual("gw", Some(id(8)));
+    gw.spec.gateway = Some(true);
+    gw.spec.capacity = None;
+    // Its pod reported another identity: the node controller dropped the proof.
+    gw.status.as_mut().unwrap().observed_pod_uid = None;
+    o.user_nodes.push(gw);
+    let mut p = pod("gw", 40, "sts-gw");
+    p.metadata.labels = Some(crate::desired::labels::gateway_pod_labels("garage", "gw"));
+    o.pods.push(p);
+    let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
+    let (host, peers) = d
+        .rejoin
+        .iter()
+        .find(|(h, _)| h == "198.18.0.40")
+        .expect("the gateway dials out");
+    assert_eq!(host, "198.18.0.40");
+    assert_eq!(peers.len(), 3, "every storage member: {peers:?}");
+    assert!(
+        d.reconnect.iter().all(|r| !r.contains("198.18.0.40")),
+        "nobody dials an identity the operator does not know"
+    );
+}
+
+#[test]
 fn a_gateway_tier_adds_its_service_budget_and_generated_gateways() {
     let mut o = converged();
     let mut c = (*o.cluster).clone();

@@ -479,6 +479,7 @@ pub(super) fn pod_spec(
         // this node sees it. A process that has just started, or has not reached its peers
         // again, would fail the requests sent to it.
         readiness_probe: Some(readiness(i, &t)),
+        startup_probe: gateway_startup(i),
         ..Default::default()
     };
     PodSpec {
@@ -540,6 +541,26 @@ fn readiness(i: NodeInputs<'_>, t: &TierDefaults<'_>) -> Probe {
         failure_threshold: Some(2),
         ..Default::default()
     }
+}
+
+/// A gateway's startup probe: Garage's `/health`, which answers 200 only once the process
+/// knows a layout whose partitions it can reach. A gateway that starts (or lost its metadata
+/// and starts as a new identity) has no peer yet and would fail every request; its S3 port
+/// opens long before that. The check runs until it first passes only, so a later loss of
+/// quorum does not take a running gateway out of its Service. Up to ten minutes are allowed
+/// before the kubelet restarts it.
+fn gateway_startup(i: NodeInputs<'_>) -> Option<Probe> {
+    (i.node.spec.gateway == Some(true)).then(|| Probe {
+        http_get: Some(HTTPGetAction {
+            path: Some("/health".into()),
+            port: IntOrString::Int(i32::from(i.settings.admin_port)),
+            ..Default::default()
+        }),
+        period_seconds: Some(2),
+        timeout_seconds: Some(2),
+        failure_threshold: Some(300),
+        ..Default::default()
+    })
 }
 
 fn env(i: NodeInputs<'_>) -> Vec<EnvVar> {

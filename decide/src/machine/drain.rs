@@ -47,9 +47,12 @@ pub struct Candidate {
     pub pod_uid: Option<String>,
     /// Lost-source facts, read whatever runs (or does not) for the node.
     pub lost: LostFacts,
-    /// A capacity-less gateway leaving (its GarageNode is being deleted): a role-only
-    /// retirement without block proof.
+    /// A capacity-less gateway leaving (its GarageNode is being deleted) or replacing its
+    /// identity: a role-only retirement without block proof.
     pub gateway: bool,
+    /// For a gateway that runs a new identity (its metadata was lost): that identity and the
+    /// role it takes in the same layout version as the old one leaves.
+    pub swap: Option<(NodeId, crate::layout::DesiredRole)>,
 }
 
 /// What a lost-source recovery needs to know of a candidate, whether or not its pod runs.
@@ -134,6 +137,16 @@ pub enum Step {
     RemoveRole {
         /// Node ID.
         id: NodeId,
+        /// The version to apply.
+        version: u64,
+    },
+    /// Replace the role of the gateway identity `remove` (the record already names it) by
+    /// `add`, in one layout version `version`.
+    SwapRole {
+        /// The old identity.
+        remove: NodeId,
+        /// The new identity's capacity-less role.
+        add: garage_api_types::RoleChange,
         /// The version to apply.
         version: u64,
     },

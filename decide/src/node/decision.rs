@@ -386,10 +386,31 @@ fn identity(
         })
         .map(str::to_ascii_lowercase)
         .and_then(|v| v.parse::<NodeId>().ok());
+    // A gateway's old identity that the parent is swapping out for this one is not a
+    // mismatch: the new one is recorded, which is what completes the swap.
+    let swapped = pinned.is_none() && recorded.as_ref().is_some_and(|r| swapping(o, r));
     let mismatch = recorded
         .iter()
+        .filter(|_| !swapped)
         .chain(pinned.iter())
         .find(|e| **e != found.id);
+    if let Some(expected) = mismatch
+        && nodes::is_gateway(node)
+    {
+        d.conditions.push(Desired {
+            type_: common::CONDITION_READY,
+            status: false,
+            reason: reason::REASON_IDENTITY_CHANGED,
+            message: format!(
+                "pod {pod_name} reports Garage node {} but this gateway was {expected}; the parent GarageCluster hands the gateway role to the new identity in one layout version",
+                found.id.short(),
+            ),
+        });
+        status.observed_pod_uid = None;
+        status.phase = Some(ClusterPhase::Pending);
+        d.requeue = Some(t.short_requeue);
+        return;
+    }
     if let Some(expected) = mismatch {
         d.conditions.push(Desired {
             type_: common::CONDITION_READY,
@@ -421,6 +442,31 @@ fn identity(
         reason: reason::REASON_RECONCILE_SUCCESS,
         message: String::new(),
     });
+}
+
+/// True when the parent's role-only transaction names this gateway incarnation and is
+/// retiring its identity `recorded`: the swap of a gateway that runs a new identity.
+fn swapping(o: &Observed, recorded: &NodeId) -> bool {
+    let node = o.node.as_ref();
+    nodes::is_gateway(node)
+        && node.metadata.deletion_timestamp.is_none()
+        && o.parent
+            .as_ref()
+            .and_then(|c| c.status.as_ref())
+            .and_then(|s| s.storage_drain.as_ref())
+            .is_some_and(|r| {
+                drain::role_only(r)
+                    && drain::actor_is_node(
+                        r,
+                        &node.namespace().unwrap_or_default(),
+                        &node.name_any(),
+                        node.metadata.uid.as_deref().unwrap_or_default(),
+                    )
+                    && r.role_removal_node_ids
+                        .iter()
+                        .flatten()
+                        .any(|id| *id == recorded.to_string())
+            })
 }
 
 /// The node's claims: reserved, with the identity its current pod proved; a retired claim in

@@ -154,6 +154,58 @@ fn a_different_identity_is_never_recorded() {
     }
 }
 
+#[test]
+fn a_gateway_takes_its_new_identity_only_once_the_parent_swaps_the_old_one_out() {
+    let mut node = manual("gw", Some(id(5)));
+    node.spec.gateway = Some(true);
+    let seen = Discovered {
+        id: id(6),
+        pod_uid: "pod-9".into(),
+        ip: "198.18.0.9".into(),
+    };
+    let mut o = observed(node.clone(), Some(cluster(3)));
+    o.discovered = Some(seen.clone());
+    let d = decide(&o, &timing()).unwrap();
+    assert_eq!(ready(&d), (false, reason::REASON_IDENTITY_CHANGED));
+    let status = d.status.unwrap();
+    assert_eq!(
+        status.node_id.as_deref(),
+        Some(id(5).as_str()),
+        "kept until the swap"
+    );
+    assert_eq!(status.phase, Some(ClusterPhase::Pending));
+    // The parent's role-only transaction retiring 5 for this incarnation: 6 is recorded.
+    let ids = vec![id(5).to_string()];
+    let mut parent = cluster(3);
+    parent.status = Some(shared_types::garage_cluster::v1beta2::GarageClusterStatus {
+        storage_drain: Some(shared_types::garage_cluster::common::StorageDrainStatus {
+            actor: Some(shared_types::garage_cluster::common::DrainActor {
+                kind: Some(shared_types::garage_cluster::common::DrainActorKind::GarageNode),
+                namespace: Some("ns".into()),
+                name: Some("gw".into()),
+                uid: Some("uid-gw".into()),
+                ..Default::default()
+            }),
+            role_removal_node_ids: Some(ids.clone()),
+            removed_storage_node_ids: Some(vec![]),
+            target_hash: Some(shared_types::drain::target_hash(&ids, &[], &[])),
+            ..Default::default()
+        }),
+        ..Default::default()
+    });
+    let mut o = observed(node.clone(), Some(parent.clone()));
+    o.discovered = Some(seen.clone());
+    let status = decide(&o, &timing()).unwrap().status.unwrap();
+    assert_eq!(status.node_id.as_deref(), Some(id(6).as_str()));
+    // A storage node under the same record shape is never switched.
+    let mut storage = node;
+    storage.spec.gateway = None;
+    let mut o = observed(storage, Some(parent));
+    o.discovered = Some(seen);
+    let status = decide(&o, &timing()).unwrap().status.unwrap();
+    assert_eq!(status.node_id.as_deref(), Some(id(5).as_str()));
+}
+
 /// `manual-a` (identity 5), asking to be drained with its source acknowledged lost.
 fn lost_node() -> GarageNode {
     use shared_types::keys::annotation::{ANNOTATION_ACKNOWLEDGE_LOST_SOURCE, ANNOTATION_DRAIN};

@@ -90,7 +90,10 @@
 //!     discoveries off, which is accepted) with 200 checksummed objects;
 //!     `cycle=true` on one Auto member makes a sibling with a fresh identity join, then the
 //!     source drains (its pod runs until the proof), the sibling takes its slot and the
-//!     source goes; every object reads back and slot 1 is not made again.
+//!     source goes; every object reads back and slot 1 is not made again. Then `zone_from`,
+//!     `public_endpoint` and `gateways`: the upstream sample's gateway tier joins with
+//!     capacity-less roles behind its own Service and budget, serves every object, and
+//!     scales 2 -> 1 under a continuous reader, its role retired before its pod stops.
 //! 13. `go_takeover` (site G, beside the others): the objects the Go operator made for a
 //!     3-member cluster, a bucket and a key (a recording) are created again with real Garage
 //!     behind them and 200 checksummed objects written through the recorded key; a reconciler
@@ -118,6 +121,7 @@ mod drain;
 mod drift;
 mod evictions;
 mod expansion;
+mod gateways;
 mod go_takeover;
 mod grants;
 mod layout_parameters;
@@ -562,6 +566,7 @@ async fn scenario(
             cycle::run(&mut f).await?;
             zone_from::run(&mut f).await?;
             public_endpoint::run(&mut f).await?;
+            gateways::run(&mut f).await?;
             teardown::run(&mut f).await
         });
         let site_g = SITE.scope(go_takeover::NS_G, async {

@@ -269,6 +269,7 @@ pub(crate) async fn roll(
     let sampler = tokio::spawn(sample_not_ready(w.pods.clone(), members, stop.clone()));
     let reader = tokio::spawn(read_continuously(
         w.pods.clone(),
+        "storage",
         w.store.clone().context("no objects were written")?,
         w.checksummed.clone(),
         stop.clone(),
@@ -416,17 +417,19 @@ pub(crate) async fn sample_not_ready(
     worst.load(Ordering::SeqCst)
 }
 
-/// GETs the objects in turn through a Ready pod until `stop`. A connection that breaks
+/// GETs the objects in turn through a Ready pod of `tier` until `stop`, as a Service over
+/// that tier would send them. A connection that breaks
 /// because the pod it went to was just deleted is tried again through another Ready pod; an
 /// answer that is an error or different bytes is a failed GET. Returns (GETs, failed).
-async fn read_continuously(
+pub(crate) async fn read_continuously(
     pods: Api<Pod>,
+    tier: &'static str,
     store: garage_fixture::s3::Objects,
     objects: Vec<(String, Vec<u8>)>,
     stop: Arc<AtomicBool>,
 ) -> anyhow::Result<(usize, usize)> {
     use sha2::{Digest, Sha256};
-    let selector = format!("{LABEL_CLUSTER}={NAME},{LABEL_TIER}=storage");
+    let selector = format!("{LABEL_CLUSTER}={NAME},{LABEL_TIER}={tier}");
     let (mut reads, mut failed) = (0usize, 0usize);
     let mut i = 0usize;
     while !stop.load(Ordering::SeqCst) {

@@ -51,9 +51,22 @@ pub(crate) async fn destroy(w: &mut World<'_>, user_made: &[&str]) -> anyhow::Re
     //    without anyone touching a finalizer: every operator-made object goes, claims stay
     //    (the default retention policy is Retain).
     let claims_before = claim_names(client).await?;
-    // Every claim a live member mounts is reserved until the store goes.
+    // Every claim a live member mounts is reserved until the store goes (a retired gateway's
+    // claim names a GarageNode that is gone).
+    let live: Vec<String> = w
+        .gns
+        .list(&Default::default())
+        .await?
+        .items
+        .iter()
+        .filter_map(|n| n.metadata.uid.clone())
+        .collect();
     let unreserved = reservations(client, |c| {
-        !c.annotations().contains_key(ANNOTATION_RETIRED_NODE_ID) && !reserved(c)
+        !c.annotations().contains_key(ANNOTATION_RETIRED_NODE_ID)
+            && !reserved(c)
+            && c.annotations()
+                .get(ANNOTATION_GARAGE_NODE_UID)
+                .is_some_and(|uid| live.contains(uid))
     })
     .await?;
     ensure!(

@@ -3,7 +3,10 @@
 //! A gateway stores no blocks, so there is nothing to prove about data: its role is removed in
 //! one layout version as soon as nothing foreign is staged (no health or settled-history gate,
 //! and never `skip-dead-nodes`), and the transaction completes once the history holds no
-//! older version any more. The record names the identity in `roleRemovalNodeIds` and nothing
+//! older version any more. A gateway that lost its metadata runs a new identity: the same
+//! transaction then adds the new identity's role in the very version that removes the old
+//! one, so the layout never lacks a role for it, and completes once the GarageNode records
+//! the new identity. The record names the identity in `roleRemovalNodeIds` and nothing
 //! in `removedStorageNodeIds`, which is what admission and the GarageNode controller check
 //! before the gateway's workload may stop.
 
@@ -53,23 +56,57 @@ pub(super) fn advance(o: &Observed<'_>, record: &StorageDrainStatus) -> Step {
         .flatten()
         .filter_map(|i| i.parse().ok())
         .collect();
+    let actor = o
+        .candidates
+        .iter()
+        .find(|c| contract::actor_is_node(record, &c.namespace, &c.name, &c.uid));
     if let Some(id) = targets.iter().find(|t| o.layout.role(t).is_some()) {
         if !o.actor_requests {
-            // The gateway stays after all: nothing was removed yet.
+            // The gateway stays as it was after all: nothing was removed yet.
             return Step::Clear;
         }
         if let Some(why) = foreign_staged(o, id) {
             return why;
         }
-        return Step::RemoveRole {
-            id: id.clone(),
-            version: o.layout.version + 1,
+        let version = o.layout.version + 1;
+        return match actor.map(|c| &c.swap) {
+            Some(Some((new, role))) => Step::SwapRole {
+                remove: id.clone(),
+                add: garage_api_types::RoleChange::Assign {
+                    id: new.clone(),
+                    zone: role.zone.clone(),
+                    capacity: None,
+                    tags: role.tags.clone(),
+                },
+                version,
+            },
+            Some(None) => Step::RemoveRole {
+                id: id.clone(),
+                version,
+            },
+            None => wait(
+                reason::REASON_DRAINING,
+                "the gateway's new identity is not known yet; its old role stays until it can be swapped".into(),
+            ),
         };
     }
     if !o.history.is_settled() {
         return wait(
             reason::REASON_DRAINING,
             "the gateway role is removed; waiting until every node has synced the layout version without it".into(),
+        );
+    }
+    // A swapped gateway completes once its GarageNode records the new identity: after the
+    // record is gone nothing would tell it the old one was retired on purpose.
+    if let Some(c) = actor.filter(|c| c.swap.is_some())
+        && c.node_id.as_ref().is_none_or(|id| targets.contains(id))
+    {
+        return wait(
+            reason::REASON_DRAINING,
+            format!(
+                "the gateway role is swapped; waiting for {} to record its new identity",
+                c.name
+            ),
         );
     }
     let mut done = record.clone();

@@ -11,6 +11,7 @@ use shared_types::conditions::reason;
 
 use super::*;
 use crate::fixtures::{healthy, id, layout, role, settled};
+use garage_api_types::RoleChange;
 
 fn storage_layout(version: u64, ids: &[u8]) -> ClusterLayout {
     let roles: Vec<_> = ids
@@ -33,6 +34,7 @@ fn candidate(n: u8) -> Candidate {
             ..LostFacts::default()
         },
         gateway: false,
+        swap: None,
     }
 }
 
@@ -524,4 +526,56 @@ fn a_leaving_gateway_is_retired_role_only_and_completes_once_history_settles() {
     w.layout = layout(3, &roles, &[]);
     w.actor_requests = false;
     assert_eq!(w.step(Some(&r)), Step::Clear);
+}
+
+/// A gateway (node 9) that came back as node 10 after losing its metadata: intent, then one
+/// layout version that removes 9 and adds 10, then completion once the node records 10.
+#[test]
+fn a_gateway_with_a_new_identity_has_its_role_swapped_in_one_version() {
+    let mut w = World::new(&[0, 1, 2]);
+    let mut roles: Vec<_> = [0u8, 1, 2]
+        .iter()
+        .map(|n| role(&id(*n), "z", 1 << 30, &[]))
+        .collect();
+    roles.push(
+        json!({"id": id(9).as_str(), "zone": "z", "capacity": null, "tags": ["tier:gateway"]}),
+    );
+    w.layout = layout(3, &roles, &[]);
+    let desired = crate::layout::DesiredRole {
+        zone: "z".into(),
+        capacity: None,
+        tags: vec!["tier:gateway".into()],
+    };
+    let mut gw = candidate(9);
+    gw.name = "g-gateway-0".into();
+    gw.gateway = true;
+    gw.node_id = None;
+    gw.swap = Some((id(10), desired.clone()));
+    w.candidates = vec![gw.clone()];
+    let r = recorded(w.step(None));
+    assert_eq!(r.role_removal_node_ids, Some(vec![id(9).to_string()]));
+    assert_eq!(
+        w.step(Some(&r)),
+        Step::SwapRole {
+            remove: id(9),
+            add: RoleChange::gateway(id(10), "z", desired.tags.clone()),
+            version: 4
+        }
+    );
+    // Swapped and settled, but the node still records nothing new: not complete yet.
+    let mut swapped: Vec<_> = roles[..3].to_vec();
+    swapped.push(
+        json!({"id": id(10).as_str(), "zone": "z", "capacity": null, "tags": ["tier:gateway"]}),
+    );
+    w.layout = layout(4, &swapped, &[]);
+    w.history = settled(4);
+    assert!(
+        matches!(w.step(Some(&r)), Step::Wait { message, .. } if message.contains("new identity"))
+    );
+    w.candidates[0].node_id = Some(id(10));
+    assert!(recorded(w.step(Some(&r))).completed_at.is_some());
+    // Without a known new identity the old role is never removed on its own.
+    w.layout = layout(3, &roles, &[]);
+    w.candidates.clear();
+    assert!(matches!(w.step(Some(&r)), Step::Wait { .. }));
 }

@@ -562,34 +562,36 @@ async fn drain_step(
                 bootstrap: false,
                 parameters: None,
             };
-            match apply(admin, &change).await {
-                Ok(()) => {
-                    m.layout_applied();
-                    m.step("drain", "remove_role");
-                    notes.push(Note::normal(
-                        reason::REASON_DRAINING,
-                        "RemoveRole",
-                        format!("role of node {} removed in layout version {version}; its pod keeps running until the block proof completes", id.short()),
-                    ));
-                }
-                Err(e) => {
-                    // Staged leftovers of ours would block every writer: take them back.
-                    if let Ok(live) = admin.layout().await
-                        && live.role(&id).is_some()
-                        && layout::verify_staged(&live, &change.intended, None).is_ok()
-                    {
-                        let _ = admin.revert_layout().await;
-                    }
-                    notes.push(Note::warning(
-                        reason::REASON_GARAGE_API_ERROR,
-                        "RemoveRole",
-                        format!(
-                            "removing the role of node {} was not applied: {e}",
-                            id.short()
-                        ),
-                    ));
-                }
-            }
+            let done = format!(
+                "role of node {} removed in layout version {version}; its pod keeps running until the transaction completes",
+                id.short()
+            );
+            role_change(admin, &id, &change, done, notes, m).await;
+        }
+        Step::SwapRole {
+            remove,
+            add,
+            version,
+        } => {
+            let Some(admin) = admin else {
+                return Ok(());
+            };
+            let both = vec![RoleChange::remove(remove.clone()), add.clone()];
+            let change = LayoutChange {
+                stage: both.clone(),
+                intended: both,
+                version,
+                bootstrap: false,
+                parameters: None,
+            };
+            let new = match &add {
+                RoleChange::Assign { id, .. } | RoleChange::Remove { id, .. } => id.short(),
+            };
+            let done = format!(
+                "gateway role of node {} handed to its new identity {new} in layout version {version}",
+                remove.short()
+            );
+            role_change(admin, &remove, &change, done, notes, m).await;
         }
         Step::Clear => {
             write_record(&o.cluster, None, ctx).await?;
@@ -598,6 +600,42 @@ async fn drain_step(
         Step::Idle | Step::Wait { .. } => {}
     }
     Ok(())
+}
+
+/// Stages and applies the drain's role change `change` (which removes `removed`), with a
+/// Normal event `done` when it is committed and a warning when it is not. Staged leftovers of
+/// ours are taken back after a failure, as they would block every writer.
+async fn role_change(
+    admin: &AdminClient,
+    removed: &crate::garage::NodeId,
+    change: &LayoutChange,
+    done: String,
+    notes: &mut Vec<Note>,
+    m: &Metrics,
+) {
+    match apply(admin, change).await {
+        Ok(()) => {
+            m.layout_applied();
+            m.step("drain", "remove_role");
+            notes.push(Note::normal(reason::REASON_DRAINING, "RemoveRole", done));
+        }
+        Err(e) => {
+            if let Ok(live) = admin.layout().await
+                && live.role(removed).is_some()
+                && layout::verify_staged(&live, &change.intended, None).is_ok()
+            {
+                let _ = admin.revert_layout().await;
+            }
+            notes.push(Note::warning(
+                reason::REASON_GARAGE_API_ERROR,
+                "RemoveRole",
+                format!(
+                    "the role change for node {} was not applied: {e}",
+                    removed.short()
+                ),
+            ));
+        }
+    }
 }
 
 /// Replaces (or removes) `status.storageDrain`, only if the cluster is still at the
