@@ -314,6 +314,7 @@ fn drain_machine(i: DrainInput) {
                     .max(1)
     };
     match &step {
+        Step::SwapRole { .. } => panic!("a gateway swap from storage candidates and records"),
         Step::RemoveRole { id, version } => {
             let r = record.as_ref().expect("a removal without a record");
             assert!(r.completed_at.is_none() && hash_consistent(r) && o.actor_requests);
