@@ -27,9 +27,7 @@ use super::{capacity, expansion, removal};
 use crate::conditions::Desired;
 use crate::config::Config;
 use crate::desired::config::ConfigRevision;
-use crate::desired::{
-    DesiredError, Settings, network_policy, nodes, pdb, public_endpoint, secrets,
-};
+use crate::desired::{DesiredError, Settings, network_policy, nodes, pdb, secrets};
 use crate::layout::{self, HoldReason, Plan};
 use crate::machine::drain::Step;
 use crate::machine::rollout as machine_rollout;
@@ -146,6 +144,7 @@ pub const OWNED: &[&str] = &[
     cc::CONDITION_STORAGE_EXPANSION_BLOCKED,
     cc::CONDITION_SERVICE_MONITOR_READY,
     cc::CONDITION_QUORUM_AT_RISK,
+    cc::CONDITION_GATEWAY_LAYOUT_DEGRADED,
     cc::CONDITION_PEER_UNREACHABLE,
     cc::CONDITION_PUBLIC_ENDPOINT_READY,
 ];
@@ -192,18 +191,15 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
     let layout_changes = p.layout_change.is_some();
     let r = rollout_pass(o, s, &inputs, drain_starts, layout_changes, &p.capacity);
     conditions.push(r.condition);
-    let mut status = status::build(status::Inputs {
-        current: o.cluster.status.as_ref(),
-        settings: s,
-        views: &m.views,
-        connected: &p.facts.connected,
-        read: p.facts.read,
-        ready_members: st.ready_members,
-        wanted_members: st.wanted_members,
-    });
     let metrics_copy = metrics.as_ref().map(|m| m.name.as_str());
-    let (service_monitor, seen) = observability(o, s, metrics_copy, p.facts.read, &status)?;
-    conditions.extend(seen.into_iter().chain(public_endpoint::condition(s)));
+    let (mut status, service_monitor) = super::reported::reported(
+        o,
+        s,
+        (&m.views, &p.facts),
+        (st.ready_members, st.wanted_members),
+        metrics_copy,
+        &mut conditions,
+    )?;
     let (services, delete_services) = super::rendered::cluster_services(o, s)?;
     status.layout_diagnosis = status::diagnosis(&conditions);
     let pools_busy = m.pools.condition.as_ref().is_some_and(|c| !c.status);
@@ -286,31 +282,6 @@ fn member_conditions(
     conditions.extend(p.capacity.condition.clone());
     conditions.extend(expansion::conditions(&m.held, &expansion::member_nodes(o)));
     conditions
-}
-
-/// The ServiceMonitor of `spec.monitoring`, and the conditions on how Garage and its scraping
-/// stand: `ServiceMonitorReady`, `QuorumAtRisk` and `PeerUnreachable`.
-fn observability(
-    o: &Observed,
-    s: &Settings,
-    metrics_copy: Option<&str>,
-    read: Option<&GarageRead>,
-    status: &GarageClusterStatus,
-) -> Result<(crate::desired::service_monitor::Plan, Vec<Desired>), DesiredError> {
-    let (plan, monitor) = crate::desired::service_monitor::plan(
-        o.cluster.as_ref(),
-        s,
-        o.monitoring_installed,
-        metrics_copy,
-        &o.pods,
-    )?;
-    let mut conditions: Vec<Desired> = monitor.into_iter().collect();
-    conditions.extend(super::health::conditions(
-        read.and_then(|r| r.health.as_ref()),
-        status.unreachable_peers.as_deref().unwrap_or_default(),
-        status.conditions.as_deref().unwrap_or_default(),
-    ));
-    Ok((plan, conditions))
 }
 
 /// The `spec.workers` variables to set on this cluster's members (external ones included:

@@ -168,6 +168,49 @@ fn swap(
     Some(c)
 }
 
+/// The generated gateways (below `replicas`) that hold no role in the layout as `read` shows
+/// it, with `GatewayLayoutDegraded` saying so; `None` without a gateway tier or a read. A
+/// gateway without its role keeps no copy of the access keys, so signed requests through it
+/// can fail.
+pub fn layout_degraded(
+    o: &Observed,
+    s: &Settings,
+    views: &[MemberView],
+    read: Option<&GarageRead>,
+) -> Option<(Vec<String>, crate::conditions::Desired)> {
+    use shared_types::conditions::{cluster as cc, reason};
+    let read = read.filter(|_| s.gateway_tier)?;
+    let missing: Vec<String> = members(o, s)
+        .map(ResourceExt::name_any)
+        .filter(|name| {
+            let id = views
+                .iter()
+                .find(|v| v.member.name == *name)
+                .and_then(|v| v.member.node_id.as_ref());
+            id.is_none_or(|id| read.layout.role(id).is_none())
+        })
+        .collect();
+    let condition = if missing.is_empty() {
+        crate::conditions::Desired {
+            type_: cc::CONDITION_GATEWAY_LAYOUT_DEGRADED,
+            status: false,
+            reason: reason::REASON_GATEWAY_ROLES_PRESENT,
+            message: "every gateway holds its role in the layout".into(),
+        }
+    } else {
+        crate::conditions::Desired {
+            type_: cc::CONDITION_GATEWAY_LAYOUT_DEGRADED,
+            status: true,
+            reason: reason::REASON_GATEWAY_ROLE_MISSING,
+            message: format!(
+                "{} hold no role in the layout yet; signed requests through them can fail until they do",
+                missing.join(", ")
+            ),
+        }
+    };
+    Some((missing, condition))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -25,6 +25,7 @@ mod readiness;
 pub mod recovery;
 pub mod removal;
 mod rendered;
+mod reported;
 pub mod rollout;
 mod rollout_pass;
 mod stale_configs;

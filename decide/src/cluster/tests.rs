@@ -456,6 +456,24 @@ fn a_gateway_tier_adds_its_service_budget_and_generated_gateways() {
     assert_eq!(pdb.metadata.name.as_deref(), Some("garage-gateway"));
     assert_eq!(d.status.gateway_replicas, Some(2));
     assert_eq!(d.status.gateway_ready_replicas, Some(0));
+    assert_eq!(d.status.gateway_nodes_not_in_layout, Some(vec![]));
+    // Made, but without an identity in the layout yet: reported.
+    for n in d.create_nodes {
+        let ordinal = crate::desired::nodes::gateway_ordinal("garage", &n.name_any()).unwrap();
+        o.gateways.insert(ordinal, n);
+    }
+    let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
+    assert_eq!(
+        d.status.gateway_nodes_not_in_layout,
+        Some(vec!["garage-gateway-0".to_owned(), "garage-gateway-1".to_owned()])
+    );
+    let degraded = d
+        .conditions
+        .iter()
+        .find(|c| c.type_ == shared_types::conditions::cluster::CONDITION_GATEWAY_LAYOUT_DEGRADED)
+        .unwrap();
+    assert!(degraded.status);
+    assert_eq!(degraded.reason, reason::REASON_GATEWAY_ROLE_MISSING);
 }
 
 #[test]
