@@ -92,6 +92,9 @@ pub struct Decision {
     pub annotate_drain: Vec<String>,
     /// Generated GarageNodes whose drain is proven, to delete.
     pub delete_nodes: Vec<String>,
+    /// The removal of stale gateway roles, when `autoApply` allows it and the list was
+    /// recorded by an earlier pass.
+    pub remove_tombstones: Option<LayoutChange>,
     /// A generated gateway beyond `spec.gateway.replicas` to delete: its finalizer holds its
     /// workload until its role has left the layout.
     pub delete_gateway: Option<String>,
@@ -145,6 +148,7 @@ pub const OWNED: &[&str] = &[
     cc::CONDITION_SERVICE_MONITOR_READY,
     cc::CONDITION_QUORUM_AT_RISK,
     cc::CONDITION_GATEWAY_LAYOUT_DEGRADED,
+    cc::CONDITION_GATEWAY_TOMBSTONES,
     cc::CONDITION_PEER_UNREACHABLE,
     cc::CONDITION_PUBLIC_ENDPOINT_READY,
 ];
@@ -192,12 +196,14 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
     let r = rollout_pass(o, s, &inputs, drain_starts, layout_changes, &p.capacity);
     conditions.push(r.condition);
     let metrics_copy = metrics.as_ref().map(|m| m.name.as_str());
+    let busy = drain_recorded || rollout_recorded || layout_changes || p.drain_acts || r.acts;
+    let mut tombstones = super::tombstones::decide(o, s, p.facts.read, busy);
     let (mut status, service_monitor) = super::reported::reported(
         o,
         s,
         (&m.views, &p.facts),
         (st.ready_members, st.wanted_members),
-        metrics_copy,
+        (metrics_copy, &tombstones),
         &mut conditions,
     )?;
     let (services, delete_services) = super::rendered::cluster_services(o, s)?;
@@ -251,6 +257,7 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         annotate_drain: p.removal.annotate,
         delete_nodes: p.removal.delete,
         delete_gateway: gateways.delete,
+        remove_tombstones: tombstones.remove.take(),
         eject: side.eject,
         pools: m.pools,
         rollout: Some(r.step).filter(|_| r.acts),

@@ -31,6 +31,7 @@ mod rollout_pass;
 mod stale_configs;
 pub mod status;
 pub mod storage_stats;
+pub mod tombstones;
 mod volume_attributes;
 pub mod workers;
 

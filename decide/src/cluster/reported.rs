@@ -1,6 +1,6 @@
 //! What a GarageCluster pass reports beyond its members' standing: the status it publishes,
-//! the gateways missing from the layout, how Garage and its scraping stand, and the
-//! publicEndpoint's condition.
+//! the gateways missing from the layout, the stale gateway roles, how Garage and its scraping
+//! stand, and the publicEndpoint's condition.
 
 use shared_types::garage_cluster::v1beta2::GarageClusterStatus;
 
@@ -18,7 +18,7 @@ pub(super) fn reported(
     s: &Settings,
     (views, facts): (&[MemberView], &super::garage_facts::GarageFacts<'_>),
     (ready_members, wanted_members): (usize, usize),
-    metrics_copy: Option<&str>,
+    (metrics_copy, tombstones): (Option<&str>, &super::tombstones::Tombstones),
     conditions: &mut Vec<Desired>,
 ) -> Result<(GarageClusterStatus, crate::desired::service_monitor::Plan), DesiredError> {
     let read = facts.read;
@@ -35,6 +35,10 @@ pub(super) fn reported(
         status.gateway_nodes_not_in_layout = Some(missing);
         conditions.push(degraded);
     }
+    if let Some(pending) = &tombstones.pending {
+        status.pending_gateway_tombstones = Some(pending.clone()).filter(|p| !p.is_empty());
+    }
+    conditions.extend(tombstones.condition.clone());
     let (service_monitor, seen) = observability(o, s, metrics_copy, read, &status)?;
     conditions.extend(seen.into_iter().chain(public_endpoint::condition(s)));
     Ok((status, service_monitor))

@@ -465,7 +465,10 @@ fn a_gateway_tier_adds_its_service_budget_and_generated_gateways() {
     let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
     assert_eq!(
         d.status.gateway_nodes_not_in_layout,
-        Some(vec!["garage-gateway-0".to_owned(), "garage-gateway-1".to_owned()])
+        Some(vec![
+            "garage-gateway-0".to_owned(),
+            "garage-gateway-1".to_owned()
+        ])
     );
     let degraded = d
         .conditions

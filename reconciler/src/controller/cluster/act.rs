@@ -109,6 +109,16 @@ pub async fn act(
         if let Some(r) = &d.go_token {
             super::go_token::act(cluster, admin, r, &mut d.notes, ctx).await?;
         }
+        if let Some(change) = &d.remove_tombstones {
+            let gone = change.intended.len();
+            let done = format!(
+                "{gone} stale gateway role(s) removed in layout version {} (spec.layoutManagement.autoApply)",
+                change.version
+            );
+            if let Some(RoleChange::Remove { id, .. }) = change.intended.first() {
+                role_change(admin, id, change, done, &mut d.notes, m).await;
+            }
+        }
         if let Some(change) = &d.layout
             && let Some(version) = apply_layout(admin, change, &mut d.notes, m).await
         {
