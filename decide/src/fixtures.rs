@@ -154,6 +154,19 @@ pub fn settled(version: u64) -> LayoutHistory {
     .expect("history")
 }
 
+/// A history at `version` whose previous version is still being synced.
+pub fn unsettled(version: u64) -> LayoutHistory {
+    serde_json::from_value(json!({
+        "currentVersion": version, "minAck": version - 1,
+        "versions": [
+            {"version": version, "status": "Current", "storageNodes": 3, "gatewayNodes": 1},
+            {"version": version - 1, "status": "Draining", "storageNodes": 3, "gatewayNodes": 1}
+        ],
+        "updateTrackers": {}
+    }))
+    .expect("history")
+}
+
 /// `GetClusterStatus` with `up` connected.
 pub fn status(version: u64, up: &[&NodeId]) -> ClusterStatus {
     let nodes: Vec<Value> = up

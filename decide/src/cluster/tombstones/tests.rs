@@ -105,15 +105,7 @@ fn nothing_is_judged_without_a_gateway_tier_or_with_an_unsettled_history() {
         Tombstones::default()
     );
     if let GarageView::Read(r) = &mut o.garage {
-        r.history = serde_json::from_value(json!({
-            "currentVersion": 4, "minAck": 3,
-            "versions": [
-                {"version": 4, "status": "Current", "storageNodes": 3, "gatewayNodes": 1},
-                {"version": 3, "status": "Draining", "storageNodes": 3, "gatewayNodes": 1}
-            ],
-            "updateTrackers": {}
-        }))
-        .unwrap();
+        r.history = crate::fixtures::unsettled(4);
     }
     assert_eq!(decide(&o, &s, Some(read(&o)), false), Tombstones::default());
 }

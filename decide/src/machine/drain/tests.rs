@@ -502,15 +502,7 @@ fn a_leaving_gateway_is_retired_role_only_and_completes_once_history_settles() {
     );
     // Removed: the transaction waits for the history, then completes without any repair.
     w.layout = storage_layout(4, &[0, 1, 2]);
-    w.history = serde_json::from_value(json!({
-        "currentVersion": 4, "minAck": 3,
-        "versions": [
-            {"version": 4, "status": "Current", "storageNodes": 3, "gatewayNodes": 0},
-            {"version": 3, "status": "Draining", "storageNodes": 3, "gatewayNodes": 1}
-        ],
-        "updateTrackers": {}
-    }))
-    .unwrap();
+    w.history = crate::fixtures::unsettled(4);
     assert!(matches!(w.step(Some(&r)), Step::Wait { .. }));
     w.history = settled(4);
     let done = recorded(w.step(Some(&r)));
