@@ -224,6 +224,7 @@ fn drain_machine(i: DrainInput) {
             // Storage identities only: the invariants checked below are the block proof's.
             gateway: false,
             swap: None,
+            serving: false,
         })
         .collect();
     let (Some(layout), Some(history)) = (layout(&i), history(i.history, i.version)) else {
@@ -314,7 +315,9 @@ fn drain_machine(i: DrainInput) {
                     .max(1)
     };
     match &step {
-        Step::SwapRole { .. } => panic!("a gateway swap from storage candidates and records"),
+        Step::SwapRole { .. } | Step::SkipRetiredAcks { .. } => {
+            panic!("a gateway step from storage candidates and records")
+        }
         Step::RemoveRole { id, version } => {
             let r = record.as_ref().expect("a removal without a record");
             assert!(r.completed_at.is_none() && hash_consistent(r) && o.actor_requests);

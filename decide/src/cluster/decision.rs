@@ -92,6 +92,8 @@ pub struct Decision {
     pub annotate_drain: Vec<String>,
     /// Generated GarageNodes whose drain is proven, to delete.
     pub delete_nodes: Vec<String>,
+    /// Pods of leaving gateways to take out of the gateway Service (tier label removed).
+    pub unserve_pods: Vec<String>,
     /// The removal of stale gateway roles, when `autoApply` allows it and the list was
     /// recorded by an earlier pass.
     pub remove_tombstones: Option<LayoutChange>,
@@ -213,9 +215,7 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
     let converged = st.ready
         && r.step == machine_rollout::Step::Converged
         && extra.is_empty()
-        && !creating
-        && !layout_changes
-        && !pools_busy;
+        && !(creating || layout_changes || pools_busy);
     let requeue = Pace {
         acting: layout_changes || creating || p.drain_acts || r.acts,
         waiting: !p.removal.annotate.is_empty()
@@ -257,6 +257,7 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         annotate_drain: p.removal.annotate,
         delete_nodes: p.removal.delete,
         delete_gateway: gateways.delete,
+        unserve_pods: p.removal.unserve,
         remove_tombstones: tombstones.remove.take(),
         eject: side.eject,
         pools: m.pools,
@@ -413,6 +414,7 @@ fn placement<'a>(
             Step::Record(_)
                 | Step::RemoveRole { .. }
                 | Step::SwapRole { .. }
+                | Step::SkipRetiredAcks { .. }
                 | Step::LaunchRepairs { .. }
                 | Step::Clear
         )

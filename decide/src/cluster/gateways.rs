@@ -119,6 +119,16 @@ pub fn candidates(
     leaving
 }
 
+/// The pods of leaving gateways still in the gateway Service: they leave it before their role
+/// goes.
+pub fn unserve(candidates: &[Candidate]) -> Vec<String> {
+    candidates
+        .iter()
+        .filter(|c| c.swap.is_none() && c.serving)
+        .filter_map(|c| c.lost.pod.clone())
+        .collect()
+}
+
 /// The swap candidate of the live gateway `n`, when it runs a new identity and its old one
 /// holds a role: the identity being retired (the record's target, else the one `n` records)
 /// and the new one with its desired role.

@@ -29,6 +29,9 @@ pub struct Removal {
     pub delete: Vec<String>,
     /// Names of members that are draining or drained: kept out of layout planning.
     pub excluded: Vec<String>,
+    /// Pods of leaving gateways to take out of the gateway Service (their tier label removed)
+    /// before their role goes.
+    pub unserve: Vec<String>,
     /// Conditions to publish.
     pub conditions: Vec<Desired>,
 }
@@ -82,6 +85,7 @@ pub fn decide(
     } = requested(extra, &all_nodes, &o.pods, read);
     // Gateways go first: their retirement takes one layout version, not a proof.
     let gateways = super::gateways::candidates(&all_nodes, &o.pods, read, views, record);
+    r.unserve = super::gateways::unserve(&gateways);
     let candidates: Vec<Candidate> = gateways.iter().cloned().chain(candidates).collect();
     r.excluded = excluded;
     if let Some(actor) = record
@@ -398,6 +402,13 @@ pub(super) fn candidate(n: &GarageNode, pods: &[Pod], read: Option<&GarageRead>)
         pod_uid: status.observed_pod_uid.filter(|_| proven),
         gateway: nodes::is_gateway(n),
         swap: None,
+        serving: pod.is_some_and(|p| {
+            p.metadata.deletion_timestamp.is_none()
+                && p.labels()
+                    .get(shared_types::keys::label::LABEL_TIER)
+                    .map(String::as_str)
+                    == Some(shared_types::keys::label::value::TIER_GATEWAY)
+        }),
     }
 }
 

@@ -131,7 +131,10 @@ pub fn auto_gateway_node(
     let spec = GarageNodeSpec {
         gateway: Some(true),
         storage: Some(NodeStorageConfig {
-            metadata: gateway.and_then(|g| g.metadata.as_ref()).map(node_volume),
+            metadata: gateway
+                .and_then(|g| g.metadata.as_ref())
+                .map(node_volume)
+                .map(gateway_metadata),
             ..Default::default()
         }),
         network: network(super::node_config::gateway_rpc_public_addr(c, ordinal)),
@@ -139,6 +142,20 @@ pub fn auto_gateway_node(
     };
     let labels = labels::generated_tier_node_labels(&s.name, &name, label::value::TIER_GATEWAY);
     generated(c, s, &name, labels, spec)
+}
+
+/// A gateway's metadata volume with the default size written in when it names none (nor an
+/// existing claim, nor an emptyDir): a GarageNode's volume must say what backs it.
+fn gateway_metadata(mut v: NodeVolumeConfig) -> NodeVolumeConfig {
+    let backed = v.size.is_some()
+        || v.existing_claim.as_ref().is_some_and(|c| !c.is_empty())
+        || v.type_ == Some(shared_types::common::VolumeType::EmptyDir);
+    if !backed {
+        v.size = Some(Quantity(
+            super::statefulset::GATEWAY_METADATA_SIZE.to_owned(),
+        ));
+    }
+    v
 }
 
 /// The ordinal of a generated gateway name of this cluster, if `node` is one.
@@ -315,6 +332,15 @@ mod tests {
             label::value::TIER_GATEWAY
         );
         assert_eq!(gateway_ordinal("garage", "garage-gateway-1"), Some(1));
+        // A class alone gets the default size, as admission wants a backing named.
+        c.spec.gateway.as_mut().unwrap().metadata = Some(VolumeConfig {
+            storage_class_name: Some("fast".into()),
+            ..Default::default()
+        });
+        let g = auto_gateway_node(&c, &s, 0).unwrap();
+        let metadata = g.spec.storage.unwrap().metadata.unwrap();
+        assert_eq!(metadata.size, Some(Quantity("1Gi".into())));
+        assert_eq!(metadata.storage_class_name.as_deref(), Some("fast"));
         assert_eq!(gateway_ordinal("garage", "garage-storage-1"), None);
         assert_eq!(gateway_ordinal("garage", "garage-gateway-01"), None);
         assert_eq!(shape(&n), Ok(NodeShape::Managed));

@@ -47,7 +47,8 @@ pub fn gateway(c: &GarageCluster, s: &Settings) -> Result<Service, DesiredError>
         type_: Some("ClusterIP".into()),
         selector: Some(labels::gateway_selector(&s.name)),
         ports: Some(ports),
-        publish_not_ready_addresses: Some(false),
+        // Unset is false; the API server leaves a false out, and the write compares fields.
+        publish_not_ready_addresses: None,
         ..Default::default()
     };
     let mut service_labels = labels::cluster_labels(&s.name);

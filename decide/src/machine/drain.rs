@@ -53,6 +53,9 @@ pub struct Candidate {
     /// For a gateway that runs a new identity (its metadata was lost): that identity and the
     /// role it takes in the same layout version as the old one leaves.
     pub swap: Option<(NodeId, crate::layout::DesiredRole)>,
+    /// A gateway whose pod still carries the gateway tier label, so the gateway Service still
+    /// sends it requests.
+    pub serving: bool,
 }
 
 /// What a lost-source recovery needs to know of a candidate, whether or not its pod runs.
@@ -148,6 +151,13 @@ pub enum Step {
         /// The new identity's capacity-less role.
         add: garage_api_types::RoleChange,
         /// The version to apply.
+        version: u64,
+    },
+    /// Advance, at layout version `version`, the acknowledgement of the retired gateway
+    /// identities that will never run again (Garage's `skip-dead-nodes` without
+    /// `allowMissingData`, taken only while they are the only nodes down).
+    SkipRetiredAcks {
+        /// The current layout version.
         version: u64,
     },
     /// Write the record, then launch a Blocks repair on each of `nodes`.

@@ -3,7 +3,11 @@
 //! A gateway stores no blocks, so there is nothing to prove about data: its role is removed in
 //! one layout version as soon as nothing foreign is staged (no health or settled-history gate,
 //! and never `skip-dead-nodes`), and the transaction completes once the history holds no
-//! older version any more. A gateway that lost its metadata runs a new identity: the same
+//! older version any more. Garage waits for every node of every version it keeps to
+//! acknowledge the new one, gateways included; an old identity that will never run again
+//! (one that lost its metadata) is the one case where the operator advances that
+//! acknowledgement itself, and only while it is the only node down ([`retired_only_down`]).
+//! A gateway that lost its metadata runs a new identity: the same
 //! transaction then adds the new identity's role in the very version that removes the old
 //! one, so the layout never lacks a role for it, and completes once the GarageNode records
 //! the new identity. The record names the identity in `roleRemovalNodeIds` and nothing
@@ -80,6 +84,12 @@ pub(super) fn advance(o: &Observed<'_>, record: &StorageDrainStatus) -> Step {
                 },
                 version,
             },
+            // Without its role a gateway keeps no copy of the access keys and refuses
+            // signed requests: it leaves its Service first.
+            Some(None) if actor.is_some_and(|c| c.serving) => wait(
+                reason::REASON_DRAINING,
+                "the leaving gateway's pod is taken out of the gateway Service before its role goes".into(),
+            ),
             Some(None) => Step::RemoveRole {
                 id: id.clone(),
                 version,
@@ -91,6 +101,11 @@ pub(super) fn advance(o: &Observed<'_>, record: &StorageDrainStatus) -> Step {
         };
     }
     if !o.history.is_settled() {
+        if retired_only_down(o, &targets) {
+            return Step::SkipRetiredAcks {
+                version: o.layout.version,
+            };
+        }
         return wait(
             reason::REASON_DRAINING,
             "the gateway role is removed; waiting until every node has synced the layout version without it".into(),
@@ -113,6 +128,33 @@ pub(super) fn advance(o: &Observed<'_>, record: &StorageDrainStatus) -> Step {
     done.completed_at = Some(Time(o.now));
     done.layout_version = i64::try_from(o.layout.version).ok();
     Step::Record(done)
+}
+
+/// True when the history waits only on retired identities that will not come back: Garage
+/// counts the acknowledgement of every node of every version it keeps, gateways included, so
+/// the old identity of a gateway that lost its metadata (dead by definition) holds the history
+/// until its tracker is advanced. That is done only while every node Garage tracks that is not
+/// up is one of `targets`, none of which holds a role any more: the advance then touches
+/// nothing else. It moves acknowledgements only, never the sync of data.
+fn retired_only_down(o: &Observed<'_>, targets: &[NodeId]) -> bool {
+    let Some(trackers) = &o.history.update_trackers else {
+        return false;
+    };
+    let current = o.history.current_version;
+    let lagging: Vec<&NodeId> = trackers
+        .iter()
+        .filter(|(_, t)| t.ack < current)
+        .map(|(id, _)| id)
+        .collect();
+    let down_elsewhere = trackers
+        .keys()
+        .any(|id| !o.up.contains(id) && !targets.contains(id));
+    !lagging.is_empty()
+        && lagging.iter().all(|id| targets.contains(id))
+        && !down_elsewhere
+        && targets
+            .iter()
+            .all(|t| !o.up.contains(t) && o.layout.role(t).is_none())
 }
 
 /// A wait when Garage's staging area holds anything but the removal of `id`.

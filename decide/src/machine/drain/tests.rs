@@ -35,6 +35,7 @@ fn candidate(n: u8) -> Candidate {
         },
         gateway: false,
         swap: None,
+        serving: false,
     }
 }
 
@@ -478,6 +479,10 @@ fn a_leaving_gateway_is_retired_role_only_and_completes_once_history_settles() {
     assert_eq!(r.removed_storage_node_ids, Some(vec![]));
     assert!(shared_types::drain::hash_consistent(&r));
     assert!(shared_types::drain::role_only(&r));
+    // Still in its Service: the role stays until the pod is out of it.
+    w.candidates[0].serving = true;
+    assert!(matches!(w.step(Some(&r)), Step::Wait { message, .. } if message.contains("Service")));
+    w.candidates[0].serving = false;
     assert_eq!(
         w.step(Some(&r)),
         Step::RemoveRole {
@@ -554,12 +559,32 @@ fn a_gateway_with_a_new_identity_has_its_role_swapped_in_one_version() {
             version: 4
         }
     );
-    // Swapped and settled, but the node still records nothing new: not complete yet.
     let mut swapped: Vec<_> = roles[..3].to_vec();
     swapped.push(
         json!({"id": id(10).as_str(), "zone": "z", "capacity": null, "tags": ["tier:gateway"]}),
     );
     w.layout = layout(4, &swapped, &[]);
+    // Garage waits for the dead old identity to acknowledge version 4: it is the only node
+    // down, so its acknowledgement alone is advanced; with a storage node down too, nothing.
+    let mut waiting = crate::fixtures::unsettled(4);
+    let tracker = |ack: u64| json!({"ack": ack, "sync": 3, "syncAck": 3});
+    waiting.update_trackers = Some(
+        serde_json::from_value(json!({
+            id(0).as_str(): tracker(4), id(1).as_str(): tracker(4), id(2).as_str(): tracker(4),
+            id(9).as_str(): tracker(3), id(10).as_str(): tracker(4),
+        }))
+        .unwrap(),
+    );
+    w.history = waiting;
+    w.up = vec![id(0), id(1), id(2), id(10)];
+    assert_eq!(w.step(Some(&r)), Step::SkipRetiredAcks { version: 4 });
+    w.up = vec![id(0), id(1), id(10)];
+    assert!(
+        matches!(w.step(Some(&r)), Step::Wait { .. }),
+        "a storage node is down too"
+    );
+    w.up = vec![id(0), id(1), id(2), id(10)];
+    // Swapped and settled, but the node still records nothing new: not complete yet.
     w.history = settled(4);
     assert!(
         matches!(w.step(Some(&r)), Step::Wait { message, .. } if message.contains("new identity"))

@@ -88,17 +88,14 @@ pub async fn act(
         rollout_step(o, step, &mut d.notes, ctx).await?;
     }
     delete_retired(ns, &d.prune_configs, &d.delete_nodes, &mut d.notes, ctx).await?;
-    if let Some(name) = &d.delete_gateway {
-        // Background propagation: the gateway's finalizer keeps its workload until its role
-        // has left the layout (admission refuses a foreground deletion of a gateway).
-        write::delete_if_present(&gn_api, m, name, &DeleteParams::background()).await?;
-        m.step("gateways", "delete_node");
-        d.notes.push(Note::normal(
-            reason::REASON_DELETING,
-            "RetireGateway",
-            format!("{name} is beyond spec.gateway.replicas; deleting it, its role leaves the layout before its pod stops"),
-        ));
-    }
+    super::gateways::act(
+        ns,
+        &d.unserve_pods,
+        d.delete_gateway.as_deref(),
+        &mut d.notes,
+        ctx,
+    )
+    .await?;
     if let Some(admin) = &access.admin {
         reconnect(admin, &d.reconnect).await;
         super::workers::apply(admin, &d.worker_variables, &mut d.notes).await;
@@ -110,14 +107,7 @@ pub async fn act(
             super::go_token::act(cluster, admin, r, &mut d.notes, ctx).await?;
         }
         if let Some(change) = &d.remove_tombstones {
-            let gone = change.intended.len();
-            let done = format!(
-                "{gone} stale gateway role(s) removed in layout version {} (spec.layoutManagement.autoApply)",
-                change.version
-            );
-            if let Some(RoleChange::Remove { id, .. }) = change.intended.first() {
-                role_change(admin, id, change, done, &mut d.notes, m).await;
-            }
+            super::gateways::remove_tombstones(admin, change, &mut d.notes, m).await;
         }
         if let Some(change) = &d.layout
             && let Some(version) = apply_layout(admin, change, &mut d.notes, m).await
@@ -428,7 +418,7 @@ pub enum ApplyError {
 }
 
 /// Stages the change, reads it back, verifies it is exactly the plan's, then applies it.
-async fn apply(admin: &AdminClient, change: &LayoutChange) -> Result<(), ApplyError> {
+pub(super) async fn apply(admin: &AdminClient, change: &LayoutChange) -> Result<(), ApplyError> {
     let garage = |step| move |source| ApplyError::Garage { step, source };
     if !change.stage.is_empty() || change.parameters.is_some() {
         admin
@@ -576,32 +566,12 @@ async fn drain_step(
                 "role of node {} removed in layout version {version}; its pod keeps running until the transaction completes",
                 id.short()
             );
-            role_change(admin, &id, &change, done, notes, m).await;
+            super::gateways::role_change(admin, &id, &change, done, notes, m).await;
         }
-        Step::SwapRole {
-            remove,
-            add,
-            version,
-        } => {
-            let Some(admin) = admin else {
-                return Ok(());
-            };
-            let both = vec![RoleChange::remove(remove.clone()), add.clone()];
-            let change = LayoutChange {
-                stage: both.clone(),
-                intended: both,
-                version,
-                bootstrap: false,
-                parameters: None,
-            };
-            let new = match &add {
-                RoleChange::Assign { id, .. } | RoleChange::Remove { id, .. } => id.short(),
-            };
-            let done = format!(
-                "gateway role of node {} handed to its new identity {new} in layout version {version}",
-                remove.short()
-            );
-            role_change(admin, &remove, &change, done, notes, m).await;
+        step @ (Step::SwapRole { .. } | Step::SkipRetiredAcks { .. }) => {
+            if let Some(admin) = admin {
+                super::gateways::drain_step(admin, step, notes, m).await;
+            }
         }
         Step::Clear => {
             write_record(&o.cluster, None, ctx).await?;
@@ -610,42 +580,6 @@ async fn drain_step(
         Step::Idle | Step::Wait { .. } => {}
     }
     Ok(())
-}
-
-/// Stages and applies the drain's role change `change` (which removes `removed`), with a
-/// Normal event `done` when it is committed and a warning when it is not. Staged leftovers of
-/// ours are taken back after a failure, as they would block every writer.
-async fn role_change(
-    admin: &AdminClient,
-    removed: &crate::garage::NodeId,
-    change: &LayoutChange,
-    done: String,
-    notes: &mut Vec<Note>,
-    m: &Metrics,
-) {
-    match apply(admin, change).await {
-        Ok(()) => {
-            m.layout_applied();
-            m.step("drain", "remove_role");
-            notes.push(Note::normal(reason::REASON_DRAINING, "RemoveRole", done));
-        }
-        Err(e) => {
-            if let Ok(live) = admin.layout().await
-                && live.role(removed).is_some()
-                && layout::verify_staged(&live, &change.intended, None).is_ok()
-            {
-                let _ = admin.revert_layout().await;
-            }
-            notes.push(Note::warning(
-                reason::REASON_GARAGE_API_ERROR,
-                "RemoveRole",
-                format!(
-                    "the role change for node {} was not applied: {e}",
-                    removed.short()
-                ),
-            ));
-        }
-    }
 }
 
 /// Replaces (or removes) `status.storageDrain`, only if the cluster is still at the

@@ -10,6 +10,7 @@
 pub mod act;
 pub mod credentials;
 pub mod cycle;
+mod gateways;
 pub mod go_token;
 pub mod member_status;
 pub mod network_policy;
