@@ -150,32 +150,30 @@ fn swap(
     let ours = record.filter(|r| {
         contract::role_only(r) && contract::actor_is_node(r, &c.namespace, &c.name, &c.uid)
     });
-    let (old, new): (NodeId, NodeId) = match ours {
-        // Recorded: the target stays the old identity; the new one is what the node records
-        // now (once it took it over) or what Garage sees at its pod.
-        Some(r) => {
-            let old: NodeId = r.role_removal_node_ids.as_ref()?.first()?.parse().ok()?;
-            let new = c
-                .node_id
-                .clone()
-                .filter(|id| *id != old)
-                .or_else(|| c.lost.replacement.clone())?;
-            (old, new)
-        }
-        None => {
-            let old = c.lost.recorded_id.clone()?;
-            read.layout.role(&old)?;
-            (old, c.lost.replacement.clone()?)
-        }
+    // Recorded: the target stays the old identity; the new one is what the node records now
+    // (once it took it over) or what Garage sees up at its pod. Unrecorded: the identity the
+    // node records, whether or not it ever got a role (the transaction is what lets the node
+    // take the new one).
+    let old: NodeId = match ours {
+        Some(r) => r.role_removal_node_ids.as_ref()?.first()?.parse().ok()?,
+        None => c.lost.recorded_id.clone()?,
     };
-    // Only a process that is up now is a replacement: an identity that left before may still
-    // be listed at the same address.
-    if !read.status.nodes.iter().any(|s| s.id == new && s.is_up) {
-        return None;
-    }
+    let new = c
+        .node_id
+        .clone()
+        .filter(|id| *id != old && ours.is_some())
+        .or_else(|| up_at_pod(n, pods, read, &old))?;
     c.lost.recorded_id = Some(old);
     c.swap = Some((new, role));
     Some(c)
+}
+
+/// The identity Garage sees up at `n`'s pod address other than `old`: what the pod runs after
+/// its metadata was lost. Only one that is up counts: an identity that left before may still
+/// be listed at the same address.
+fn up_at_pod(n: &GarageNode, pods: &[Pod], read: &GarageRead, old: &NodeId) -> Option<NodeId> {
+    let ip = super::members::pod_of(n, pods).and_then(crate::pods::running_ip)?;
+    super::removal::seen_at(read, &ip, Some(old), true)
 }
 
 /// The generated gateways (below `replicas`) that hold no role in the layout as `read` shows
@@ -185,20 +183,22 @@ fn swap(
 pub fn layout_degraded(
     o: &Observed,
     s: &Settings,
-    views: &[MemberView],
     read: Option<&GarageRead>,
 ) -> Option<(Vec<String>, crate::conditions::Desired)> {
     use shared_types::conditions::{cluster as cc, reason};
     let read = read.filter(|_| s.gateway_tier)?;
+    // The identity each records, proven from its current pod or not: a gateway restarting
+    // keeps its role and is not reported.
     let missing: Vec<String> = members(o, s)
-        .map(ResourceExt::name_any)
-        .filter(|name| {
-            let id = views
-                .iter()
-                .find(|v| v.member.name == *name)
-                .and_then(|v| v.member.node_id.as_ref());
-            id.is_none_or(|id| read.layout.role(id).is_none())
+        .filter(|gn| {
+            let id = gn
+                .status
+                .as_ref()
+                .and_then(|st| st.node_id.as_deref())
+                .and_then(|id| id.parse::<NodeId>().ok());
+            id.is_none_or(|id| read.layout.role(&id).is_none())
         })
+        .map(ResourceExt::name_any)
         .collect();
     let condition = if missing.is_empty() {
         crate::conditions::Desired {
@@ -365,6 +365,19 @@ mod tests {
             .is_empty()
         );
         assert!(candidates(&[&gw], &pods, None, std::slice::from_ref(&view), None).is_empty());
+        // An old identity that never got a role is swapped out all the same (the node takes
+        // the new one only through the transaction); a stale entry at the same address that
+        // is down is no replacement.
+        let mut no_role = read(true);
+        no_role.layout = layout(2, &[], &[]);
+        let found = candidates(
+            &[&gw],
+            &pods,
+            Some(&no_role),
+            std::slice::from_ref(&view),
+            None,
+        );
+        assert_eq!(found[0].swap.as_ref().map(|(n, _)| n.clone()), Some(id(6)));
         // A storage node in the same state is no gateway candidate.
         let mut storage = gw.clone();
         storage.spec.gateway = None;

@@ -96,20 +96,7 @@ pub fn decide(
         r.excluded.push(actor);
     }
 
-    let actor_requests = record.is_some_and(|rec| {
-        all_nodes.iter().any(|n| {
-            contract::actor_is_node(
-                rec,
-                &n.namespace().unwrap_or_default(),
-                &n.name_any(),
-                n.metadata.uid.as_deref().unwrap_or_default(),
-            ) && (drain_requested(n)
-                || gateway_leaving(n)
-                // A swap asks until it is complete; then the record goes.
-                || contract::phase(record) == Phase::Active
-                    && gateways.iter().any(|c| c.name == n.name_any() && c.swap.is_some()))
-        })
-    });
+    let actor_requests = actor_requests(record, &all_nodes, &gateways);
     let Some(read) = read else {
         // Garage cannot be read: nothing is removed, proven or cleared; a recorded
         // transaction resumes from its record once Garage answers again.
@@ -164,6 +151,30 @@ pub fn decide(
     r
 }
 
+/// Whether the recorded transaction's actor still asks for it: a storage node asking to drain,
+/// a gateway leaving with the identity the record retires, or a gateway whose swap is active.
+fn actor_requests(
+    record: Option<&StorageDrainStatus>,
+    all_nodes: &[&GarageNode],
+    gateways: &[Candidate],
+) -> bool {
+    record.is_some_and(|rec| {
+        all_nodes.iter().any(|n| {
+            contract::actor_is_node(
+                rec,
+                &n.namespace().unwrap_or_default(),
+                &n.name_any(),
+                n.metadata.uid.as_deref().unwrap_or_default(),
+            ) && (drain_requested(n) && !nodes::is_gateway(n)
+                // A gateway that took another identity since asks for a new transaction.
+                || gateway_leaving(n) && targets_recorded_id(rec, n)
+                // A swap asks until it is complete; then the record goes.
+                || contract::phase(record) == Phase::Active
+                    && gateways.iter().any(|c| c.name == n.name_any() && c.swap.is_some()))
+        })
+    })
+}
+
 /// The drain-requested members, in the order they drain.
 struct Requested {
     /// Those that may drain: Managed and pool members not being deleted.
@@ -212,6 +223,11 @@ fn requested(
         excluded.push(n.name_any());
         if shared_id(n) {
             colliding.push(n.name_any());
+            continue;
+        }
+        // A gateway has no storage to drain (admission refuses the annotation on one): it
+        // leaves by deletion, through its own role-only transaction.
+        if nodes::is_gateway(n) {
             continue;
         }
         if nodes::shape(n).is_ok_and(|sh| {
@@ -362,20 +378,9 @@ pub(super) fn candidate(n: &GarageNode, pods: &[Pod], read: Option<&GarageRead>)
     let recorded_id: Option<NodeId> = status.node_id.as_deref().and_then(|id| id.parse().ok());
     // Another identity Garage sees at this pod's address: what a wiped metadata volume runs.
     let pod_ip = pod.and_then(crate::pods::running_ip);
-    let replacement = read.zip(pod_ip).and_then(|(read, ip)| {
-        read.status
-            .nodes
-            .iter()
-            .find(|node| {
-                Some(&node.id) != recorded_id.as_ref()
-                    && node
-                        .addr
-                        .as_deref()
-                        .and_then(|a| a.rsplit_once(':'))
-                        .is_some_and(|(host, _)| host.trim_matches(['[', ']']) == ip)
-            })
-            .map(|node| node.id.clone())
-    });
+    let replacement = read
+        .zip(pod_ip)
+        .and_then(|(read, ip)| seen_at(read, &ip, recorded_id.as_ref(), false));
     let lost = LostFacts {
         acknowledged: n
             .annotations()
@@ -410,6 +415,41 @@ pub(super) fn candidate(n: &GarageNode, pods: &[Pod], read: Option<&GarageRead>)
                     == Some(shared_types::keys::label::value::TIER_GATEWAY)
         }),
     }
+}
+
+/// The first identity other than `other_than` that Garage lists at address `ip` (up only, when
+/// `up`): what a pod runs after its metadata was lost.
+pub(super) fn seen_at(
+    read: &GarageRead,
+    ip: &str,
+    other_than: Option<&NodeId>,
+    up: bool,
+) -> Option<NodeId> {
+    read.status
+        .nodes
+        .iter()
+        .find(|node| {
+            (node.is_up || !up)
+                && Some(&node.id) != other_than
+                && node
+                    .addr
+                    .as_deref()
+                    .and_then(|a| a.rsplit_once(':'))
+                    .is_some_and(|(host, _)| host.trim_matches(['[', ']']) == ip)
+        })
+        .map(|node| node.id.clone())
+}
+
+/// True when `record` retires the identity `n` records.
+fn targets_recorded_id(record: &StorageDrainStatus, n: &GarageNode) -> bool {
+    let id = n.status.as_ref().and_then(|s| s.node_id.as_deref());
+    id.is_some_and(|id| {
+        record
+            .role_removal_node_ids
+            .iter()
+            .flatten()
+            .any(|t| t == id)
+    })
 }
 
 /// True when `n` is a gateway GarageNode being deleted whose finalizer waits for its role to

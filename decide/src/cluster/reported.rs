@@ -31,7 +31,7 @@ pub(super) fn reported(
         ready_members,
         wanted_members,
     });
-    if let Some((missing, degraded)) = super::gateways::layout_degraded(o, s, views, read) {
+    if let Some((missing, degraded)) = super::gateways::layout_degraded(o, s, read) {
         status.gateway_nodes_not_in_layout = Some(missing);
         conditions.push(degraded);
     }

@@ -40,8 +40,27 @@ pub struct Tombstones {
 /// The stale gateway roles of the cluster and what to do with them. `busy`: another layout
 /// writer acts this pass or a transaction is recorded, so nothing is removed.
 pub fn decide(o: &Observed, s: &Settings, read: Option<&GarageRead>, busy: bool) -> Tombstones {
+    let auto_apply = o
+        .cluster
+        .spec
+        .layout_management
+        .as_ref()
+        .and_then(|l| l.auto_apply)
+        == Some(true);
+    let recorded = o
+        .cluster
+        .status
+        .as_ref()
+        .and_then(|st| st.pending_gateway_tombstones.clone())
+        .unwrap_or_default();
     let Some(read) = read.filter(|r| s.gateway_tier && r.history.is_settled()) else {
-        return Tombstones::default();
+        // Nothing can be judged: the list stays, and so does what it says.
+        let condition =
+            (s.gateway_tier && !auto_apply && !recorded.is_empty()).then(|| pending(&recorded));
+        return Tombstones {
+            condition,
+            ..Tombstones::default()
+        };
     };
     let stale = stale(o, s, read);
     let ids: Vec<String> = stale.iter().map(ToString::to_string).collect();
@@ -51,34 +70,13 @@ pub fn decide(o: &Observed, s: &Settings, read: Option<&GarageRead>, busy: bool)
             ..Tombstones::default()
         };
     }
-    let auto_apply = o
-        .cluster
-        .spec
-        .layout_management
-        .as_ref()
-        .and_then(|l| l.auto_apply)
-        == Some(true);
     if !auto_apply {
         return Tombstones {
-            condition: Some(Desired {
-                type_: cc::CONDITION_GATEWAY_TOMBSTONES,
-                status: true,
-                reason: reason::REASON_GATEWAY_TOMBSTONES_PENDING,
-                message: format!(
-                    "gateway roles of {} are in the layout, but no GarageNode runs them and Garage has not seen them for ten minutes; set spec.layoutManagement.autoApply: true to remove them, or remove them with garage layout remove",
-                    short(&stale)
-                ),
-            }),
+            condition: Some(pending(&ids)),
             pending: Some(ids),
             remove: None,
         };
     }
-    let recorded = o
-        .cluster
-        .status
-        .as_ref()
-        .and_then(|st| st.pending_gateway_tombstones.clone())
-        .unwrap_or_default();
     let quiet = read.layout.staged_role_changes.is_empty()
         && read
             .layout
@@ -147,8 +145,18 @@ fn stale(o: &Observed, s: &Settings, read: &GarageRead) -> Vec<NodeId> {
     out
 }
 
-fn short(ids: &[NodeId]) -> String {
-    ids.iter().map(NodeId::short).collect::<Vec<_>>().join(", ")
+/// `GatewayTombstones=True` for the stale roles `ids`.
+fn pending(ids: &[String]) -> Desired {
+    let short: Vec<&str> = ids.iter().map(|id| &id[..id.len().min(16)]).collect();
+    Desired {
+        type_: cc::CONDITION_GATEWAY_TOMBSTONES,
+        status: true,
+        reason: reason::REASON_GATEWAY_TOMBSTONES_PENDING,
+        message: format!(
+            "gateway roles of {} are in the layout, but no GarageNode runs them and Garage has not seen them for ten minutes; set spec.layoutManagement.autoApply: true to remove them, or remove them with garage layout remove",
+            short.join(", ")
+        ),
+    }
 }
 
 #[cfg(test)]

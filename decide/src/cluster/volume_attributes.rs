@@ -18,6 +18,7 @@ pub(super) fn volume_attributes(o: &Observed) -> Option<Desired> {
         .generated
         .values()
         .chain(o.user_nodes.iter())
+        .chain(o.gateways.values())
         .filter(|gn| gn.metadata.deletion_timestamp.is_none());
     for gn in members {
         let Some(c) = gn

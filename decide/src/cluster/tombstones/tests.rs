@@ -109,3 +109,20 @@ fn nothing_is_judged_without_a_gateway_tier_or_with_an_unsettled_history() {
     }
     assert_eq!(decide(&o, &s, Some(read(&o)), false), Tombstones::default());
 }
+
+#[test]
+fn a_listed_role_stays_reported_while_nothing_can_be_judged() {
+    let (mut o, s) = world(false, Some(900), None);
+    let mut c = (*o.cluster).clone();
+    c.status = Some(GarageClusterStatus {
+        pending_gateway_tombstones: Some(vec![id(9).to_string()]),
+        ..Default::default()
+    });
+    o.cluster = std::sync::Arc::new(c);
+    let t = decide(&o, &s, None, false);
+    assert_eq!(t.pending, None, "the list is left as it is");
+    assert!(
+        t.condition.is_some_and(|c| c.status),
+        "and so is its condition"
+    );
+}

@@ -111,11 +111,16 @@ pub(super) fn advance(o: &Observed<'_>, record: &StorageDrainStatus) -> Step {
             "the gateway role is removed; waiting until every node has synced the layout version without it".into(),
         );
     }
-    // A swapped gateway completes once its GarageNode records the new identity: after the
-    // record is gone nothing would tell it the old one was retired on purpose.
-    if let Some(c) = actor.filter(|c| c.swap.is_some())
-        && c.node_id.as_ref().is_none_or(|id| targets.contains(id))
-    {
+    // Completion needs the actor seen this pass: a leaving gateway is (until its finalizer
+    // goes), and a swapped one completes once its GarageNode records the new identity, since
+    // after the record is gone nothing would tell it the old one was retired on purpose.
+    let Some(c) = actor else {
+        return wait(
+            reason::REASON_DRAINING,
+            "the gateway role is out of the layout; waiting to see the gateway's new identity up before completing".into(),
+        );
+    };
+    if c.swap.is_some() && c.node_id.as_ref().is_none_or(|id| targets.contains(id)) {
         return wait(
             reason::REASON_DRAINING,
             format!(

@@ -510,6 +510,10 @@ fn a_leaving_gateway_is_retired_role_only_and_completes_once_history_settles() {
     w.history = crate::fixtures::unsettled(4);
     assert!(matches!(w.step(Some(&r)), Step::Wait { .. }));
     w.history = settled(4);
+    // Not completed on a pass that does not see the gateway.
+    let seen = std::mem::take(&mut w.candidates);
+    assert!(matches!(w.step(Some(&r)), Step::Wait { .. }));
+    w.candidates = seen;
     let done = recorded(w.step(Some(&r)));
     assert!(done.completed_at.is_some());
     assert!(shared_types::drain::role_retired(
