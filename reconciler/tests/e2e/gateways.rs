@@ -4,13 +4,11 @@
 //! objects. Two generated gateways `garage-gateway-0/1` join the layout with capacity-less
 //! roles tagged `tier:gateway`; the `garage-gateway` Service selects exactly their pods and
 //! the `garage-gateway` budget lets one go at a time; every object reads back through each
-//! gateway and objects written through a gateway read back through a storage pod. Then, under
-//! a continuous reader going through the Ready gateways, `garage-gateway-0`'s metadata is
-//! wiped and its process restarted: it comes back as a new identity, which takes the old
-//! one's role in a single layout version (no storage capacity changes). The tier is then
-//! scaled to one under the same reader: the leaving gateway's role leaves the layout (a
-//! role-only transaction, no block proof) before its GarageNode and pod go. No GET fails, and
-//! every object reads back through the gateway left.
+//! gateway and objects written through a gateway read back through a storage pod. The tier is
+//! then scaled to one under a continuous reader going through the Ready gateways: the leaving
+//! gateway leaves its Service, then its role leaves the layout (a role-only transaction, no
+//! block proof) before its GarageNode and pod go. No GET fails, and every object reads back
+//! through the gateway left.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -62,7 +60,6 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
         "gateways: every object read through each gateway, 20 written through one read back from storage ({:.1}s)",
         t.elapsed().as_secs_f64()
     );
-    swap(w, &ids[0]).await?;
     scale_down(w, &ids[1]).await?;
     verify(&store, &s3(w.sim, "garage-gateway-0-0")?, &w.checksummed).await?;
     println!(
@@ -200,117 +197,6 @@ async fn service_and_budget(w: &World<'_>) -> anyhow::Result<()> {
         status.gateway_replicas,
         status.gateway_ready_replicas
     );
-    Ok(())
-}
-
-/// Wipes `garage-gateway-0`'s metadata under its running process and restarts it, under a
-/// continuous reader: the new identity takes over the role of `old` in exactly one layout
-/// version, the storage roles stay as they were, and no GET fails.
-async fn swap(w: &World<'_>, old: &str) -> anyhow::Result<()> {
-    let t = Instant::now();
-    let admin = admin_client(&w.client, w.sim, 0).await?;
-    let before = admin.layout().await?;
-    let storage = |l: &garage_admin::ClusterLayout| -> Vec<(String, Option<u64>)> {
-        l.roles
-            .iter()
-            .filter(|r| r.capacity.is_some())
-            .map(|r| (r.id.to_string(), r.capacity))
-            .collect()
-    };
-    let stop = Arc::new(AtomicBool::new(false));
-    let reader = tokio::spawn(crate::rollout::read_continuously(
-        w.pods.clone(),
-        "gateway",
-        w.store.clone().context("no store")?,
-        w.checksummed.clone(),
-        stop.clone(),
-    ));
-    wipe_metadata(w, "garage-gateway-0").await?;
-    w.sim
-        .kill_container(crate::ns(), "garage-gateway-0-0", "garage")
-        .await?;
-    let swapped = wait(
-        "garage-gateway-0's new identity holding the gateway role",
-        Duration::from_secs(300),
-        || {
-            let (admin, gns, clusters) = (admin.clone(), w.gns.clone(), w.clusters.clone());
-            async move {
-                let id = gns
-                    .get("garage-gateway-0")
-                    .await?
-                    .status
-                    .and_then(|s| s.node_id)
-                    .unwrap_or_default();
-                let layout = admin.layout().await?;
-                let done = id != old
-                    && layout
-                        .roles
-                        .iter()
-                        .any(|r| r.id.as_str() == id && r.capacity.is_none())
-                    && !layout.roles.iter().any(|r| r.id.as_str() == old)
-                    && clusters
-                        .get(NAME)
-                        .await?
-                        .status
-                        .and_then(|s| s.storage_drain)
-                        .is_none();
-                Ok(done)
-            }
-        },
-    )
-    .await;
-    stop.store(true, Ordering::SeqCst);
-    let (reads, failed) = reader.await??;
-    swapped?;
-    let after = admin.layout().await?;
-    ensure!(
-        after.version == before.version + 1,
-        "the swap took layout versions {} -> {}, not one",
-        before.version,
-        after.version
-    );
-    ensure!(
-        storage(&after) == storage(&before),
-        "the storage roles changed"
-    );
-    println!(
-        "gateways: metadata wiped under garage-gateway-0; its new identity took the role in one version ({} -> {}); reader: {reads} GETs, {failed} failed ({:.1}s)",
-        before.version,
-        after.version,
-        t.elapsed().as_secs_f64()
-    );
-    ensure!(
-        reads > 0 && failed == 0,
-        "{failed} of {reads} GETs through the gateways failed"
-    );
-    Ok(())
-}
-
-/// Empties the directory behind `node`'s metadata claim.
-async fn wipe_metadata(w: &World<'_>, node: &str) -> anyhow::Result<()> {
-    use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim};
-    let claim = Api::<PersistentVolumeClaim>::namespaced(w.client.clone(), crate::ns())
-        .get(&format!("metadata-{node}-0"))
-        .await?;
-    let volume = claim
-        .spec
-        .and_then(|s| s.volume_name)
-        .context("metadata claim unbound")?;
-    let dir = Api::<PersistentVolume>::all(w.client.clone())
-        .get(&volume)
-        .await?
-        .spec
-        .and_then(|s| s.host_path)
-        .map(|h| h.path)
-        .context("metadata volume is not a hostPath")?;
-    for entry in std::fs::read_dir(&dir)? {
-        let path = entry?.path();
-        if path.is_dir() {
-            std::fs::remove_dir_all(&path)?;
-        } else {
-            std::fs::remove_file(&path)?;
-        }
-    }
     Ok(())
 }
 
