@@ -60,34 +60,15 @@ pub fn storage_pdb(
     if cfg.and_then(|p| p.enabled) == Some(false) || members == 0 {
         return Ok(None);
     }
-    let (min_available, max_unavailable) = match (
-        cfg.and_then(|p| p.min_available.clone()),
-        cfg.and_then(|p| p.max_unavailable.clone()),
-    ) {
-        (Some(min), _) => (Some(min), None),
-        (None, Some(max)) => (None, Some(max)),
-        // One voluntary disruption at a time keeps a quorum of every partition up.
-        (None, None) => (
-            Some(IntOrString::Int(
-                i32::try_from(members - 1).unwrap_or(i32::MAX),
-            )),
-            None,
-        ),
-    };
-    let spec = PodDisruptionBudgetSpec {
-        selector: Some(LabelSelector {
-            match_labels: Some(labels::storage_pdb_selector(&s.name)),
-            match_expressions: None,
-        }),
-        min_available,
-        max_unavailable,
-        ..Default::default()
-    };
-    Ok(Some(PodDisruptionBudget {
-        metadata: super::hashed_child_meta(c, s, names::storage_pdb(&s.name), &spec)?,
-        spec: Some(spec),
-        status: None,
-    }))
+    // One voluntary disruption at a time keeps a quorum of every partition up.
+    budget(
+        c,
+        s,
+        cfg,
+        members,
+        labels::storage_pdb_selector(&s.name),
+        names::storage_pdb(&s.name),
+    )
 }
 
 /// How many gateway pods the gateway budget counts: the generated gateways declared and the
@@ -126,6 +107,26 @@ pub fn gateway_pdb(
     if !s.gateway_tier || cfg.and_then(|p| p.enabled) == Some(false) || members == 0 {
         return Ok(None);
     }
+    budget(
+        c,
+        s,
+        cfg,
+        members,
+        labels::gateway_selector(&s.name),
+        names::gateway_service(&s.name),
+    )
+}
+
+/// The budget `name` over the pods `selector` matches: the configured `minAvailable` (first) or
+/// `maxUnavailable`, else `minAvailable` one less than `members`.
+fn budget(
+    c: &GarageCluster,
+    s: &Settings,
+    cfg: Option<&shared_types::garage_cluster::common::PodDisruptionBudgetConfig>,
+    members: u32,
+    selector: std::collections::BTreeMap<String, String>,
+    name: String,
+) -> Result<Option<PodDisruptionBudget>, DesiredError> {
     let (min_available, max_unavailable) = match (
         cfg.and_then(|p| p.min_available.clone()),
         cfg.and_then(|p| p.max_unavailable.clone()),
@@ -141,7 +142,7 @@ pub fn gateway_pdb(
     };
     let spec = PodDisruptionBudgetSpec {
         selector: Some(LabelSelector {
-            match_labels: Some(labels::gateway_selector(&s.name)),
+            match_labels: Some(selector),
             match_expressions: None,
         }),
         min_available,
@@ -149,7 +150,7 @@ pub fn gateway_pdb(
         ..Default::default()
     };
     Ok(Some(PodDisruptionBudget {
-        metadata: super::hashed_child_meta(c, s, names::gateway_service(&s.name), &spec)?,
+        metadata: super::hashed_child_meta(c, s, name, &spec)?,
         spec: Some(spec),
         status: None,
     }))
