@@ -33,28 +33,39 @@
 //! - a GarageNode is deleted only by a completed drain record naming exactly it;
 //! - a pod is deleted only as the recorded rollout's actor's pod, and a rollout is started
 //!   only on a settled, healthy cluster with no drain recorded;
-//! - one pass starts at most one of: a layout change, a drain, a pod replacement.
+//! - one pass starts at most one of: a layout change, a drain, a pod replacement;
+//! - a role-only (gateway) transaction touches only capacity-less roles of gateway
+//!   GarageNodes: recorded first with the gateway's identity, a role removed only for a
+//!   gateway being deleted or swapped onto a live gateway's new identity in the same version,
+//!   acknowledgements advanced only once no target holds a role, completion only once the
+//!   roles are gone and the history has settled; capacity-less roles are planned only for
+//!   gateways; one extra generated gateway is deleted at a time; only leaving gateways' pods
+//!   leave the gateway Service; stale roles are removed only once listed in the status and
+//!   when no GarageNode records them;
+//! - a GarageNode it creates fills a free slot below its tier's count: storage nodes the
+//!   storage slots, gateway nodes (`gateway: true`) the gateway slots.
 
 #![no_main]
 
 use std::time::Duration;
 
+use decide::Config;
+use decide::cluster::decision::{Decision, OWNED, decide, refuse};
+use decide::cluster::observed::GarageView;
+use decide::conditions;
 use kube::ResourceExt;
 use libfuzzer_sys::fuzz_target;
 use operator_fuzz::facts;
 use operator_fuzz::input;
 use operator_fuzz::world::{self, Built, World};
-use decide::Config;
-use decide::cluster::decision::{Decision, OWNED, decide, refuse};
-use decide::cluster::observed::GarageView;
-use decide::conditions;
 use reconciler::desired::nodes;
 use reconciler::garage::{ClusterLayout, RoleChange, StagedRoleChange};
 use reconciler::layout::verify_staged;
 use reconciler::machine::drain::{Step, quiet_floor};
 use reconciler::machine::rollout;
 use reconciler::names;
-use shared_types::drain::hash_consistent;
+use shared_types::drain::{self, hash_consistent};
+use shared_types::garage_cluster::common::StorageDrainStatus;
 use shared_types::garage_cluster::v1beta2::GarageCluster;
 
 /// The most replicas admission lets a cluster have.
@@ -111,6 +122,11 @@ fn check(b: &Built, d: &Decision, t: &Config) {
         .into_iter()
         .filter_map(|n| facts::proven_id(o, n))
         .collect();
+    let gateway_ids: Vec<_> = facts::all_nodes(o)
+        .into_iter()
+        .filter(|n| nodes::is_gateway(n))
+        .filter_map(|n| facts::proven_id(o, n))
+        .collect();
     if let Some(change) = &d.layout {
         let read = read.expect("checked above");
         assert!(
@@ -131,7 +147,10 @@ fn check(b: &Built, d: &Decision, t: &Config) {
                 proven.contains(id),
                 "a role for an identity no member proved: {c:?}"
             );
-            assert!(capacity.is_some(), "a gateway role planned: {c:?}");
+            assert!(
+                capacity.is_some() || gateway_ids.contains(id),
+                "a capacity-less role for a storage identity: {c:?}"
+            );
         }
         assert!(change.stage.iter().all(|c| change.intended.contains(c)));
         if let Err(e) = verify_staged(
@@ -144,7 +163,12 @@ fn check(b: &Built, d: &Decision, t: &Config) {
     }
 
     let new_drain = matches!(&d.drain, Some(Step::Record(_))) && record.is_none();
+    let role_only = match &d.drain {
+        Some(Step::Record(r)) if record.is_none() => drain::role_only(r),
+        _ => record.is_some_and(drain::role_only),
+    };
     match &d.drain {
+        Some(step) if role_only => check_role_only(o, read, record, step),
         Some(Step::RemoveRole { id, version }) => {
             let r = record.expect("a role removal without a record");
             let read = read.expect("checked above");
@@ -197,7 +221,9 @@ fn check(b: &Built, d: &Decision, t: &Config) {
                     let actor =
                         facts::drain_actor(o, r).expect("a new drain names an existing node");
                     assert!(
-                        facts::asks_to_drain(actor) && actor.metadata.deletion_timestamp.is_none()
+                        facts::asks_to_drain(actor)
+                            && actor.metadata.deletion_timestamp.is_none()
+                            && !nodes::is_gateway(actor)
                     );
                     let recorded = actor
                         .status
@@ -246,7 +272,9 @@ fn check(b: &Built, d: &Decision, t: &Config) {
         Some(Step::Clear) => {
             let r = record.expect("clears nothing");
             let read = read.expect("checked above");
-            let requested = facts::drain_actor(o, r).is_some_and(facts::asks_to_drain);
+            // `drain=true` never drains a gateway: on one it asks for nothing.
+            let requested = facts::drain_actor(o, r)
+                .is_some_and(|a| facts::asks_to_drain(a) && !nodes::is_gateway(a));
             let role_left = facts::removed_ids(r)
                 .iter()
                 .any(|i| read.layout.role(i).is_some());
@@ -273,6 +301,7 @@ fn check(b: &Built, d: &Decision, t: &Config) {
                 .any(|g| g.metadata.uid == actor.metadata.uid)
         );
     }
+    check_gateways(o, s, read, d);
     for name in &d.annotate_drain {
         assert!(
             record.is_none(),
@@ -341,8 +370,198 @@ fn check(b: &Built, d: &Decision, t: &Config) {
     }
 
     for gn in &d.create_nodes {
-        let ordinal = nodes::auto_ordinal(&s.name, &gn.name_any()).expect("a slot");
+        let name = gn.name_any();
+        if let Some(ordinal) = nodes::gateway_ordinal(&s.name, &name) {
+            assert!(nodes::is_gateway(gn), "a gateway name holds a storage node");
+            assert!(ordinal < s.gateway_replicas && !o.gateways.contains_key(&ordinal));
+            continue;
+        }
+        let ordinal = nodes::auto_ordinal(&s.name, &name).expect("a slot");
+        assert!(!nodes::is_gateway(gn), "a storage slot holds a gateway");
         assert!(ordinal < s.replicas && !o.generated.contains_key(&ordinal));
+    }
+}
+
+/// The drain step of a role-only (gateway) transaction: it only ever touches capacity-less
+/// roles of gateway GarageNodes, names them in its record first, removes a role only for a
+/// gateway being deleted (or swaps it onto the live gateway's new identity in the same
+/// version), advances acknowledgements only once every target is out of the layout, and
+/// completes only once the roles are gone and the history has settled.
+fn check_role_only(
+    o: &decide::cluster::observed::Observed,
+    read: Option<&decide::cluster::observed::GarageRead>,
+    record: Option<&StorageDrainStatus>,
+    step: &Step,
+) {
+    let read = read.expect("checked above");
+    let gateway_actor = |r: &StorageDrainStatus| {
+        let actor = facts::drain_actor(o, r).expect("the actor exists");
+        assert!(
+            nodes::is_gateway(actor),
+            "a role-only transaction for a storage node"
+        );
+        actor
+    };
+    match step {
+        Step::RemoveRole { id, version }
+        | Step::SwapRole {
+            remove: id,
+            version,
+            ..
+        } => {
+            let r = record.expect("a role change without a record");
+            assert!(r.completed_at.is_none() && hash_consistent(r));
+            assert!(
+                facts::role_ids(r).contains(id),
+                "removes a role the record does not name"
+            );
+            let actor = gateway_actor(r);
+            assert!(
+                read.layout
+                    .role(id)
+                    .is_some_and(|role| role.capacity.is_none()),
+                "a role-only transaction removes a storage role"
+            );
+            assert_eq!(*version, read.layout.version + 1);
+            assert!(
+                facts::staged_only_removal_of(&read.layout, id),
+                "a role removal over foreign staged changes"
+            );
+            if let Step::SwapRole { add, .. } = step {
+                let RoleChange::Assign {
+                    id: new, capacity, ..
+                } = add
+                else {
+                    panic!("a swap that adds no role: {add:?}");
+                };
+                assert!(capacity.is_none() && new != id, "a swap onto {add:?}");
+                assert!(
+                    actor.metadata.deletion_timestamp.is_none(),
+                    "swaps the role of a leaving gateway"
+                );
+            } else {
+                assert!(
+                    actor.metadata.deletion_timestamp.is_some(),
+                    "removes the role of a gateway that stays"
+                );
+            }
+        }
+        Step::SkipRetiredAcks { version } => {
+            let r = record.expect("acknowledgements advanced without a record");
+            assert!(r.completed_at.is_none() && hash_consistent(r));
+            assert!(
+                facts::role_ids(r)
+                    .iter()
+                    .all(|i| read.layout.role(i).is_none()),
+                "acknowledgements advanced while a target holds its role"
+            );
+            assert_eq!(*version, read.layout.version);
+        }
+        Step::Record(r) => {
+            assert!(hash_consistent(r), "writes an inconsistent drain record");
+            assert!(drain::role_only(r), "a role-only record gained storage");
+            match record {
+                None => {
+                    assert!(r.completed_at.is_none());
+                    let actor = gateway_actor(r);
+                    let recorded = actor
+                        .status
+                        .as_ref()
+                        .and_then(|st| st.node_id.as_deref())
+                        .and_then(|i| i.parse().ok());
+                    assert_eq!(
+                        facts::role_ids(r),
+                        recorded.into_iter().collect::<Vec<_>>(),
+                        "a role-only record names another identity than its gateway's"
+                    );
+                }
+                Some(prev) => {
+                    facts::continues_drain(prev, r);
+                    if r.completed_at.is_some() && prev.completed_at.is_none() {
+                        assert!(
+                            facts::role_ids(r)
+                                .iter()
+                                .all(|i| read.layout.role(i).is_none()),
+                            "completed with the role in place"
+                        );
+                        assert!(
+                            read.history.is_settled(),
+                            "completed over an unsettled history"
+                        );
+                    }
+                }
+            }
+        }
+        Step::Clear => {
+            let r = record.expect("clears nothing");
+            let role_left = facts::role_ids(r)
+                .iter()
+                .any(|i| read.layout.role(i).is_some());
+            assert!(
+                r.completed_at.is_some() || role_left,
+                "dropped a role-only record after its role went"
+            );
+        }
+        other => panic!("a role-only transaction hands act {other:?}"),
+    }
+}
+
+/// The generated gateways it deletes, the pods it takes out of the gateway Service and the
+/// stale roles it removes: one extra live gateway at a time, leaving gateways' pods only, and
+/// capacity-less roles that no GarageNode records, once listed in the status.
+fn check_gateways(
+    o: &decide::cluster::observed::Observed,
+    s: &decide::desired::Settings,
+    read: Option<&decide::cluster::observed::GarageRead>,
+    d: &Decision,
+) {
+    if let Some(name) = &d.delete_gateway {
+        let ordinal = nodes::gateway_ordinal(&s.name, name).expect("a generated gateway");
+        assert!(ordinal >= s.gateway_replicas, "{name} is below replicas");
+        let gn = o.gateways.get(&ordinal).expect("an existing gateway");
+        assert!(gn.metadata.deletion_timestamp.is_none());
+        assert!(
+            o.gateways
+                .values()
+                .all(|g| g.metadata.deletion_timestamp.is_none()),
+            "a second gateway leaves while one is leaving"
+        );
+    }
+    for pod in &d.unserve_pods {
+        assert!(
+            facts::all_nodes(o).into_iter().any(|n| nodes::is_gateway(n)
+                && n.metadata.deletion_timestamp.is_some()
+                && names::node_pod(&n.name_any()) == *pod),
+            "{pod} leaves the gateway Service but its gateway stays"
+        );
+    }
+    if let Some(change) = &d.remove_tombstones {
+        let read = read.expect("stale roles removed without a read");
+        let recorded: Vec<String> = facts::all_nodes(o)
+            .into_iter()
+            .filter_map(|n| n.status.as_ref()?.node_id.clone())
+            .collect();
+        let listed = o
+            .cluster
+            .status
+            .as_ref()
+            .and_then(|st| st.pending_gateway_tombstones.clone())
+            .unwrap_or_default();
+        assert_eq!(change.version, read.layout.version + 1);
+        for c in change.intended.iter().chain(&change.stage) {
+            let RoleChange::Remove { id, .. } = c else {
+                panic!("a stale-role removal assigns {c:?}");
+            };
+            assert!(read.layout.role(id).is_some_and(|r| r.capacity.is_none()));
+            assert!(
+                !recorded.contains(&id.to_string()),
+                "removes {id}, recorded"
+            );
+            assert!(
+                listed.contains(&id.to_string()),
+                "removes {id}, never listed"
+            );
+        }
     }
 }
 

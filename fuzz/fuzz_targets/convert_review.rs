@@ -12,7 +12,10 @@ fuzz_target!(|data: &[u8]| {
         let _ = webhook::convert::convert_review(review);
     }
     if let Ok(object) = serde_json::from_slice::<serde_json::Value>(data) {
-        for version in ["garage.rajsingh.info/v1beta1", "garage.rajsingh.info/v1beta2"] {
+        for version in [
+            "garage.rajsingh.info/v1beta1",
+            "garage.rajsingh.info/v1beta2",
+        ] {
             let _ = webhook::convert::convert_object(object.clone(), version);
         }
     }

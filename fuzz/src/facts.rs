@@ -3,10 +3,10 @@
 
 use std::time::Duration;
 
-use k8s_openapi::jiff::Timestamp;
-use kube::ResourceExt;
 use decide::cluster::observed::Observed;
 use decide::conditions::Desired;
+use k8s_openapi::jiff::Timestamp;
+use kube::ResourceExt;
 use reconciler::garage::{ClusterLayout, LayoutHistory, NodeId, StagedRoleChange};
 use reconciler::machine::drain::GC_GATE;
 use reconciler::machine::rollout::MAX_RETIRED_WORKLOADS;
@@ -71,6 +71,11 @@ pub fn removed_ids(record: &StorageDrainStatus) -> Vec<NodeId> {
     node_ids(record.removed_storage_node_ids.as_ref())
 }
 
+/// The node IDs whose roles a record removes (storage and gateway roles alike).
+pub fn role_ids(record: &StorageDrainStatus) -> Vec<NodeId> {
+    node_ids(record.role_removal_node_ids.as_ref())
+}
+
 /// The node IDs a record names as lost.
 pub fn lost_ids(record: &StorageDrainStatus) -> Vec<NodeId> {
     node_ids(record.unavailable_source_node_ids.as_ref())
@@ -82,6 +87,7 @@ pub fn all_nodes(o: &Observed) -> Vec<&GarageNode> {
         .values()
         .chain(o.user_nodes.iter())
         .chain(o.pool_members.iter())
+        .chain(o.gateways.values())
         .collect()
 }
 

@@ -456,6 +456,7 @@ fn swapping(o: &Observed, recorded: &NodeId) -> bool {
             .and_then(|s| s.storage_drain.as_ref())
             .is_some_and(|r| {
                 drain::role_only(r)
+                    && drain::hash_consistent(r)
                     && drain::actor_is_node(
                         r,
                         &node.namespace().unwrap_or_default(),

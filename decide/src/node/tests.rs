@@ -197,6 +197,20 @@ fn a_gateway_takes_its_new_identity_only_once_the_parent_swaps_the_old_one_out()
     o.discovered = Some(seen.clone());
     let status = decide(&o, &timing()).unwrap().status.unwrap();
     assert_eq!(status.node_id.as_deref(), Some(id(6).as_str()));
+    // A record whose hash does not match its node sets was not written by the cluster's
+    // transaction: the identity stays.
+    let mut tampered = parent.clone();
+    if let Some(r) = tampered
+        .status
+        .as_mut()
+        .and_then(|st| st.storage_drain.as_mut())
+    {
+        r.target_hash = Some(shared_types::drain::target_hash(&[], &[], &[]));
+    }
+    let mut o = observed(node.clone(), Some(tampered));
+    o.discovered = Some(seen.clone());
+    let status = decide(&o, &timing()).unwrap().status.unwrap();
+    assert_eq!(status.node_id.as_deref(), Some(id(5).as_str()));
     // A storage node under the same record shape is never switched.
     let mut storage = node;
     storage.spec.gateway = None;

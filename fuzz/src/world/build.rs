@@ -3,12 +3,12 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use decide::cluster::members;
+use decide::cluster::observed::{GarageRead, GarageView, Observed};
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::ResourceExt;
-use decide::cluster::members;
-use decide::cluster::observed::{GarageRead, GarageView, Observed};
 use reconciler::desired::{Settings, config, labels, nodes, secrets};
 use reconciler::garage::{NodeId, WorkerInfo};
 use reconciler::machine::drain::{ProofObservation, REPAIR_WORKER, RESYNC_WORKER};

@@ -215,7 +215,7 @@ pub enum UserShape {
         /// The declared ID is not one.
         bad_id: bool,
     },
-    /// A gateway (unsupported by this version).
+    /// A gateway: a capacity-less role, retired by a role-only transaction.
     Gateway,
     /// Storage with a pinned `spec.nodeId`.
     Pinned,
