@@ -39,8 +39,11 @@
 //!   gateway being deleted or swapped onto a live gateway's new identity in the same version,
 //!   acknowledgements advanced only once no target holds a role, completion only once the
 //!   roles are gone and the history has settled; capacity-less roles are planned only for
-//!   gateways; one extra generated gateway is deleted at a time; only leaving gateways' pods
-//!   leave the gateway Service; stale roles are removed only once listed in the status and
+//!   gateways; one extra generated gateway is deleted at a time; a gateway's pod leaves the
+//!   gateway Service only when its gateway leaves, its identity is not proven, or Garage sees
+//!   an identity up at it that
+//!   holds no role (or is not the recorded one, or is being retired), and enters it only when Garage sees the
+//!   recorded identity up at it holding a role; stale roles are removed only once listed in the status and
 //!   when no GarageNode records them;
 //! - a GarageNode it creates fills a free slot below its tier's count: storage nodes the
 //!   storage slots, gateway nodes (`gateway: true`) the gateway slots.
@@ -527,12 +530,60 @@ fn check_gateways(
             "a second gateway leaves while one is leaving"
         );
     }
+    // The identity Garage sees up at a pod's address, and whether it holds a role.
+    let at_pod = |pod: &str| -> Option<(String, bool)> {
+        let read = read?;
+        let ip = o
+            .pods
+            .iter()
+            .find(|p| p.name_any() == pod)?
+            .status
+            .as_ref()?
+            .pod_ip
+            .clone()?;
+        let seen = read.status.nodes.iter().find(|n| {
+            n.is_up
+                && n.addr
+                    .as_deref()
+                    .and_then(|a| a.rsplit_once(':'))
+                    .is_some_and(|(host, _)| host.trim_matches(['[', ']']) == ip)
+        })?;
+        Some((seen.id.to_string(), read.layout.role(&seen.id).is_some()))
+    };
+    let gateway_of = |pod: &str| {
+        facts::all_nodes(o)
+            .into_iter()
+            .find(|n| nodes::is_gateway(n) && names::node_pod(&n.name_any()) == pod)
+    };
+    let retiring: Vec<String> = o
+        .cluster
+        .status
+        .as_ref()
+        .and_then(|st| st.storage_drain.as_ref())
+        .filter(|r| drain::role_only(r))
+        .and_then(|r| r.role_removal_node_ids.clone())
+        .unwrap_or_default();
     for pod in &d.unserve_pods {
+        let gw = gateway_of(pod).expect("a gateway's pod leaves the gateway Service");
         assert!(
-            facts::all_nodes(o).into_iter().any(|n| nodes::is_gateway(n)
-                && n.metadata.deletion_timestamp.is_some()
-                && names::node_pod(&n.name_any()) == *pod),
-            "{pod} leaves the gateway Service but its gateway stays"
+            gw.metadata.deletion_timestamp.is_some()
+                || facts::proven_id(o, gw).is_none()
+                || at_pod(pod).is_some_and(|(seen, held)| {
+                    !held
+                        || retiring.contains(&seen)
+                        || gw.status.as_ref().and_then(|st| st.node_id.as_ref()) != Some(&seen)
+                }),
+            "{pod} leaves the gateway Service while its gateway stays with its role"
+        );
+    }
+    for pod in &d.serve_pods {
+        let gw = gateway_of(pod).expect("a gateway's pod enters the gateway Service");
+        assert!(read.is_some() && gw.metadata.deletion_timestamp.is_none());
+        assert!(
+            at_pod(pod).is_some_and(|(seen, held)| {
+                held && gw.status.as_ref().and_then(|st| st.node_id.as_ref()) == Some(&seen)
+            }),
+            "{pod} enters the gateway Service without its recorded identity holding a role"
         );
     }
     if let Some(change) = &d.remove_tombstones {

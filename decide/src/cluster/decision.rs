@@ -92,8 +92,12 @@ pub struct Decision {
     pub annotate_drain: Vec<String>,
     /// Generated GarageNodes whose drain is proven, to delete.
     pub delete_nodes: Vec<String>,
-    /// Pods of leaving gateways to take out of the gateway Service (tier label removed).
+    /// Gateway pods to take out of the gateway Service (tier label removed): leaving
+    /// gateways' and those whose running identity holds no role.
     pub unserve_pods: Vec<String>,
+    /// Gateway pods to put back into the gateway Service (tier label restored): their running
+    /// identity is the one their GarageNode records and holds its role.
+    pub serve_pods: Vec<String>,
     /// The removal of stale gateway roles, when `autoApply` allows it and the list was
     /// recorded by an earlier pass.
     pub remove_tombstones: Option<LayoutChange>,
@@ -257,7 +261,8 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         annotate_drain: p.removal.annotate,
         delete_nodes: p.removal.delete,
         delete_gateway: gateways.delete,
-        unserve_pods: p.removal.unserve,
+        unserve_pods: p.removal.serving.unserve,
+        serve_pods: p.removal.serving.serve,
         remove_tombstones: tombstones.remove.take(),
         eject: side.eject,
         pools: m.pools,

@@ -119,14 +119,86 @@ pub fn candidates(
     leaving
 }
 
-/// The pods of leaving gateways still in the gateway Service: they leave it before their role
-/// goes.
-pub fn unserve(candidates: &[Candidate]) -> Vec<String> {
-    candidates
+/// Which gateway pods enter or leave the gateway Service (by their tier label).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Serving {
+    /// Pods to take out: a leaving gateway's, before its role goes; one whose running identity
+    /// holds no role (a new gateway before its role is added, or one that lost its metadata),
+    /// which would refuse signed requests.
+    pub unserve: Vec<String>,
+    /// Pods to put back: a live gateway's whose running identity is the one it records and
+    /// holds its role.
+    pub serve: Vec<String>,
+}
+
+/// The gateway pods to take out of or put back into the gateway Service. Leaving gateways'
+/// pods go out whatever Garage says. So does the pod of a gateway whose running identity is
+/// not proven (`unproven`, the gateways this pass asks to dial their peers): a new identity
+/// becomes healthy, and Ready, as soon as it has dialled them, before any pass could see that
+/// it holds no role; it leaves the Service before it dials. The others move on what Garage is
+/// read to see up at the pod's address: out when that identity holds no role, back when it is
+/// the recorded one and holds its role.
+pub fn serving(
+    all_nodes: &[&GarageNode],
+    pods: &[Pod],
+    read: Option<&GarageRead>,
+    (candidates, unproven): (&[Candidate], &[String]),
+    record: Option<&StorageDrainStatus>,
+) -> Serving {
+    let mut out = Serving {
+        unserve: candidates
+            .iter()
+            .filter(|c| c.swap.is_none() && c.serving)
+            .filter_map(|c| c.lost.pod.clone())
+            .collect(),
+        serve: Vec::new(),
+    };
+    let Some(read) = read else {
+        return out;
+    };
+    let retiring: Vec<&String> = record
+        .filter(|r| contract::role_only(r))
         .iter()
-        .filter(|c| c.swap.is_none() && c.serving)
-        .filter_map(|c| c.lost.pod.clone())
-        .collect()
+        .flat_map(|r| r.role_removal_node_ids.iter().flatten())
+        .collect();
+    for n in all_nodes.iter().filter(|n| nodes::is_gateway(n)) {
+        if n.metadata.deletion_timestamp.is_some() {
+            continue;
+        }
+        let Some(pod) = super::members::pod_of(n, pods) else {
+            continue;
+        };
+        let labelled = pod
+            .labels()
+            .get(shared_types::keys::label::LABEL_TIER)
+            .map(String::as_str)
+            == Some(shared_types::keys::label::value::TIER_GATEWAY);
+        if unproven.contains(&n.name_any()) {
+            if labelled {
+                out.unserve.push(pod.name_any());
+            }
+            continue;
+        }
+        let Some(seen) = crate::pods::running_ip(pod)
+            .and_then(|ip| super::removal::seen_at(read, &ip, None, true))
+        else {
+            continue;
+        };
+        let recorded = n.status.as_ref().and_then(|st| st.node_id.as_deref());
+        let held = read.layout.role(&seen).is_some()
+            && recorded == Some(seen.as_str())
+            && !retiring.iter().any(|id| **id == seen.to_string());
+        // A gateway in a transaction goes back once the transaction is over.
+        let in_transaction = candidates.iter().any(|c| c.name == n.name_any());
+        match (labelled, held) {
+            (true, false) => out.unserve.push(pod.name_any()),
+            (false, true) if !in_transaction => out.serve.push(pod.name_any()),
+            _ => {}
+        }
+    }
+    out.unserve.sort();
+    out.unserve.dedup();
+    out
 }
 
 /// The swap candidate of the live gateway `n`, when it runs a new identity and its old one
@@ -249,6 +321,26 @@ mod tests {
         o
     }
 
+    /// A read at layout version 2 (settled) whose status lists `nodes` and whose layout holds
+    /// a gateway role for each identity number of `roles`.
+    fn read_of(nodes: serde_json::Value, roles: &[u8]) -> GarageRead {
+        use crate::fixtures::{id, layout, settled};
+        let roles: Vec<serde_json::Value> = roles
+            .iter()
+            .map(|n| serde_json::json!({"id": id(*n).as_str(), "zone": "default", "capacity": null, "tags": []}))
+            .collect();
+        GarageRead {
+            status: serde_json::from_value(serde_json::json!({"layoutVersion": 2, "nodes": nodes}))
+                .unwrap(),
+            layout: layout(2, &roles, &[]),
+            history: settled(2),
+            health: None,
+            every_view_healthy: false,
+            build: None,
+            worker_variables: std::collections::BTreeMap::new(),
+        }
+    }
+
     #[test]
     fn missing_gateways_are_created_and_live_ones_kept_up_to_date() {
         let c = unified(3);
@@ -316,7 +408,7 @@ mod tests {
 
     #[test]
     fn a_gateway_running_a_new_identity_is_a_swap_candidate_while_that_one_is_up() {
-        use crate::fixtures::{id, layout, manual, pod, settled};
+        use crate::fixtures::{id, layout, manual, pod};
         let c = unified(1);
         let s = Settings::from_cluster(&c).unwrap();
         let mut gw = manual("gw", Some(id(5)));
@@ -328,23 +420,13 @@ mod tests {
         let pods = vec![p];
         let view = super::super::members::member(&gw, &pods, &s, false).unwrap();
         let read = |up6: bool| {
-            GarageRead {
-            status: serde_json::from_value(serde_json::json!({"layoutVersion": 2, "nodes": [
-                {"id": id(5).as_str(), "isUp": false, "draining": false, "addr": "198.18.0.40:3901"},
-                {"id": id(6).as_str(), "isUp": up6, "draining": false, "addr": "198.18.0.40:3901"},
-            ]}))
-            .unwrap(),
-            layout: layout(
-                2,
-                &[serde_json::json!({"id": id(5).as_str(), "zone": "default", "capacity": null, "tags": []})],
-                &[],
-            ),
-            history: settled(2),
-            health: None,
-            every_view_healthy: false,
-            build: None,
-            worker_variables: std::collections::BTreeMap::new(),
-        }
+            read_of(
+                serde_json::json!([
+                    {"id": id(5).as_str(), "isUp": false, "draining": false, "addr": "198.18.0.40:3901"},
+                    {"id": id(6).as_str(), "isUp": up6, "draining": false, "addr": "198.18.0.40:3901"},
+                ]),
+                &[5],
+            )
         };
         let up = read(true);
         let found = candidates(&[&gw], &pods, Some(&up), std::slice::from_ref(&view), None);
@@ -382,5 +464,98 @@ mod tests {
         let mut storage = gw.clone();
         storage.spec.gateway = None;
         assert!(candidates(&[&storage], &pods, Some(&up), &[view], None).is_empty());
+    }
+
+    #[test]
+    fn the_gateway_service_holds_only_pods_whose_running_identity_holds_its_role() {
+        use crate::fixtures::{id, manual, pod};
+        let mut gw = manual("gw", Some(id(5)));
+        gw.spec.gateway = Some(true);
+        let gw_pod = |labelled: bool| {
+            let mut p = pod("gw", 40, "sts-gw");
+            let mut labels = crate::desired::labels::gateway_pod_labels("garage", "gw");
+            if !labelled {
+                labels.remove(shared_types::keys::label::LABEL_TIER);
+            }
+            p.metadata.labels = Some(labels);
+            p
+        };
+        let read = |seen: Option<u8>, roles: &[u8]| {
+            read_of(
+                serde_json::json!(seen.map(|n| vec![serde_json::json!(
+                    {"id": id(n).as_str(), "isUp": true, "draining": false, "addr": "198.18.0.40:3901"}
+                )]).unwrap_or_default()),
+                roles,
+            )
+        };
+        let retiring_5 = {
+            let ids = vec![id(5).to_string()];
+            StorageDrainStatus {
+                role_removal_node_ids: Some(ids.clone()),
+                removed_storage_node_ids: Some(vec![]),
+                target_hash: Some(contract::target_hash(&ids, &[], &[])),
+                ..Default::default()
+            }
+        };
+        let none: (Vec<&str>, Vec<&str>) = (vec![], vec![]);
+        let out = (vec!["gw-0"], vec![]);
+        let back = (vec![], vec!["gw-0"]);
+        // (pod labelled, identity Garage sees up at the pod, roles, record, expected)
+        type Case<'a> = (
+            bool,
+            Option<u8>,
+            Vec<u8>,
+            Option<&'a StorageDrainStatus>,
+            (Vec<&'a str>, Vec<&'a str>),
+        );
+        let cases: Vec<Case> = vec![
+            (true, Some(5), vec![5], None, none.clone()),
+            // A new identity (metadata lost) or one not added yet refuses signed requests.
+            (true, Some(6), vec![5], None, out.clone()),
+            (true, Some(5), vec![], None, out.clone()),
+            // Nothing seen at the pod yet (a restart in progress): left as it is.
+            (true, None, vec![], None, none.clone()),
+            (false, None, vec![5], None, none.clone()),
+            (false, Some(5), vec![5], None, back.clone()),
+            // An identity the node does not record, or one being retired, is not put back.
+            (false, Some(6), vec![6], None, none.clone()),
+            (false, Some(5), vec![5], Some(&retiring_5), none.clone()),
+        ];
+        for (i, (labelled, seen, roles, record, want)) in cases.into_iter().enumerate() {
+            let pods = vec![gw_pod(labelled)];
+            let r = read(seen, &roles);
+            let got = serving(&[&gw], &pods, Some(&r), (&[], &[]), record);
+            let want = Serving {
+                unserve: want.0.into_iter().map(String::from).collect(),
+                serve: want.1.into_iter().map(String::from).collect(),
+            };
+            assert_eq!(got, want, "case {i}");
+            // Without a read nothing moves.
+            assert_eq!(
+                serving(&[&gw], &pods, None, (&[], &[]), record),
+                Serving::default()
+            );
+        }
+        // A gateway being deleted is the transaction's: not put back, whatever Garage sees.
+        let mut leaving = gw.clone();
+        leaving.metadata.deletion_timestamp = crate::fixtures::deleting();
+        let pods = vec![gw_pod(false)];
+        let r = read(Some(5), &[5]);
+        assert_eq!(
+            serving(&[&leaving], &pods, Some(&r), (&[], &[]), None),
+            Serving::default()
+        );
+        // A gateway asked to dial its peers (its running identity unproven) leaves the
+        // Service first, whatever Garage sees; and only with a read.
+        let pods = vec![gw_pod(true)];
+        let unproven = vec!["gw".to_owned()];
+        assert_eq!(
+            serving(&[&gw], &pods, Some(&r), (&[], &unproven), None).unserve,
+            vec!["gw-0".to_owned()]
+        );
+        assert_eq!(
+            serving(&[&gw], &pods, None, (&[], &unproven), None),
+            Serving::default()
+        );
     }
 }

@@ -29,9 +29,8 @@ pub struct Removal {
     pub delete: Vec<String>,
     /// Names of members that are draining or drained: kept out of layout planning.
     pub excluded: Vec<String>,
-    /// Pods of leaving gateways to take out of the gateway Service (their tier label removed)
-    /// before their role goes.
-    pub unserve: Vec<String>,
+    /// Gateway pods to take out of the gateway Service (their tier label removed) or put back.
+    pub serving: super::gateways::Serving,
     /// Conditions to publish.
     pub conditions: Vec<Desired>,
 }
@@ -85,7 +84,14 @@ pub fn decide(
     } = requested(extra, &all_nodes, &o.pods, read);
     // Gateways go first: their retirement takes one layout version, not a proof.
     let gateways = super::gateways::candidates(&all_nodes, &o.pods, read, views, record);
-    r.unserve = super::gateways::unserve(&gateways);
+    // The gateways this pass asks to dial their peers (`garage_facts`): running an identity
+    // the operator has not proven.
+    let unproven: Vec<String> = views
+        .iter()
+        .filter(|v| v.member.node_id.is_none() && v.member.role.capacity.is_none() && !v.external)
+        .map(|v| v.member.name.clone())
+        .collect();
+    r.serving = super::gateways::serving(&all_nodes, &o.pods, read, (&gateways, &unproven), record);
     let candidates: Vec<Candidate> = gateways.iter().cloned().chain(candidates).collect();
     r.excluded = excluded;
     if let Some(actor) = record

@@ -9,6 +9,12 @@
 //! gateway leaves its Service, then its role leaves the layout (a role-only transaction, no
 //! block proof) before its GarageNode and pod go. No GET fails, and every object reads back
 //! through the gateway left.
+//!
+//! Before that, `garage-gateway-0`'s metadata is wiped under its running process, which then
+//! restarts as a new identity, under the same continuous reader: its pod leaves the Service
+//! before the new identity is asked to dial its peers, the new identity takes over the old
+//! one's role in exactly one layout version, the storage roles stay as they were, the pod
+//! comes back into the Service, and no GET fails.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -26,6 +32,7 @@ use serde_json::json;
 
 use crate::support::*;
 use crate::{NAME, World};
+use shared_types::keys::label::LABEL_TIER;
 
 const GATEWAYS: [&str; 2] = ["garage-gateway-0", "garage-gateway-1"];
 
@@ -60,6 +67,7 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
         "gateways: every object read through each gateway, 20 written through one read back from storage ({:.1}s)",
         t.elapsed().as_secs_f64()
     );
+    swap(w, &ids[0]).await?;
     scale_down(w, &ids[1]).await?;
     verify(&store, &s3(w.sim, "garage-gateway-0-0")?, &w.checksummed).await?;
     println!(
@@ -200,17 +208,123 @@ async fn service_and_budget(w: &World<'_>) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Wipes `garage-gateway-0`'s metadata under its running process and restarts it, under a
+/// continuous reader: the new identity takes over the role of `old` in exactly one layout
+/// version, the storage roles stay as they were, and no GET fails.
+async fn swap(w: &World<'_>, old: &str) -> anyhow::Result<()> {
+    let t = Instant::now();
+    let admin = admin_client(&w.client, w.sim, 0).await?;
+    let before = admin.layout().await?;
+    let storage = |l: &garage_admin::ClusterLayout| -> Vec<(String, Option<u64>)> {
+        l.roles
+            .iter()
+            .filter(|r| r.capacity.is_some())
+            .map(|r| (r.id.to_string(), r.capacity))
+            .collect()
+    };
+    let (stop, reader) = gateway_reader(w)?;
+    wipe_metadata(&w.client, "garage-gateway-0").await?;
+    w.sim
+        .kill_container(crate::ns(), "garage-gateway-0-0", "garage")
+        .await?;
+    // Whether a poll found the pod out of the gateway Service: the reader's zero must come from
+    // the operator keeping the new identity out, not from a reader that never met it.
+    let left = Arc::new(AtomicBool::new(false));
+    let swapped = wait(
+        "garage-gateway-0's new identity holding the gateway role",
+        Duration::from_secs(300),
+        || {
+            let (admin, gns, clusters) = (admin.clone(), w.gns.clone(), w.clusters.clone());
+            let (pods, left) = (w.pods.clone(), left.clone());
+            async move {
+                let pod = pods.get("garage-gateway-0-0").await?;
+                if pod.labels().get(LABEL_TIER).is_none() {
+                    left.store(true, Ordering::SeqCst);
+                }
+                let id = gns
+                    .get("garage-gateway-0")
+                    .await?
+                    .status
+                    .and_then(|s| s.node_id)
+                    .unwrap_or_default();
+                let layout = admin.layout().await?;
+                let done = id != old
+                    && layout
+                        .roles
+                        .iter()
+                        .any(|r| r.id.as_str() == id && r.capacity.is_none())
+                    && !layout.roles.iter().any(|r| r.id.as_str() == old)
+                    && clusters
+                        .get(NAME)
+                        .await?
+                        .status
+                        .and_then(|s| s.storage_drain)
+                        .is_none();
+                Ok(done)
+            }
+        },
+    )
+    .await;
+    // Back in the Service once its new identity holds the role: the reader goes through it
+    // again before it stops.
+    let served = match swapped {
+        Ok(()) => {
+            wait(
+                "garage-gateway-0's pod back in the gateway Service",
+                Duration::from_secs(120),
+                || {
+                    let pods = w.pods.clone();
+                    async move {
+                        let pod = pods.get("garage-gateway-0-0").await?;
+                        Ok(
+                            pod.labels().get(LABEL_TIER).map(String::as_str) == Some("gateway")
+                                && crate::rollout::ready(&pod),
+                        )
+                    }
+                },
+            )
+            .await
+        }
+        Err(e) => Err(e),
+    };
+    if served.is_ok() {
+        tokio::time::sleep(Duration::from_secs(3)).await;
+    }
+    stop.store(true, Ordering::SeqCst);
+    let (reads, failed) = reader.await??;
+    served?;
+    let after = admin.layout().await?;
+    ensure!(
+        after.version == before.version + 1,
+        "the swap took layout versions {} -> {}, not one",
+        before.version,
+        after.version
+    );
+    ensure!(
+        storage(&after) == storage(&before),
+        "the storage roles changed"
+    );
+    println!(
+        "gateways: metadata wiped under garage-gateway-0; its new identity took the role in one version ({} -> {}); reader: {reads} GETs, {failed} failed ({:.1}s)",
+        before.version,
+        after.version,
+        t.elapsed().as_secs_f64()
+    );
+    ensure!(
+        reads > 0 && failed == 0,
+        "{failed} of {reads} GETs through the gateways failed"
+    );
+    ensure!(
+        left.load(Ordering::SeqCst),
+        "garage-gateway-0's pod never left the gateway Service during the swap"
+    );
+    Ok(())
+}
+
 /// 2 -> 1 under a continuous reader through the Ready gateways: `garage-gateway-1` goes only
 /// after its role `leaving` is out of the layout, and no GET fails.
 async fn scale_down(w: &World<'_>, leaving: &str) -> anyhow::Result<()> {
-    let stop = Arc::new(AtomicBool::new(false));
-    let reader = tokio::spawn(crate::rollout::read_continuously(
-        w.pods.clone(),
-        "gateway",
-        w.store.clone().context("no store")?,
-        w.checksummed.clone(),
-        stop.clone(),
-    ));
+    let (stop, reader) = gateway_reader(w)?;
     set_replicas(w, 1).await?;
     let admin = admin_client(&w.client, w.sim, 0).await?;
     // The pod may not stop before the role is gone: checked on every look until both are.
@@ -269,4 +383,21 @@ async fn scale_down(w: &World<'_>, leaving: &str) -> anyhow::Result<()> {
         .collect();
     ensure!(!names.iter().any(|n| n == "garage-gateway-1"), "{names:?}");
     Ok(())
+}
+
+/// A running reader: its GETs and failed GETs once stopped.
+type Reader = tokio::task::JoinHandle<anyhow::Result<(usize, usize)>>;
+
+/// A continuous reader of the 200 objects through the Ready pods in the gateway Service, and
+/// the flag that stops it.
+fn gateway_reader(w: &World<'_>) -> anyhow::Result<(Arc<AtomicBool>, Reader)> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let reader = tokio::spawn(crate::rollout::read_continuously(
+        w.pods.clone(),
+        "gateway",
+        w.store.clone().context("no store")?,
+        w.checksummed.clone(),
+        stop.clone(),
+    ));
+    Ok((stop, reader))
 }

@@ -14,7 +14,6 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, ensure};
 use garage_admin::{AdminClient, ClusterLayout, NodeId, RoleChange};
-use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim};
 use kube::Api;
 use kube::api::{DeleteParams, Patch, PatchParams};
 use localcluster::wait_until as wait;
@@ -42,29 +41,7 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
 
     // 4a. Wipe the metadata volume under the running process, then restart the container:
     //     Garage starts as a new identity.
-    let claim = Api::<PersistentVolumeClaim>::namespaced(client.clone(), ns())
-        .get(&format!("metadata-{VICTIM}-0"))
-        .await?;
-    let volume = claim
-        .spec
-        .and_then(|s| s.volume_name)
-        .context("metadata claim unbound")?;
-    let pv = Api::<PersistentVolume>::all(client.clone())
-        .get(&volume)
-        .await?;
-    let dir = pv
-        .spec
-        .and_then(|s| s.host_path)
-        .map(|h| h.path)
-        .context("metadata volume is not a hostPath")?;
-    for entry in std::fs::read_dir(&dir)? {
-        let path = entry?.path();
-        if path.is_dir() {
-            std::fs::remove_dir_all(&path)?;
-        } else {
-            std::fs::remove_file(&path)?;
-        }
-    }
+    wipe_metadata(client, VICTIM).await?;
     sim.kill_container(ns(), VICTIM_POD, "garage").await?;
     wait(
         "manual-a reported as an identity change",

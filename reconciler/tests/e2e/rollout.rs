@@ -391,7 +391,7 @@ pub(crate) async fn storage_pods(pods: &Api<Pod>) -> anyhow::Result<BTreeMap<Str
         .collect())
 }
 
-fn ready(p: &Pod) -> bool {
+pub(crate) fn ready(p: &Pod) -> bool {
     p.metadata.deletion_timestamp.is_none()
         && p.status
             .as_ref()

@@ -671,3 +671,32 @@ pub(crate) async fn drain_idle(clusters: &Api<GarageCluster>) -> anyhow::Result<
     )
     .await
 }
+
+/// Empties the directory behind GarageNode `node`'s metadata claim (a hostPath volume of the
+/// local cluster), under whatever process runs on it.
+pub(crate) async fn wipe_metadata(client: &kube::Client, node: &str) -> anyhow::Result<()> {
+    use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim};
+    let claim = Api::<PersistentVolumeClaim>::namespaced(client.clone(), crate::ns())
+        .get(&format!("metadata-{node}-0"))
+        .await?;
+    let volume = claim
+        .spec
+        .and_then(|s| s.volume_name)
+        .context("metadata claim unbound")?;
+    let dir = Api::<PersistentVolume>::all(client.clone())
+        .get(&volume)
+        .await?
+        .spec
+        .and_then(|s| s.host_path)
+        .map(|h| h.path)
+        .context("metadata volume is not a hostPath")?;
+    for entry in std::fs::read_dir(&dir)? {
+        let path = entry?.path();
+        if path.is_dir() {
+            std::fs::remove_dir_all(&path)?;
+        } else {
+            std::fs::remove_file(&path)?;
+        }
+    }
+    Ok(())
+}

@@ -55,6 +55,7 @@ pub async fn act(
     let pools = std::mem::take(&mut d.pools);
     crate::controller::pools::act::act(o, s, pools, &mut d.notes, ctx).await?;
 
+    super::gateways::serve(ns, (&d.unserve_pods, &d.serve_pods), ctx).await?;
     if let (Some(token), false) = (&access.token, d.rejoin.is_empty()) {
         for (host, peers) in &d.rejoin {
             let host = host.trim_start_matches('[').trim_end_matches(']');
@@ -88,14 +89,7 @@ pub async fn act(
         rollout_step(o, step, &mut d.notes, ctx).await?;
     }
     delete_retired(ns, &d.prune_configs, &d.delete_nodes, &mut d.notes, ctx).await?;
-    super::gateways::act(
-        ns,
-        &d.unserve_pods,
-        d.delete_gateway.as_deref(),
-        &mut d.notes,
-        ctx,
-    )
-    .await?;
+    super::gateways::retire(ns, d.delete_gateway.as_deref(), &mut d.notes, ctx).await?;
     if let Some(admin) = &access.admin {
         reconnect(admin, &d.reconnect).await;
         super::workers::apply(admin, &d.worker_variables, &mut d.notes).await;

@@ -1,4 +1,4 @@
-//! The gateway tier's writes: a leaving gateway's pod taken out of its Service, a gateway
+//! The gateway tier's writes: gateway pods taken out of or put back into their Service, a gateway
 //! beyond `spec.gateway.replicas` deleted, the role changes of the role-only transaction (a
 //! gateway identity swapped, a retired identity's acknowledgement advanced) and the removal of
 //! stale gateway roles.
@@ -18,35 +18,51 @@ use crate::machine::drain::Step;
 use decide::cluster::decision::LayoutChange;
 use decide::note::Note;
 
-/// Takes each of `unserve` (pods of leaving gateways) out of the gateway Service and budget by
-/// removing its tier label (the StatefulSet does not select on it), then deletes `retire`.
-pub(super) async fn act(
+/// Takes each of `unserve` out of the gateway Service and budget by removing its tier label
+/// (the StatefulSet does not select on it) and puts each of `serve` back by restoring it. Runs
+/// before any gateway is asked to dial its peers: one with a new identity becomes Ready as
+/// soon as it has, and must be out of the Service by then.
+pub(super) async fn serve(
     ns: &str,
-    unserve: &[String],
-    retire: Option<&str>,
-    notes: &mut Vec<Note>,
+    (unserve, serve): (&[String], &[String]),
     ctx: &Context,
 ) -> Result<(), Error> {
     let m = &ctx.metrics;
     let pod_api: Api<Pod> = Api::namespaced(ctx.client.clone(), ns);
-    for pod in unserve {
+    let tier = Some(shared_types::keys::label::value::TIER_GATEWAY);
+    for (pod, label, step) in unserve
+        .iter()
+        .map(|p| (p, None, "unserve_pod"))
+        .chain(serve.iter().map(|p| (p, tier, "serve_pod")))
+    {
         m.wrote();
         let patched = pod_api
             .patch(
                 pod,
                 &PatchParams::default(),
                 &Patch::Merge(json!({"metadata": {"labels": {
-                    shared_types::keys::label::LABEL_TIER: null,
+                    shared_types::keys::label::LABEL_TIER: label,
                 }}})),
             )
             .await;
         match patched {
-            Ok(_) => m.step("gateways", "unserve_pod"),
-            // Gone already: nothing left to take out of the Service.
+            Ok(_) => m.step("gateways", step),
+            // Gone already: nothing left to move in or out of the Service.
             Err(kube::Error::Api(e)) if e.code == 404 => {}
             Err(e) => return Err(e.into()),
         }
     }
+    Ok(())
+}
+
+/// Deletes `retire`, a generated gateway beyond `spec.gateway.replicas`.
+pub(super) async fn retire(
+    ns: &str,
+    retire: Option<&str>,
+    notes: &mut Vec<Note>,
+    ctx: &Context,
+) -> Result<(), Error> {
+    let m = &ctx.metrics;
     if let Some(name) = retire {
         // Background propagation: the gateway's finalizer keeps its workload until its role
         // has left the layout (admission refuses a foreground deletion of a gateway).
