@@ -11,10 +11,10 @@
 //! through the gateway left.
 //!
 //! Before that, `garage-gateway-0`'s metadata is wiped under its running process, which then
-//! restarts as a new identity, under the same continuous reader: its pod leaves the Service
-//! before the new identity is asked to dial its peers, the new identity takes over the old
-//! one's role in exactly one layout version, the storage roles stay as they were, the pod
-//! comes back into the Service, and no GET fails.
+//! restarts as a new identity, under the same continuous reader: its pod is seen out of the
+//! Service during the swap, the new identity takes over the old one's role in exactly one
+//! layout version, the storage roles stay as they were, the pod is back in the Service and
+//! Ready once the record is cleared, and no GET fails.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
