@@ -28,8 +28,8 @@ use shared_types::keys::finalizer::FINALIZER_NODE;
 
 use super::{
     AckLost, Actor, Addr, ForeignRole, Health, History, Identity, InGarage, MAX_USERS, NodeProof,
-    PodShape, Role, SLOTS, StagedKind, StagedParameters, StsShape, UserNode, UserShape, Worker,
-    WorkerKind, WorkerState, World, at, id,
+    PodShape, Role, SLOTS, Slot, StagedKind, StagedParameters, StsShape, UserNode, UserShape,
+    Worker, WorkerKind, WorkerState, World, at, id,
 };
 
 /// One member of the built world, by the identity it runs.
@@ -97,19 +97,34 @@ fn sts_uid(name: &str) -> String {
     format!("sts-{name}")
 }
 
+/// How a pod's labels place it: a storage pod, or a gateway's in or out of its Service.
+#[derive(Clone, Copy, PartialEq)]
+enum Tier {
+    Storage,
+    Gateway { served: bool },
+}
+
 /// The pod of GarageNode `node` at 198.18.0.`ip`.
 fn pod(
-    cluster: &str,
-    node: &str,
+    (cluster, node): (&str, &str),
     ip: u8,
     shape: PodShape,
-    revision: &str,
+    (revision, tier): (&str, Tier),
     started: i64,
 ) -> Option<Pod> {
     if shape == PodShape::Missing {
         return None;
     }
-    let mut labels = labels::storage_pod_labels(cluster, node);
+    let mut labels = match tier {
+        Tier::Storage => labels::storage_pod_labels(cluster, node),
+        Tier::Gateway { served } => {
+            let mut l = labels::gateway_pod_labels(cluster, node);
+            if !served {
+                l.remove(shared_types::keys::label::LABEL_TIER);
+            }
+            l
+        }
+    };
     labels.insert("controller-revision-hash".into(), revision.into());
     let phase = if shape == PodShape::Pending {
         "Pending"
@@ -252,6 +267,94 @@ fn user_node(cluster: &str, index: usize, u: &UserNode, own: &NodeId) -> Option<
     .ok()
 }
 
+/// The slots of `slots` that exist, by ordinal, up to `beyond` past `replicas`: one below
+/// `replicas` unless absent, one at or above it when extra (a scale-down in progress).
+fn present(slots: &[Slot], replicas: u32, beyond: u32) -> impl Iterator<Item = (u32, &Slot)> {
+    let n = usize::try_from(replicas.saturating_add(beyond))
+        .unwrap_or(slots.len())
+        .min(slots.len());
+    slots
+        .iter()
+        .take(n)
+        .enumerate()
+        .filter_map(move |(i, slot)| {
+            let ordinal = u32::try_from(i).ok()?;
+            let exists = if ordinal < replicas {
+                !slot.absent
+            } else {
+                slot.extra
+            };
+            exists.then_some((ordinal, slot))
+        })
+}
+
+/// [`dress`] with what `slot` says.
+fn dress_slot(gn: &mut GarageNode, own: &NodeId, slot: &Slot, now: i64) {
+    dress(
+        gn,
+        own,
+        slot.identity,
+        slot.drain,
+        slot.ack_lost,
+        slot.deleting,
+        now,
+    );
+}
+
+/// The generated gateways of a cluster with a gateway tier, by ordinal: those below
+/// `spec.gateway.replicas` unless absent, and one extra above it when present (a scale-down).
+fn gateway_slots(
+    cluster: &GarageCluster,
+    s: &Settings,
+    w: &World,
+    now: i64,
+    (config_hash, admin_secret): (&str, &str),
+    built: &mut Workloads,
+) -> BTreeMap<u32, GarageNode> {
+    let mut gateways = BTreeMap::new();
+    if !s.gateway_tier {
+        return gateways;
+    }
+    for (n, slot) in present(&w.gateways, s.gateway_replicas, 1) {
+        let Ok(mut gn) = nodes::auto_gateway_node(cluster, s, n) else {
+            continue;
+        };
+        let k = u8::try_from(n).unwrap_or(0);
+        let own = id(0x30 + k);
+        dress_slot(&mut gn, &own, slot, now);
+        let name = gn.name_any();
+        let started = if slot.started_recently {
+            now
+        } else {
+            now - 3600
+        };
+        built.add(
+            Member {
+                uid: uid_of(&name),
+                id: own,
+                pod: pod(
+                    (&s.name, &name),
+                    50 + k,
+                    slot.pod,
+                    (
+                        "rev-1",
+                        Tier::Gateway {
+                            served: !slot.unserved,
+                        },
+                    ),
+                    started,
+                ),
+                generated: false,
+                name,
+            },
+            statefulset(&gn.name_any(), slot.sts, config_hash, admin_secret),
+            slot.garage,
+        );
+        gateways.insert(n, gn);
+    }
+    gateways
+}
+
 /// The layout role JSON of `id` for `member` (its desired role, varied by `role`).
 fn role_json(id: &NodeId, desired: &reconciler::layout::DesiredRole, role: Role) -> Option<Value> {
     let mut tags = desired.tags.clone();
@@ -338,28 +441,13 @@ pub fn build(mut cluster: GarageCluster, w: &World) -> Result<Built, Box<Refused
     let mut built = Workloads::default();
     let started = |recent: bool| if recent { now } else { now - 3600 };
 
-    let ordinals = usize::try_from(s.replicas.saturating_add(2))
-        .unwrap_or(SLOTS)
-        .min(SLOTS);
-    for (ordinal, slot) in w.slots.iter().enumerate().take(ordinals) {
-        let ordinal_u32 = u32::try_from(ordinal).unwrap_or(u32::MAX);
-        let below = ordinal_u32 < s.replicas;
-        if (below && slot.absent) || (!below && !slot.extra) {
-            continue;
-        }
+    for (ordinal_u32, slot) in present(&w.slots, s.replicas, 2) {
         let Ok(mut gn) = nodes::auto_storage_node(&cluster, &s, ordinal_u32) else {
             continue;
         };
-        let own = id(u8::try_from(ordinal).unwrap_or(0));
-        dress(
-            &mut gn,
-            &own,
-            slot.identity,
-            slot.drain,
-            slot.ack_lost,
-            slot.deleting,
-            now,
-        );
+        let ordinal = u8::try_from(ordinal_u32).unwrap_or(0);
+        let own = id(ordinal);
+        dress_slot(&mut gn, &own, slot, now);
         if slot.rendered_stale {
             gn.metadata
                 .annotations
@@ -367,18 +455,17 @@ pub fn build(mut cluster: GarageCluster, w: &World) -> Result<Built, Box<Refused
                 .insert(ANNOTATION_RENDERED_HASH.into(), "from-an-older-spec".into());
         }
         let name = gn.name_any();
-        let ip = 10 + u8::try_from(ordinal).unwrap_or(0);
+        let ip = 10 + ordinal;
         let revision = if slot.old_revision { "rev-0" } else { "rev-1" };
         built.add(
             Member {
                 uid: uid_of(&name),
                 id: own,
                 pod: pod(
-                    &s.name,
-                    &name,
+                    (&s.name, &name),
                     ip,
                     slot.pod,
-                    revision,
+                    (revision, Tier::Storage),
                     started(slot.started_recently),
                 ),
                 generated: true,
@@ -400,12 +487,20 @@ pub fn build(mut cluster: GarageCluster, w: &World) -> Result<Built, Box<Refused
         let name = gn.name_any();
         // An external node runs outside Kubernetes: no pod, no StatefulSet.
         let managed = !matches!(u.shape, UserShape::External { .. });
+        let tier = if u.shape == UserShape::Gateway {
+            Tier::Gateway {
+                served: !u.unserved,
+            }
+        } else {
+            Tier::Storage
+        };
         let ip = 30 + u8::try_from(index).unwrap_or(0);
         built.add(
             Member {
                 uid: uid_of(&name),
                 id: own,
-                pod: pod(&s.name, &name, ip, u.pod, "rev-1", now - 3600).filter(|_| managed),
+                pod: pod((&s.name, &name), ip, u.pod, ("rev-1", tier), now - 3600)
+                    .filter(|_| managed),
                 generated: false,
                 name: name.clone(),
             },
@@ -414,6 +509,14 @@ pub fn build(mut cluster: GarageCluster, w: &World) -> Result<Built, Box<Refused
         );
         user_nodes.push(gn);
     }
+    let gateways = gateway_slots(
+        &cluster,
+        &s,
+        w,
+        now,
+        (&config_hash, &admin_secret),
+        &mut built,
+    );
 
     let Workloads {
         pods,
@@ -440,7 +543,11 @@ pub fn build(mut cluster: GarageCluster, w: &World) -> Result<Built, Box<Refused
     };
 
     // Desired roles, as the cluster computes them.
-    let all_nodes: Vec<&GarageNode> = generated.values().chain(user_nodes.iter()).collect();
+    let all_nodes: Vec<&GarageNode> = generated
+        .values()
+        .chain(user_nodes.iter())
+        .chain(gateways.values())
+        .collect();
     let desired: Vec<Option<reconciler::layout::DesiredRole>> = members
         .iter()
         .map(|m| {
@@ -710,6 +817,7 @@ pub fn build(mut cluster: GarageCluster, w: &World) -> Result<Built, Box<Refused
     let mut observed = bare(cluster);
     observed.generated = generated;
     observed.user_nodes = user_nodes;
+    observed.gateways = gateways;
     observed.config_maps = config_maps;
     observed.pods = pods;
     observed.garage = garage;

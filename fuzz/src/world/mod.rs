@@ -1,4 +1,4 @@
-//! The observed world of one GarageCluster, built from fuzz bytes: its generated and
+//! The observed world of one GarageCluster, built from fuzz bytes: its generated, gateway and
 //! user-written GarageNodes, their pods and StatefulSets, Garage's layout, history, status and
 //! health, the transaction records in the cluster's status and the drain proof's reads.
 //!
@@ -21,6 +21,8 @@ pub use build::{Built, Member, Refused, bare, build, proof, worker};
 pub const SLOTS: usize = 6;
 /// Most user-written GarageNodes.
 pub const MAX_USERS: usize = 3;
+/// Generated gateway slots the world describes (ordinals 0 to 2).
+pub const GATEWAY_SLOTS: usize = 3;
 /// The instant every world's clock counts from.
 const EPOCH: i64 = 1_700_000_000;
 
@@ -203,6 +205,9 @@ pub struct Slot {
     pub deleting: bool,
     /// Garage's view of it.
     pub garage: InGarage,
+    /// A gateway's pod without its tier label (out of the gateway Service); storage slots
+    /// ignore it.
+    pub unserved: bool,
 }
 
 /// The shape of a user-written GarageNode.
@@ -240,6 +245,8 @@ pub struct UserNode {
     pub garage: InGarage,
     /// Zone number.
     pub zone: u8,
+    /// A gateway's pod without its tier label (out of the gateway Service).
+    pub unserved: bool,
 }
 
 /// A role of a node that is no member of this cluster.
@@ -460,4 +467,7 @@ pub struct World {
     pub config_maps: (bool, bool, bool),
     /// Another GarageCluster annotation: `drain=true` on the cluster itself.
     pub cluster_drain: bool,
+    /// Generated gateway slots by ordinal (`C-gateway-N`), used when the cluster has a gateway
+    /// tier; last, so that a world whose bytes run out has every gateway below replicas.
+    pub gateways: [Slot; GATEWAY_SLOTS],
 }

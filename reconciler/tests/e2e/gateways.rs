@@ -265,8 +265,7 @@ async fn swap(w: &World<'_>, old: &str) -> anyhow::Result<()> {
         },
     )
     .await;
-    // Back in the Service once its new identity holds the role: the reader goes through it
-    // again before it stops.
+    // Back in the Service once its new identity holds the role.
     let served = match swapped {
         Ok(()) => {
             wait(
@@ -287,9 +286,6 @@ async fn swap(w: &World<'_>, old: &str) -> anyhow::Result<()> {
         }
         Err(e) => Err(e),
     };
-    if served.is_ok() {
-        tokio::time::sleep(Duration::from_secs(3)).await;
-    }
     stop.store(true, Ordering::SeqCst);
     let (reads, failed) = reader.await??;
     served?;
