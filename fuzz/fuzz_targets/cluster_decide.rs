@@ -228,15 +228,7 @@ fn check(b: &Built, d: &Decision, t: &Config) {
                             && actor.metadata.deletion_timestamp.is_none()
                             && !nodes::is_gateway(actor)
                     );
-                    let recorded = actor
-                        .status
-                        .as_ref()
-                        .and_then(|st| st.node_id.as_deref())
-                        .and_then(|i| i.parse().ok());
-                    assert_eq!(
-                        facts::removed_ids(r),
-                        recorded.into_iter().collect::<Vec<_>>()
-                    );
+                    assert_eq!(facts::removed_ids(r), facts::recorded_ids(actor));
                 }
                 Some(prev) => {
                     facts::continues_drain(prev, r);
@@ -467,14 +459,9 @@ fn check_role_only(
                 None => {
                     assert!(r.completed_at.is_none());
                     let actor = gateway_actor(r);
-                    let recorded = actor
-                        .status
-                        .as_ref()
-                        .and_then(|st| st.node_id.as_deref())
-                        .and_then(|i| i.parse().ok());
                     assert_eq!(
                         facts::role_ids(r),
-                        recorded.into_iter().collect::<Vec<_>>(),
+                        facts::recorded_ids(actor),
                         "a role-only record names another identity than its gateway's"
                     );
                 }

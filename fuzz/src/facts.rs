@@ -102,6 +102,16 @@ pub fn drain_actor<'a>(o: &'a Observed, record: &StorageDrainStatus) -> Option<&
     })
 }
 
+/// The identity `node` records, as a list of zero or one ID (a record names its actor's).
+pub fn recorded_ids(node: &GarageNode) -> Vec<NodeId> {
+    node.status
+        .as_ref()
+        .and_then(|st| st.node_id.as_deref())
+        .and_then(|i| i.parse().ok())
+        .into_iter()
+        .collect()
+}
+
 /// True when `node` is annotated `drain=true`.
 pub fn asks_to_drain(node: &GarageNode) -> bool {
     node.annotations().get(ANNOTATION_DRAIN).map(String::as_str) == Some("true")

@@ -3,6 +3,37 @@
 
 use super::*;
 
+/// A parent status whose role-only transaction for the gateway GarageNode `gw` retires
+/// `old`, completed or not.
+fn retiring(
+    old: &garage_api_types::NodeId,
+    completed: bool,
+) -> shared_types::garage_cluster::v1beta2::GarageClusterStatus {
+    use shared_types::garage_cluster::common::{DrainActor, DrainActorKind, StorageDrainStatus};
+    let ids = vec![old.to_string()];
+    shared_types::garage_cluster::v1beta2::GarageClusterStatus {
+        storage_drain: Some(StorageDrainStatus {
+            actor: Some(DrainActor {
+                kind: Some(DrainActorKind::GarageNode),
+                namespace: Some("ns".into()),
+                name: Some("gw".into()),
+                uid: Some("uid-gw".into()),
+                ..Default::default()
+            }),
+            target_hash: Some(shared_types::drain::target_hash(&ids, &[], &[])),
+            role_removal_node_ids: Some(ids),
+            removed_storage_node_ids: Some(vec![]),
+            completed_at: completed.then_some(
+                k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+                    k8s_openapi::jiff::Timestamp::UNIX_EPOCH,
+                ),
+            ),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
 #[test]
 fn a_gateway_takes_its_new_identity_only_once_the_parent_swaps_the_old_one_out() {
     let mut node = manual("gw", Some(id(5)));
@@ -24,24 +55,8 @@ fn a_gateway_takes_its_new_identity_only_once_the_parent_swaps_the_old_one_out()
     );
     assert_eq!(status.phase, Some(ClusterPhase::Pending));
     // The parent's role-only transaction retiring 5 for this incarnation: 6 is recorded.
-    let ids = vec![id(5).to_string()];
     let mut parent = cluster(3);
-    parent.status = Some(shared_types::garage_cluster::v1beta2::GarageClusterStatus {
-        storage_drain: Some(shared_types::garage_cluster::common::StorageDrainStatus {
-            actor: Some(shared_types::garage_cluster::common::DrainActor {
-                kind: Some(shared_types::garage_cluster::common::DrainActorKind::GarageNode),
-                namespace: Some("ns".into()),
-                name: Some("gw".into()),
-                uid: Some("uid-gw".into()),
-                ..Default::default()
-            }),
-            role_removal_node_ids: Some(ids.clone()),
-            removed_storage_node_ids: Some(vec![]),
-            target_hash: Some(shared_types::drain::target_hash(&ids, &[], &[])),
-            ..Default::default()
-        }),
-        ..Default::default()
-    });
+    parent.status = Some(retiring(&id(5), false));
     let mut o = observed(node.clone(), Some(parent.clone()));
     o.discovered = Some(seen.clone());
     let status = decide(&o, &timing()).unwrap().status.unwrap();
@@ -127,27 +142,8 @@ fn a_deleting_gateway_stops_only_once_its_role_is_retired() {
     let d = decide(&o, &timing()).unwrap();
     assert!(!d.delete_workload, "the role is still in the layout");
     assert_eq!(d.finalizer, None);
-    let ids = vec![id(8).to_string()];
     let mut done = parent.clone();
-    done.status = Some(shared_types::garage_cluster::v1beta2::GarageClusterStatus {
-        storage_drain: Some(shared_types::garage_cluster::common::StorageDrainStatus {
-            actor: Some(shared_types::garage_cluster::common::DrainActor {
-                kind: Some(shared_types::garage_cluster::common::DrainActorKind::GarageNode),
-                namespace: Some("ns".into()),
-                name: Some("gw".into()),
-                uid: Some("uid-gw".into()),
-                ..Default::default()
-            }),
-            role_removal_node_ids: Some(ids.clone()),
-            removed_storage_node_ids: Some(vec![]),
-            target_hash: Some(shared_types::drain::target_hash(&ids, &[], &[])),
-            completed_at: Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
-                k8s_openapi::jiff::Timestamp::UNIX_EPOCH,
-            )),
-            ..Default::default()
-        }),
-        ..Default::default()
-    });
+    done.status = Some(retiring(&id(8), true));
     let mut o = observed(node, Some(done));
     o.statefulset = Some(Default::default());
     assert!(decide(&o, &timing()).unwrap().delete_workload);
