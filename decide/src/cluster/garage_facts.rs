@@ -165,7 +165,7 @@ fn unproven_gateways(
 ) -> Vec<(String, Vec<String>)> {
     views
         .iter()
-        .filter(|v| v.member.node_id.is_none() && v.member.role.capacity.is_none() && !v.external)
+        .filter(|v| super::gateways::unproven(v))
         .filter_map(|v| {
             let (host, _) = v.rpc_address.as_deref()?.rsplit_once(':')?;
             let others: Vec<String> = peers

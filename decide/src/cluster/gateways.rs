@@ -119,6 +119,12 @@ pub fn candidates(
     leaving
 }
 
+/// True when `v` is a gateway running an identity the operator has not proven: it is asked to
+/// dial its peers (`garage_facts`), and its pod leaves the gateway Service first ([`serving`]).
+pub fn unproven(v: &MemberView) -> bool {
+    v.member.node_id.is_none() && v.member.role.capacity.is_none() && !v.external
+}
+
 /// Which gateway pods enter or leave the gateway Service (by their tier label).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Serving {

@@ -88,7 +88,7 @@ pub fn decide(
     // the operator has not proven.
     let unproven: Vec<String> = views
         .iter()
-        .filter(|v| v.member.node_id.is_none() && v.member.role.capacity.is_none() && !v.external)
+        .filter(|v| super::gateways::unproven(v))
         .map(|v| v.member.name.clone())
         .collect();
     r.serving = super::gateways::serving(&all_nodes, &o.pods, read, (&gateways, &unproven), record);
