@@ -12,6 +12,7 @@ pub mod factor;
 mod garage_facts;
 pub mod gateways;
 pub mod go_token;
+pub mod handle;
 pub mod health;
 pub mod layout_status;
 pub mod legacy;

@@ -102,21 +102,24 @@ pub fn build(i: Inputs<'_>) -> GarageClusterStatus {
             })
             .collect(),
     );
-    if let Some(h) = i.read.and_then(|r| r.health.as_ref()) {
-        status.health = Some(HealthStatusField {
-            status: Some(format!("{:?}", h.status).to_ascii_lowercase()),
-            healthy: Some(h.status == HealthStatus::Healthy),
-            available: Some(h.status != HealthStatus::Unavailable),
-            known_nodes: i64::try_from(h.known_nodes).ok(),
-            connected_nodes: i64::try_from(h.connected_nodes).ok(),
-            storage_nodes: i64::try_from(h.storage_nodes).ok(),
-            storage_nodes_ok: i64::try_from(h.storage_nodes_up).ok(),
-            partitions: i64::try_from(h.partitions).ok(),
-            partitions_quorum: i64::try_from(h.partitions_quorum).ok(),
-            partitions_all_ok: i64::try_from(h.partitions_all_ok).ok(),
-        });
-    }
+    status.health = i.read.and_then(|r| r.health.as_ref()).map(health);
     status
+}
+
+/// `status.health` from Garage's own health answer.
+pub fn health(h: &garage_api_types::ClusterHealth) -> HealthStatusField {
+    HealthStatusField {
+        status: Some(format!("{:?}", h.status).to_ascii_lowercase()),
+        healthy: Some(h.status == HealthStatus::Healthy),
+        available: Some(h.status != HealthStatus::Unavailable),
+        known_nodes: i64::try_from(h.known_nodes).ok(),
+        connected_nodes: i64::try_from(h.connected_nodes).ok(),
+        storage_nodes: i64::try_from(h.storage_nodes).ok(),
+        storage_nodes_ok: i64::try_from(h.storage_nodes_up).ok(),
+        partitions: i64::try_from(h.partitions).ok(),
+        partitions_quorum: i64::try_from(h.partitions_quorum).ok(),
+        partitions_all_ok: i64::try_from(h.partitions_all_ok).ok(),
+    }
 }
 
 /// `status.layoutDiagnosis`: the reason and first sentence of a `Ready=False` condition,

@@ -163,7 +163,6 @@ pub fn snapshot(
     }
     let mut secret = secrets::immutable_secret(
         c,
-        s,
         names::credentials_snapshot(&s.name, revision),
         ADMIN_TOKEN_KEY,
         String::new(),

@@ -315,6 +315,13 @@ impl Settings {
 
 /// Shapes this version does not build yet, refused by name rather than ignored.
 fn refuse_unbuilt_shapes(spec: &GarageClusterSpec) -> Result<(), DesiredError> {
+    // A handle runs no Garage process: nothing here renders for it, and the cluster pass
+    // reaches it through `crate::cluster::handle` before asking for settings.
+    if spec.connect_to.is_some() && spec.storage.is_none() && spec.gateway.is_none() {
+        return Err(DesiredError::Unsupported(
+            "a GarageNode or GarageAdminToken on a management handle (a GarageCluster with only spec.connectTo)",
+        ));
+    }
     if spec.connect_to.is_some() {
         return Err(DesiredError::Unsupported("spec.connectTo"));
     }

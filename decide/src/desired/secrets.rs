@@ -72,6 +72,13 @@ pub(super) fn user_source(
     })
 }
 
+/// The user's Secret `r` as an RPC secret source (key `rpc-secret` unless named).
+pub fn user_rpc_source(
+    r: Option<&k8s_openapi::api::core::v1::SecretKeySelector>,
+) -> Option<SecretSource> {
+    user_source(r, RPC_SECRET_KEY)
+}
+
 /// The Secret the user names for the RPC secret (`spec.network.rpcSecretRef`), if any.
 pub fn rpc_secret_user_source(c: &GarageCluster) -> Option<SecretSource> {
     user_source(
@@ -136,7 +143,6 @@ pub fn rpc_secret(c: &GarageCluster, s: &Settings, value: &str) -> Result<Secret
     )]);
     immutable_secret(
         c,
-        s,
         names::rpc_secret(&s.name),
         RPC_SECRET_KEY,
         canonical,
@@ -156,11 +162,7 @@ pub fn is_valid_key_derivation_secret(value: &str) -> bool {
 /// The key-derivation Secret `C-key-derivation` holding `value` (64 hex digits from a CSPRNG).
 /// The GarageKey controller derives S3 key material from it and creates it when a key first
 /// needs it; no pod mounts it, so reading a Garage pod's files reveals no key's secret.
-pub fn key_derivation_secret(
-    c: &GarageCluster,
-    s: &Settings,
-    value: &str,
-) -> Result<Secret, DesiredError> {
+pub fn key_derivation_secret(c: &GarageCluster, value: &str) -> Result<Secret, DesiredError> {
     if !is_valid_key_derivation_secret(value) {
         return Err(DesiredError::Invalid {
             field: "key-derivation secret",
@@ -169,8 +171,7 @@ pub fn key_derivation_secret(
     }
     immutable_secret(
         c,
-        s,
-        names::key_derivation_secret(&s.name),
+        names::key_derivation_secret(c.metadata.name.as_deref().unwrap_or_default()),
         KEY_DERIVATION_SECRET_KEY,
         value.trim_end().to_ascii_lowercase(),
         BTreeMap::new(),
@@ -192,7 +193,6 @@ pub fn admin_token_secret(
     }
     immutable_secret(
         c,
-        s,
         names::admin_token_secret(&s.name),
         ADMIN_TOKEN_KEY,
         value.to_owned(),
@@ -242,7 +242,6 @@ pub fn rpc_fingerprint(value: &str) -> Option<String> {
 /// An immutable Secret controlled by the cluster, holding `value` under `key`.
 pub(super) fn immutable_secret(
     c: &GarageCluster,
-    s: &Settings,
     name: String,
     key: &str,
     value: String,
@@ -251,8 +250,10 @@ pub(super) fn immutable_secret(
     Ok(Secret {
         metadata: ObjectMeta {
             name: Some(name),
-            namespace: Some(s.namespace.clone()),
-            labels: Some(labels::cluster_labels(&s.name)),
+            namespace: c.metadata.namespace.clone(),
+            labels: Some(labels::cluster_labels(
+                c.metadata.name.as_deref().unwrap_or_default(),
+            )),
             annotations: (!annotations.is_empty()).then_some(annotations),
             owner_references: Some(vec![controller_ref(c)?]),
             ..Default::default()
@@ -308,7 +309,7 @@ mod tests {
     fn the_key_derivation_secret_is_labelled_owned_and_immutable_like_the_rpc_secret() {
         let c = cluster(3);
         let s = Settings::from_cluster(&c).unwrap();
-        let secret = key_derivation_secret(&c, &s, HEX).unwrap();
+        let secret = key_derivation_secret(&c, HEX).unwrap();
         let rpc = rpc_secret(&c, &s, HEX).unwrap();
         assert_eq!(
             secret.metadata.name.as_deref(),
@@ -328,7 +329,7 @@ mod tests {
             data[KEY_DERIVATION_SECRET_KEY].0,
             HEX.trim_end().to_ascii_lowercase().as_bytes()
         );
-        assert!(key_derivation_secret(&c, &s, "abc").is_err());
+        assert!(key_derivation_secret(&c, "abc").is_err());
     }
 
     #[test]

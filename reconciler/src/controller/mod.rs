@@ -11,6 +11,7 @@
 //! Every controller acts for a GarageCluster only once [`ownership`] finds that this install
 //! manages it.
 
+pub mod admin_route;
 pub mod cluster;
 pub mod error;
 pub mod events;

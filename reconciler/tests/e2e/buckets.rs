@@ -32,7 +32,7 @@ use crate::{World, ns};
 /// The namespace of the cross-namespace key.
 pub(crate) const APPS_NS: &str = "e2e-apps";
 
-fn samples(file: &str) -> anyhow::Result<Vec<Value>> {
+pub(crate) fn samples(file: &str) -> anyhow::Result<Vec<Value>> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../tests/fixtures/upstream-samples")
         .join(file);

@@ -55,7 +55,10 @@
 //!    `buckets` on the same cluster: the upstream bucket, key and admin-token samples become
 //!    Ready, a key's Secret works with an S3 client where granted and only there, quotas hold,
 //!    a cross-namespace key works through grants and loses access with them, a non-empty bucket
-//!    is kept until emptied, a deleted key stops authenticating; then `drift`: a label changed
+//!    is kept until emptied, a deleted key stops authenticating; then `handles`: the upstream
+//!    management handle (its URL a storage pod's) and one by `clusterRef` become Running and
+//!    create nothing, their bucket and keys serve checksummed objects, and deleting them
+//!    leaves Garage as it was; then `drift`: a label changed
 //!    or removed by hand on a generated GarageNode, its StatefulSet, two Services, the
 //!    disruption budget and the NetworkPolicy is put back with no layout change; then the
 //!    Garage settings (`workers`, `layout_parameters`, `operations`), `monitoring` (the
@@ -124,6 +127,7 @@ mod expansion;
 mod gateways;
 mod go_takeover;
 mod grants;
+mod handles;
 mod layout_parameters;
 mod lost;
 mod membership;
@@ -525,6 +529,7 @@ async fn scenario(
                 volumes::run(&mut d).await?;
                 expansion::auto_group(&d).await?;
                 buckets::run(&mut d).await?;
+                handles::run(&d).await?;
                 metrics_token::guards_metrics(&d).await?;
                 // Read back after each change below, with the token the pods run now.
                 let via = "garage-storage-0-0";

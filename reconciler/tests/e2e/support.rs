@@ -169,6 +169,16 @@ pub(crate) async fn admin_client_as_mounted(
     sim: &KubeSim,
     pod: &str,
 ) -> anyhow::Result<AdminClient> {
+    let token = mounted_token(client, pod).await?;
+    let ip = sim.pod_ip(ns(), pod).context("pod has no address")?;
+    Ok(AdminClient::new(
+        &format!("http://{ip}:3903"),
+        &AdminToken::new(token),
+    )?)
+}
+
+/// The admin token pod `pod` runs with: the Secret and key its `admin-token` volume mounts.
+pub(crate) async fn mounted_token(client: &Client, pod: &str) -> anyhow::Result<String> {
     let p = Api::<k8s_openapi::api::core::v1::Pod>::namespaced(client.clone(), ns())
         .get(pod)
         .await?;
@@ -191,11 +201,7 @@ pub(crate) async fn admin_client_as_mounted(
         .data
         .context("the admin token Secret is empty")?;
     let token = String::from_utf8(data.get(&key).context("no token key")?.0.clone())?;
-    let ip = sim.pod_ip(ns(), pod).context("pod has no address")?;
-    Ok(AdminClient::new(
-        &format!("http://{ip}:3903"),
-        &AdminToken::new(token.trim().to_owned()),
-    )?)
+    Ok(token.trim().to_owned())
 }
 
 pub(crate) async fn node_ids(gns: &Api<GarageNode>) -> anyhow::Result<BTreeMap<String, String>> {

@@ -35,8 +35,8 @@ pub struct Observed {
     /// The bucket in Garage this object owns.
     pub identity: Identity,
     /// `<api service>.<namespace>.svc:<web port>` of the cluster: where its websites are
-    /// served.
-    pub web_endpoint: String,
+    /// served (unknown behind a management handle's Admin API URL).
+    pub web_endpoint: Option<String>,
     /// The cluster, as a pass that cannot read the bucket needs it.
     pub cluster: ClusterRef,
 }
@@ -135,8 +135,8 @@ pub enum Step {
 pub struct Ready {
     /// What the pass decided (aliases, managed grants).
     pub status: Box<GarageBucketStatus>,
-    /// Where the cluster serves websites.
-    pub web_endpoint: String,
+    /// Where the cluster serves websites, when known.
+    pub web_endpoint: Option<String>,
 }
 
 /// Everything one pass over a bucket does. A plan with [`Step::Create`] ends there: the pass

@@ -15,11 +15,12 @@ use crate::conditions::{self, Desired};
 use crate::garage_objects::timestamp;
 
 /// `status` (what the pass decided: aliases, managed grants) completed from `info`; websites
-/// are served at `web_endpoint` (`<service>.<namespace>.svc:<port>`).
+/// are served at `web_endpoint` (`<service>.<namespace>.svc:<port>`; no website URL is
+/// reported when it is unknown).
 pub fn ready_status(
     bucket: &GarageBucket,
     mut status: GarageBucketStatus,
-    web_endpoint: &str,
+    web_endpoint: Option<&str>,
     info: &BucketInfo,
 ) -> GarageBucketStatus {
     let generation = bucket.metadata.generation;
@@ -43,9 +44,9 @@ pub fn ready_status(
         index_document: Some(c.index_document.clone()),
         error_document: c.error_document.clone(),
     });
-    status.website_url = info.website_access.then(|| {
+    status.website_url = web_endpoint.filter(|_| info.website_access).map(|web| {
         format!(
-            "http://{}.{web_endpoint}",
+            "http://{}.{web}",
             status.global_alias.clone().unwrap_or_default()
         )
     });

@@ -162,23 +162,38 @@ pub fn display_name(key: &GarageKey) -> String {
 
 /// Where clients reach the S3 API of `cluster`, and as what region.
 pub fn endpoint(cluster: &GarageCluster, s: &Settings) -> Endpoint {
-    let region = cluster
+    let region = region(cluster);
+    Endpoint {
+        scheme: "http".into(),
+        host: Some(format!(
+            "{}.{}.svc:{}",
+            crate::names::api_service(&s.name),
+            s.namespace,
+            s.s3_port
+        )),
+        region,
+    }
+}
+
+/// The S3 endpoint of a management handle reached through its Admin API URL: the region
+/// its spec names, and no address (the operator cannot know where that cluster serves S3).
+pub fn handle_endpoint(handle: &GarageCluster) -> Endpoint {
+    Endpoint {
+        scheme: "http".into(),
+        host: None,
+        region: region(handle),
+    }
+}
+
+/// `spec.s3Api.region`, `garage` by default.
+fn region(cluster: &GarageCluster) -> String {
+    cluster
         .spec
         .s3_api
         .as_ref()
         .and_then(|a| a.region.clone())
         .filter(|r| !r.is_empty())
-        .unwrap_or_else(|| "garage".into());
-    Endpoint {
-        scheme: "http".into(),
-        host: format!(
-            "{}.{}.svc:{}",
-            crate::names::api_service(&s.name),
-            s.namespace,
-            s.s3_port
-        ),
-        region,
-    }
+        .unwrap_or_else(|| "garage".into())
 }
 
 /// The material `spec.importKey` names through the Secret `ns`/`name` (`source`, as it is),
@@ -221,6 +236,12 @@ pub fn imported_material(
     }
 }
 
+/// The pass of a key whose spec cannot be carried out: its status says why (the reason
+/// [`DesiredError::reported_as`] gives), and nothing is written.
+fn refused(key: &GarageKey, e: &DesiredError) -> Plan {
+    waiting(key, e.reported_as().0, e.to_string())
+}
+
 /// The pass over a live key.
 pub fn plan(o: &Observed) -> Result<Plan, DesiredError> {
     let key = &o.key;
@@ -234,6 +255,10 @@ pub fn plan(o: &Observed) -> Result<Plan, DesiredError> {
             ));
         }
     };
+    // Refused before anything is written to Garage: the key would exist without its Secret.
+    if let Some(e) = secret::endpoint_problem(key, &f.endpoint) {
+        return Ok(refused(key, &e));
+    }
     let m = &f.material;
     let mut steps = Vec::new();
     let info = match &f.in_garage {
@@ -276,13 +301,16 @@ pub fn plan(o: &Observed) -> Result<Plan, DesiredError> {
         });
     }
     let (managed, cluster_wide) = grants(key, m, &info, &f.snapshot, &mut steps);
-    let desired = secret::render(
+    let desired = match secret::render(
         key,
         &m.access_key_id,
         &m.secret_access_key,
         &f.endpoint,
         single_bucket_name(key, &f.snapshot).as_deref(),
-    )?;
+    ) {
+        Ok(s) => s,
+        Err(e) => return Ok(refused(key, &e)),
+    };
     let secret_name = desired.name_any();
     let uid = key.uid().unwrap_or_default();
     steps.extend(secret_write(desired, f.secret.as_ref(), &uid).map(Step::Secret));

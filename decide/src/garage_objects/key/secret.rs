@@ -17,8 +17,9 @@ use crate::desired::{DesiredError, controller_ref, rendered_hash};
 pub struct Endpoint {
     /// `http` or `https`.
     pub scheme: String,
-    /// `host:port`.
-    pub host: String,
+    /// `host:port`; none when the operator cannot know it (a management handle reached
+    /// through an Admin API URL).
+    pub host: Option<String>,
     /// S3 region.
     pub region: String,
 }
@@ -38,6 +39,21 @@ fn key_or(value: Option<&String>, default: &str) -> String {
         .filter(|v| !v.is_empty())
         .cloned()
         .unwrap_or_else(|| default.to_owned())
+}
+
+/// Why `key`'s Secret cannot be rendered with `endpoint`: it asks for the S3 endpoint
+/// (`includeEndpoint`, true by default) and the operator does not know it.
+pub fn endpoint_problem(key: &GarageKey, endpoint: &Endpoint) -> Option<DesiredError> {
+    let include = key
+        .spec
+        .secret_template
+        .as_ref()
+        .and_then(|t| t.include_endpoint)
+        .unwrap_or(true);
+    (include && endpoint.host.is_none()).then(|| DesiredError::Invalid {
+        field: "spec.secretTemplate.includeEndpoint",
+        message: "the key's cluster is a management handle reached through spec.connectTo.adminApiEndpoint, whose S3 endpoint the operator cannot know; set spec.secretTemplate.includeEndpoint to false and give clients the endpoint yourself".into(),
+    })
 }
 
 /// The Secret, controlled by `key`. `bucket` is the one bucket's name, when the key references
@@ -63,12 +79,17 @@ pub fn render(
         key_or(t.secret_access_key_key.as_ref(), "secret-access-key"),
         secret_access_key.to_owned(),
     );
-    if t.include_endpoint.unwrap_or(true) {
+    if let Some(e) = endpoint_problem(key, endpoint) {
+        return Err(e);
+    }
+    if t.include_endpoint.unwrap_or(true)
+        && let Some(host) = &endpoint.host
+    {
         data.insert(
             key_or(t.endpoint_key.as_ref(), "endpoint"),
-            format!("{}://{}", endpoint.scheme, endpoint.host),
+            format!("{}://{host}", endpoint.scheme),
         );
-        data.insert(key_or(t.host_key.as_ref(), "host"), endpoint.host.clone());
+        data.insert(key_or(t.host_key.as_ref(), "host"), host.clone());
         data.insert(
             key_or(t.scheme_key.as_ref(), "scheme"),
             endpoint.scheme.clone(),
@@ -156,7 +177,7 @@ mod tests {
     fn endpoint() -> Endpoint {
         Endpoint {
             scheme: "http".into(),
-            host: "garage.storage.svc:3900".into(),
+            host: Some("garage.storage.svc:3900".into()),
             region: "garage".into(),
         }
     }

@@ -319,8 +319,19 @@ async fn apply_layout(
 pub async fn publish(
     cluster: &GarageCluster,
     ctx: &Context,
+    status: GarageClusterStatus,
+    wanted: &[Desired],
+) -> Result<(), Error> {
+    publish_owning(cluster, ctx, status, wanted, OWNED).await
+}
+
+/// [`publish`], with `owned` the condition types the pass decides (those not wanted go).
+pub async fn publish_owning(
+    cluster: &GarageCluster,
+    ctx: &Context,
     mut status: GarageClusterStatus,
     wanted: &[Desired],
+    owned: &[&str],
 ) -> Result<(), Error> {
     let current = cluster.status.clone().unwrap_or_default();
     // Transaction records are written only by `write_transaction`, with a precondition.
@@ -330,7 +341,7 @@ pub async fn publish(
     status.conditions = Some(conditions::merge(
         current.conditions.as_deref(),
         wanted,
-        OWNED,
+        owned,
         cluster.metadata.generation,
     ));
     if status == current {

@@ -126,8 +126,7 @@ impl Stores {
         // (a key granted every bucket, or naming buckets by ID or alias): it grows with every
         // bucket, and the pass of each key and bucket would fetch it.
         let view_needs_list = self.all_keys().iter().any(|k| {
-            leads_to(k, &target.settings.namespace, &target.settings.name)
-                && access::reads_garage_buckets(k)
+            leads_to(k, &target.namespace(), &target.name()) && access::reads_garage_buckets(k)
         });
         let garage_buckets =
             if view_needs_list || matches!(&me, Me::Key(k) if access::reads_garage_buckets(k)) {
@@ -153,8 +152,8 @@ impl Stores {
             buckets,
             garage_buckets,
             grants,
-            cluster_namespace: target.settings.namespace.clone(),
-            cluster_name: target.settings.name.clone(),
+            cluster_namespace: target.namespace(),
+            cluster_name: target.name(),
         })
     }
 }

@@ -1,11 +1,13 @@
 //! Reaching the Garage cluster a GarageBucket, GarageKey or GarageAdminToken names: the
 //! reference itself (a cross-namespace one needs a GarageReferenceGrant, checked again at
 //! every pass), the cluster object (only one this install manages: see
-//! [`crate::controller::ownership`]), and an Admin API client of one of its Ready storage pods.
+//! [`crate::controller::ownership`]), and an Admin API client ([`admin_route`]): one of its
+//! Ready storage pods', or, for a management handle that has proven its Admin API, the one
+//! the handle leads to.
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{Namespace, Pod, Secret};
+use k8s_openapi::api::core::v1::Namespace;
 use kube::api::ListParams;
 use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
@@ -14,15 +16,14 @@ use shared_types::garage_cluster::v1beta2::GarageCluster;
 use shared_types::garage_reference_grant::{
     GarageReferenceGrant, GrantFromKind, GrantToKind, Reference,
 };
-use shared_types::keys::label;
 
-use crate::controller::garage_access::{
-    admin_token, is_ready, pod_admin_token, pod_client, running_ip,
-};
+use crate::controller::admin_route::{self, Blocked};
 use crate::controller::ownership::{self, Resolved};
 use crate::controller::{Context, Error};
-use crate::desired::{Settings, secrets};
+use crate::desired::secrets::SecretSource;
 use crate::garage::AdminClient;
+use decide::cluster::handle;
+use decide::garage_objects::key::secret::Endpoint;
 use decide::garage_objects::reach::target_namespace;
 
 /// Where a reference leads.
@@ -46,15 +47,36 @@ pub enum Reach {
 
 /// A reachable cluster.
 pub struct Target {
-    /// The GarageCluster.
+    /// The GarageCluster the reference names (a management handle, or the cluster itself).
     pub cluster: GarageCluster,
-    /// Its effective settings.
-    pub settings: Settings,
-    /// A client of one Ready storage pod's Admin API.
+    /// A client of its Admin API: one Ready storage pod's, or the one a handle leads to.
     pub admin: AdminClient,
+    /// The S3 endpoint a key's Secret names (its address only when the operator knows it).
+    pub s3: Endpoint,
+    /// The website endpoint a bucket's status names, when the operator knows it.
+    pub web_endpoint: Option<String>,
+    /// The RPC secret keys made by the Go operator derive from, when one is known.
+    pub rpc_secret: Option<SecretSource>,
     /// False when the reference crosses namespaces without a grant; only cleanup reaches a
     /// cluster that way, and it must prove what it deletes is its own.
     pub granted: bool,
+}
+
+impl Target {
+    /// The referenced cluster's name.
+    pub fn name(&self) -> String {
+        self.cluster.name_any()
+    }
+
+    /// The referenced cluster's namespace.
+    pub fn namespace(&self) -> String {
+        self.cluster.namespace().unwrap_or_default()
+    }
+
+    /// The referenced cluster's UID.
+    pub fn uid(&self) -> String {
+        self.cluster.uid().unwrap_or_default()
+    }
 }
 
 /// Every GarageReferenceGrant in `ns`, and the labels of `from_ns` when some grant needs them
@@ -158,53 +180,53 @@ pub async fn reach(
             message: format!("GarageCluster {ns}/{} is being deleted", reference.name),
         });
     }
-    let settings = Settings::from_cluster(&cluster)?;
-    let source = secrets::admin_token_source(&cluster, &settings);
-    let Some(token) =
-        admin_token(&Api::<Secret>::namespaced(ctx.client.clone(), ns), &source).await?
-    else {
-        return Ok(Reach::Waiting {
-            reason: reason::REASON_ADMIN_TOKEN_MISSING,
-            message: format!(
-                "the admin token Secret {} of GarageCluster {ns}/{} is not readable yet",
-                source.name, reference.name
-            ),
-        });
-    };
-    let pods = Api::<Pod>::namespaced(ctx.client.clone(), ns)
-        .list(&ListParams::default().labels(&format!(
-            "{}={},{}={}",
-            label::LABEL_CLUSTER,
-            reference.name,
-            label::LABEL_TIER,
-            label::value::TIER_STORAGE
-        )))
-        .await?
-        .items;
-    let mut ready: Vec<&Pod> = pods.iter().filter(|p| is_ready(p)).collect();
-    // The same pod each pass while it is Ready, so that reads and writes see one view.
-    ready.sort_by_key(|p| p.name_any());
-    let Some((pod, ip)) = ready.iter().find_map(|p| running_ip(p).map(|ip| (*p, ip))) else {
+    if handle::is_handle(&cluster)
+        && !for_cleanup
+        && let Some(why) = handle_waits(&cluster)
+    {
         return Ok(Reach::Waiting {
             reason: reason::REASON_CLUSTER_NOT_READY,
             message: format!(
-                "GarageCluster {ns}/{} has no Ready storage pod yet",
+                "GarageCluster {ns}/{} is a management handle that is not Ready yet: {why}",
                 reference.name
             ),
         });
+    }
+    let route = match admin_route::route(ctx, &cluster, for_cleanup).await? {
+        Ok(route) => route,
+        Err(blocked) => {
+            let (reason, message) = match blocked {
+                Blocked::Invalid(e) => (e.reported_as().0, e.to_string()),
+                Blocked::TokenMissing(m) => (reason::REASON_ADMIN_TOKEN_MISSING, m),
+                Blocked::NotReady(m) => (reason::REASON_CLUSTER_NOT_READY, m),
+            };
+            return Ok(Reach::Waiting { reason, message });
+        }
     };
-    // The pod's own token: it differs from the desired one while a changed token rolls out.
-    let secrets_api = Api::<Secret>::namespaced(ctx.client.clone(), ns);
-    let token = pod_admin_token(pod, &secrets_api, &mut Default::default())
-        .await?
-        .unwrap_or(token);
-    let admin = pod_client(&ip, settings.admin_port, &token, ctx.config.admin_timeout)?;
     Ok(Reach::Ready(Box::new(Target {
         cluster,
-        settings,
-        admin,
+        admin: route.admin,
+        s3: route.s3,
+        web_endpoint: route.web_endpoint,
+        rpc_secret: route.rpc_secret,
         granted,
     })))
+}
+
+/// Why the handle `c` does not serve its dependents yet: its `ManagementHandleReady` is not
+/// True for its current generation (a changed `connectTo` is proven again first).
+fn handle_waits(c: &GarageCluster) -> Option<String> {
+    let conditions = c.status.as_ref().and_then(|s| s.conditions.as_deref());
+    let ready = conditions.and_then(|cs| {
+        cs.iter().find(|x| {
+            x.type_ == shared_types::conditions::cluster::CONDITION_MANAGEMENT_HANDLE_READY
+        })
+    });
+    match ready {
+        Some(r) if r.status == "True" && r.observed_generation == c.metadata.generation => None,
+        Some(r) if r.status != "True" => Some(r.message.clone()),
+        _ => Some("its Admin API has not been proven for its current spec yet".into()),
+    }
 }
 
 /// Where a deleted object's cleanup leads, once a cluster another install manages is ruled

@@ -55,7 +55,7 @@ fn observed(
             alias_holder: holder.map(str::to_owned),
             snapshot: snapshot(keys, vec![me], vec![], Grants::default()),
         })),
-        web_endpoint: WEB.into(),
+        web_endpoint: Some(WEB.into()),
         cluster: cluster(),
     }
 }
@@ -113,7 +113,7 @@ fn a_new_bucket_is_created_under_its_reservation_its_id_recorded_then_observed_a
     let plan = plan(&Observed {
         bucket: bucket(json!({})),
         identity: Identity::New { alias_holder: None },
-        web_endpoint: WEB.into(),
+        web_endpoint: Some(WEB.into()),
         cluster: cluster(),
     });
     let [
@@ -137,7 +137,7 @@ fn a_new_bucket_whose_alias_names_another_bucket_is_not_created() {
         identity: Identity::New {
             alias_holder: Some("other".into()),
         },
-        web_endpoint: WEB.into(),
+        web_endpoint: Some(WEB.into()),
         cluster: cluster(),
     });
     assert!(plan.steps.is_empty());
@@ -156,7 +156,7 @@ fn a_bucket_gone_from_garage_is_not_found_with_what_to_do() {
         plan(&Observed {
             bucket: b,
             identity: Identity::Missing(ID.into()),
-            web_endpoint: WEB.into(),
+            web_endpoint: Some(WEB.into()),
             cluster: cluster(),
         })
     };
@@ -556,7 +556,7 @@ fn the_ready_status_reports_usage_website_keys_and_lifecycle() {
             ],
         }),
     );
-    let status = ready_status(&b, decided, WEB, &info);
+    let status = ready_status(&b, decided, Some(WEB), &info);
     assert_eq!(status.phase, Some(BucketPhase::Ready));
     assert_eq!(
         status.website_url.as_deref(),
@@ -593,7 +593,7 @@ fn a_bucket_that_cannot_be_read_is_counted_and_waits_and_a_read_clears_the_count
     let failed = plan(&Observed {
         bucket: failing.clone(),
         identity: Identity::Unreadable(LookupFailure::MetadataDecode("HTTP 500".into())),
-        web_endpoint: WEB.into(),
+        web_endpoint: Some(WEB.into()),
         cluster: cluster(),
     });
     assert_eq!(kinds(&failed), ["counts", "request repair"]);
@@ -626,7 +626,7 @@ fn a_bucket_that_cannot_be_read_is_counted_and_waits_and_a_read_clears_the_count
     let published = ready_status(
         &failing,
         (*ready.status).clone(),
-        WEB,
+        Some(WEB),
         read.garage.as_ref().unwrap(),
     );
     assert!(
@@ -647,7 +647,7 @@ fn a_bucket_unreadable_past_the_threshold_writes_nothing_but_its_status() {
     let again = plan(&Observed {
         bucket: stuck,
         identity: Identity::Unreadable(LookupFailure::Timeout("no answer within 10s".into())),
-        web_endpoint: WEB.into(),
+        web_endpoint: Some(WEB.into()),
         cluster: cluster(),
     });
     assert!(again.steps.is_empty(), "{:?}", again.steps);

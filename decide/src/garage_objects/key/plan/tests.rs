@@ -23,7 +23,7 @@ fn material() -> Material {
 fn endpoint() -> Endpoint {
     Endpoint {
         scheme: "http".into(),
-        host: "garage-api.apps.svc:3900".into(),
+        host: Some("garage-api.apps.svc:3900".into()),
         region: "garage".into(),
     }
 }
@@ -167,6 +167,54 @@ fn a_fresh_key_is_imported_under_its_name_then_its_secret_written() {
             cluster_wide: false,
             secret_name: "k".into(),
         })
+    );
+}
+
+#[test]
+fn a_key_whose_secret_would_name_an_unknown_endpoint_is_refused_before_garage_is_written() {
+    // Behind a management handle's URL the operator knows no S3 endpoint.
+    let unknown = |k: GarageKey, held: Option<KeyInfo>| {
+        let mut o = observed(k, held, vec![], Grants::default(), None);
+        if let Ok(f) = &mut o.facts {
+            f.endpoint.host = None;
+        }
+        plan(&o).unwrap()
+    };
+    for held in [None, Some(in_garage(json!({})))] {
+        let p = unknown(key(json!({})), held.clone());
+        assert!(p.steps.is_empty(), "{:?}", kinds(&p));
+        let Outcome::Waiting {
+            reason: why,
+            message,
+        } = &p.outcome
+        else {
+            panic!("{:?}", p.outcome);
+        };
+        assert_eq!(*why, reason::REASON_VALIDATION_FAILED);
+        assert!(
+            message.starts_with("spec.secretTemplate.includeEndpoint"),
+            "{message}"
+        );
+        let Publish::Status(status) = &p.publish else {
+            panic!("{:?}", p.publish);
+        };
+        assert_eq!(status.phase, Some(KeyPhase::Pending));
+    }
+    // Without the endpoint in its Secret the key goes ahead.
+    let k = key(json!({"spec": {"secretTemplate": {"includeEndpoint": false}}}));
+    let p = unknown(k, None);
+    assert_eq!(kinds(&p), ["import", "create secret"]);
+    let Some(Step::Secret(SecretWrite::Create(secret))) = p.steps.last() else {
+        panic!("{:?}", kinds(&p));
+    };
+    let data = secret.string_data.clone().unwrap_or_default();
+    let data: Vec<&String> = data
+        .keys()
+        .chain(secret.data.iter().flat_map(|d| d.keys()))
+        .collect();
+    assert!(
+        !data.iter().any(|k| *k == "endpoint" || *k == "host"),
+        "{data:?}"
     );
 }
 

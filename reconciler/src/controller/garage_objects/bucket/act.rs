@@ -53,7 +53,8 @@ pub async fn act(
         }
         Publish::Ready(ready) => {
             if let Some(info) = &garage {
-                let status = ready_status(bucket, *ready.status, &ready.web_endpoint, info);
+                let status =
+                    ready_status(bucket, *ready.status, ready.web_endpoint.as_deref(), info);
                 patch_status_if_changed(api, ctx, bucket, bucket.status.as_ref(), &status).await?;
             }
         }

@@ -15,7 +15,7 @@ use decide::garage_objects::bucket::health::{ClusterRef, LookupFailure};
 use decide::garage_objects::bucket::operations::{
     Cleanup, Found, Identity, Observed, ObservedDeletion,
 };
-use decide::garage_objects::bucket::{reservation_alias, status, wanted_alias};
+use decide::garage_objects::bucket::{reservation_alias, wanted_alias};
 use shared_types::keys::annotation::ANNOTATION_TRIGGER_REPAIR;
 
 /// The facts of a pass over a live bucket whose cluster `target` answers.
@@ -28,7 +28,7 @@ pub async fn observe(
     Ok(Observed {
         bucket: bucket.clone(),
         identity: identity(ctx, stores, bucket, target).await?,
-        web_endpoint: status::web_endpoint(&target.settings),
+        web_endpoint: target.web_endpoint.clone(),
         cluster: ClusterRef {
             namespace: target.cluster.namespace().unwrap_or_default(),
             name: target.cluster.name_any(),

@@ -171,8 +171,13 @@ async fn record(ctx: &Context, key: &GarageKey, derivation: Derivation) -> Resul
 
 /// The bytes of the cluster's RPC secret, as its pods mount it.
 async fn rpc_secret(ctx: &Context, target: &Target) -> Result<Result<Vec<u8>, String>, Error> {
-    let source = secrets::rpc_secret_source(&target.cluster, &target.settings);
-    let cluster_ns = &target.settings.namespace;
+    let cluster_ns = &target.namespace();
+    let Some(source) = &target.rpc_secret else {
+        return Ok(Err(format!(
+            "the key was derived from an RPC secret, and management handle {cluster_ns}/{} names none; set spec.connectTo.rpcSecretRef to the remote cluster's RPC secret, or import the key with spec.importKey",
+            target.name()
+        )));
+    };
     let Some(rpc) = Api::<Secret>::namespaced(ctx.client.clone(), cluster_ns)
         .get_opt(&source.name)
         .await?
@@ -197,26 +202,25 @@ async fn key_derivation_secret(
     target: &Target,
     access: Access<'_>,
 ) -> Result<Result<Vec<u8>, String>, Error> {
-    let s = &target.settings;
-    let name = names::key_derivation_secret(&s.name);
-    let api: Api<Secret> = Api::namespaced(ctx.client.clone(), &s.namespace);
+    let (cluster, ns) = (target.name(), target.namespace());
+    let name = names::key_derivation_secret(&cluster);
+    let api: Api<Secret> = Api::namespaced(ctx.client.clone(), &ns);
     let live = match (api.get_opt(&name).await?, access) {
         (Some(live), _) => live,
         (None, Access::ReadOnly) => {
             return Ok(Err(format!(
-                "the key-derivation Secret {}/{name} of the cluster does not exist",
-                s.namespace
+                "the key-derivation Secret {ns}/{name} of the cluster does not exist"
             )));
         }
         (None, Access::Write(stores)) => {
             if let Some(message) = lost(target, stores, &name).await? {
                 return Ok(Err(message));
             }
-            let desired = secrets::key_derivation_secret(&target.cluster, s, &random_hex32()?)?;
+            let desired = secrets::key_derivation_secret(&target.cluster, &random_hex32()?)?;
             ctx.metrics.wrote();
             match api.create(&PostParams::default(), &desired).await {
                 Ok(created) => {
-                    tracing::info!(secret = %name, namespace = %s.namespace, "key-derivation Secret created");
+                    tracing::info!(secret = %name, namespace = %ns, "key-derivation Secret created");
                     created
                 }
                 Err(kube::Error::Api(e)) if e.is_already_exists() => api.get(&name).await?,
@@ -224,7 +228,7 @@ async fn key_derivation_secret(
             }
         }
     };
-    Ok(usable(&live, &s.uid).map_err(|why| format!("Secret {}/{name} {why}", s.namespace)))
+    Ok(usable(&live, &target.uid()).map_err(|why| format!("Secret {ns}/{name} {why}")))
 }
 
 /// Why the missing key-derivation Secret `name` must not be created again: a key derived from
@@ -232,8 +236,8 @@ async fn key_derivation_secret(
 /// derived from the lost one) other credentials. Garage is asked only when some key records
 /// such an ID, so a new cluster's first key costs no call.
 async fn lost(target: &Target, stores: &Stores, name: &str) -> Result<Option<String>, Error> {
-    let s = &target.settings;
-    let derived = derived_ids(&stores.all_keys(), &s.namespace, &s.name);
+    let (cluster, ns) = (target.name(), target.namespace());
+    let derived = derived_ids(&stores.all_keys(), &ns, &cluster);
     if derived.is_empty() {
         return Ok(None);
     }
@@ -246,8 +250,7 @@ async fn lost(target: &Target, stores: &Stores, name: &str) -> Result<Option<Str
         .collect();
     Ok(lost_proof(&derived, &in_garage).map(|id| {
         format!(
-            "the key-derivation Secret {}/{name} of the cluster is missing, yet access key {id} derived from it exists in Garage; restore the Secret from a backup (a new one would give every key derived from it other credentials)",
-            s.namespace
+            "the key-derivation Secret {ns}/{name} of the cluster is missing, yet access key {id} derived from it exists in Garage; restore the Secret from a backup (a new one would give every key derived from it other credentials)"
         )
     }))
 }

@@ -59,7 +59,7 @@ pub async fn observe(
             material,
             in_garage,
             snapshot,
-            endpoint: plan::endpoint(&target.cluster, &target.settings),
+            endpoint: target.s3.clone(),
             secret: live,
             old_secret,
         }),
