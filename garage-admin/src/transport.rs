@@ -316,6 +316,10 @@ fn shared_http(
         .connect_timeout(connect_timeout)
         .timeout(timeout)
         .pool_idle_timeout(POOL_IDLE)
+        // Garage's Admin API never redirects: an answer that does is not Garage's (a
+        // management handle's URL is the user's), and is reported by its status rather than
+        // followed to another address.
+        .redirect(reqwest::redirect::Policy::none())
         .build()?;
     let mut kept = lock(clients);
     if kept.len() < KEPT {

@@ -8,7 +8,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
-use localcluster::tools::{GARAGE_VERSION, HELM_VERSION, Tool, cache_dir};
+use localcluster::tools::{GARAGE_FEATURES, GARAGE_VERSION, HELM_VERSION, Tool, cache_dir};
 
 use crate::workspace_root;
 
@@ -217,6 +217,8 @@ fn build_garage() -> Result<()> {
             "--locked",
             "--version",
             version,
+            "--features",
+            GARAGE_FEATURES,
             "--root",
         ])
         .arg(&root)
@@ -257,4 +259,21 @@ fn run_command(command: &mut Command) -> Result<()> {
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_garage_fixture_looks_where_the_tools_install_garage() {
+        assert_eq!(
+            Tool::Garage.version_dir(),
+            garage_fixture::binary::PINNED_GARAGE_DIR
+        );
+        assert_eq!(
+            GARAGE_VERSION.trim_start_matches('v'),
+            garage_fixture::PINNED_GARAGE_VERSION
+        );
+    }
 }

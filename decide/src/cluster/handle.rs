@@ -22,11 +22,28 @@ use crate::desired::{DesiredError, labels};
 /// that answers; a longer chain is refused as a loop.
 pub const MAX_CHAIN: usize = 8;
 
-/// Conditions a handle's pass owns (others are removed when it publishes).
+/// Conditions a handle's pass owns: those it does not want go when it publishes (a lifted
+/// suspension's included).
 pub const OWNED: &[&str] = &[
     cluster::CONDITION_MANAGEMENT_HANDLE_READY,
     common::CONDITION_READY,
+    shared_types::conditions::node::CONDITION_SUSPENDED,
 ];
+
+/// Why the handle `c` does not serve its dependents yet: its `ManagementHandleReady` is not
+/// True for its current generation (a changed `connectTo` is proven again first).
+pub fn waits(c: &GarageCluster) -> Option<String> {
+    let conditions = c.status.as_ref().and_then(|s| s.conditions.as_deref());
+    let ready = conditions.and_then(|cs| {
+        cs.iter()
+            .find(|x| x.type_ == cluster::CONDITION_MANAGEMENT_HANDLE_READY)
+    });
+    match ready {
+        Some(r) if r.status == "True" && r.observed_generation == c.metadata.generation => None,
+        Some(r) if r.status != "True" => Some(r.message.clone()),
+        _ => Some("its Admin API has not been proven for its current spec yet".into()),
+    }
+}
 
 /// Where a handle's Admin API is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,7 +67,8 @@ pub fn is_handle(c: &GarageCluster) -> bool {
 }
 
 /// Where the handle `c` reaches Garage. An Admin API URL with its token wins over a
-/// `clusterRef`, as it does for the Go operator.
+/// `clusterRef`; a URL without a token is only used when there is no `clusterRef` to follow
+/// (and then refused, naming the token).
 pub fn admin_source(c: &GarageCluster) -> Result<AdminSource, DesiredError> {
     let invalid = |field: &'static str, message: &str| DesiredError::Invalid {
         field,
@@ -67,13 +85,13 @@ pub fn admin_source(c: &GarageCluster) -> Result<AdminSource, DesiredError> {
         .as_deref()
         .map(str::trim)
         .filter(|u| !u.is_empty());
-    if let Some(url) = url {
+    let token = to
+        .admin_token_secret_ref
+        .as_ref()
+        .filter(|r| !r.name.is_empty());
+    if let Some(url) = url.filter(|_| token.is_some() || to.cluster_ref.is_none()) {
         let url = endpoint_url(url)?;
-        let Some(token) = to
-            .admin_token_secret_ref
-            .as_ref()
-            .filter(|r| !r.name.is_empty())
-        else {
+        let Some(token) = token else {
             return Err(invalid(
                 "spec.connectTo.adminTokenSecretRef",
                 "required with spec.connectTo.adminApiEndpoint: name the Secret holding a bearer the remote Admin API accepts",
@@ -178,7 +196,7 @@ pub fn status(
     short: Duration,
 ) -> (GarageClusterStatus, Vec<Desired>, Duration) {
     let (ready, why, message) = match probe {
-        Probe::Invalid(e) => (false, reason::REASON_VALIDATION_FAILED, e.to_string()),
+        Probe::Invalid(e) => (false, e.reported_as().0, e.to_string()),
         Probe::TokenMissing(m) => (false, reason::REASON_ADMIN_TOKEN_MISSING, m.clone()),
         Probe::Referent(m) => (false, reason::REASON_CLUSTER_NOT_READY, m.clone()),
         Probe::Unreachable(m) => (false, reason::REASON_ADMIN_UNREACHABLE, m.clone()),

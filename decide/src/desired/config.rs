@@ -41,7 +41,46 @@ pub fn render(c: &GarageCluster, s: &Settings) -> Result<String, DesiredError> {
     blocks_and_security(&mut t, c)?;
     rpc_section(&mut t, c, s);
     api_sections(&mut t, c, s);
+    discovery_section(&mut t, c, s);
     Ok(t)
+}
+
+/// True when the cluster turns on Garage's own Kubernetes peer discovery; its pods then
+/// need a ServiceAccount token to call the API.
+pub fn kubernetes_discovery(c: &GarageCluster) -> bool {
+    c.spec
+        .discovery
+        .as_ref()
+        .and_then(|d| d.kubernetes.as_ref())
+        .is_some_and(|k| k.enabled == Some(true))
+}
+
+/// `[kubernetes_discovery]`, when turned on: Garage publishes its own address as a resource
+/// in `namespace` labelled with `service_name` (the cluster's namespace and name unless
+/// named) and connects to the peers it finds there, besides the operator's own reconnects.
+fn discovery_section(t: &mut String, c: &GarageCluster, s: &Settings) {
+    if !kubernetes_discovery(c) {
+        return;
+    }
+    let k = c
+        .spec
+        .discovery
+        .as_ref()
+        .and_then(|d| d.kubernetes.as_ref());
+    let given = |v: Option<&String>| v.filter(|v| !v.is_empty()).cloned();
+    t.push_str("\n[kubernetes_discovery]\n");
+    line(
+        t,
+        "namespace",
+        &quote(&given(k.and_then(|k| k.namespace.as_ref())).unwrap_or_else(|| s.namespace.clone())),
+    );
+    line(
+        t,
+        "service_name",
+        &quote(&given(k.and_then(|k| k.service_name.as_ref())).unwrap_or_else(|| s.name.clone())),
+    );
+    let skip = k.and_then(|k| k.skip_crd) == Some(true);
+    line(t, "skip_crd", if skip { "true" } else { "false" });
 }
 
 /// Where and how Garage keeps its metadata and data.
@@ -375,9 +414,41 @@ mod tests {
     use super::*;
     use crate::desired::test_support::cluster;
     use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+    use serde_json::json;
 
     fn rendered(c: &GarageCluster) -> String {
         render(c, &Settings::from_cluster(c).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn kubernetes_discovery_is_rendered_only_when_turned_on() {
+        let with = |d: serde_json::Value| {
+            let mut c = cluster(3);
+            c.spec.discovery = Some(serde_json::from_value(d).unwrap());
+            rendered(&c)
+        };
+        let off = [
+            json!({}),
+            json!({"kubernetes": {"enabled": false, "namespace": "x"}}),
+            json!({"kubernetes": {"serviceName": "x"}}),
+        ];
+        for d in off {
+            let t = with(d.clone());
+            assert!(!t.contains("kubernetes_discovery"), "{d}: {t}");
+        }
+        let t = with(json!({"kubernetes": {"enabled": true}}));
+        assert!(
+            t.ends_with(
+                "\n[kubernetes_discovery]\nnamespace = \"ns\"\nservice_name = \"garage\"\nskip_crd = false\n"
+            ),
+            "the cluster's own namespace and name by default, after every top-level key:\n{t}"
+        );
+        let t = with(json!({"kubernetes": {"enabled": true, "namespace": "disco",
+            "serviceName": "store", "skipCRD": true}}));
+        assert!(
+            t.contains("[kubernetes_discovery]\nnamespace = \"disco\"\nservice_name = \"store\"\nskip_crd = true\n"),
+            "{t}"
+        );
     }
 
     #[test]

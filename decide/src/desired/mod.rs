@@ -329,14 +329,9 @@ fn refuse_unbuilt_shapes(spec: &GarageClusterSpec) -> Result<(), DesiredError> {
         return Err(DesiredError::Unsupported("spec.remoteClusters"));
     }
     // A discovery switched off (or never switched on) asks for nothing: Garage finds its
-    // peers through the operator either way.
+    // peers through the operator either way. Kubernetes discovery is rendered
+    // (`config::discovery_section`).
     let discovery = spec.discovery.as_ref();
-    if discovery
-        .and_then(|d| d.kubernetes.as_ref())
-        .is_some_and(|k| k.enabled == Some(true))
-    {
-        return Err(DesiredError::Unsupported("spec.discovery.kubernetes"));
-    }
     if discovery
         .and_then(|d| d.consul.as_ref())
         .is_some_and(|c| c.enabled == Some(true))

@@ -497,9 +497,9 @@ pub(super) fn pod_spec(
             .clone()
             .or_else(|| t.topology_spread_constraints.cloned()),
         security_context: Some(security.pod),
-        // Garage reads nothing from the Kubernetes API (its Kubernetes discovery is not
-        // rendered), so no token is mounted into its pods.
-        automount_service_account_token: Some(false),
+        // Garage reads the Kubernetes API only for its own Kubernetes discovery; without it
+        // no token is mounted into its pods.
+        automount_service_account_token: Some(super::config::kubernetes_discovery(i.cluster)),
         service_account_name: n
             .service_account_name
             .clone()

@@ -85,6 +85,16 @@ pub async fn route(
                     }
                     Resolved::Managed(c) => *c,
                 };
+                // Every handle further down the chain must have proven its own way first,
+                // as the first one has for its dependents.
+                if handle::is_handle(&current)
+                    && !for_cleanup
+                    && let Some(waits) = handle::waits(&current)
+                {
+                    return Ok(Err(why(&format!(
+                        "is a management handle that is not Ready yet: {waits}"
+                    ))));
+                }
             }
         }
     }
@@ -121,7 +131,13 @@ async fn through_url(
         read_retries: 1,
         ..ClientConfig::default()
     };
-    let admin = AdminClient::with_config(&url, &bearer, config)?;
+    let Ok(admin) = AdminClient::with_config(&url, &bearer, config) else {
+        // The URL was checked; what remains is a bearer no HTTP header can carry.
+        return Ok(Err(Blocked::TokenMissing(format!(
+            "key {} of Secret {ns}/{} cannot be sent as a bearer (it holds characters an HTTP header cannot)",
+            token.key, token.name
+        ))));
+    };
     // Keys the Go operator made on a handle derive from the remote RPC secret it names.
     let spec = &handle.spec;
     let rpc = spec

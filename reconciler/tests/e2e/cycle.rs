@@ -1,5 +1,5 @@
-//! Site F: the graceful cycle of an Auto member, on a cluster whose manifest switches both
-//! discoveries off. With 200 checksummed objects written,
+//! Site F: the graceful cycle of an Auto member, on a cluster whose manifest turns Garage's
+//! own Kubernetes discovery on and Consul discovery off. With 200 checksummed objects written,
 //! `garage.rajsingh.info/cycle=true` on `garage-storage-1` makes a sibling with a fresh
 //! identity join first; the source then drains through the prepared drain, its pod running
 //! until the proof is complete; the sibling is promoted into slot 1 and the source deleted.
@@ -26,12 +26,16 @@ pub(crate) const NS_F: &str = "e2e-f";
 const SOURCE: &str = "garage-storage-1";
 const SIBLING: &str = "garage-storage-1-cycle";
 
-/// The site's cluster: the common 3-member manifest with both discoveries switched off, as
-/// a Go user's manifest may say; a discovery not switched on is accepted and asks for nothing.
+/// The site's cluster: the common 3-member manifest with Garage's Kubernetes discovery on (a
+/// ServiceAccount granted what it calls, [`crate::discovery`]) and Consul discovery switched
+/// off, as a Go user's manifest may say; a discovery not switched on asks for nothing.
 pub(crate) async fn create_cluster(w: &World<'_>) -> anyhow::Result<()> {
     let mut gc = crate::cluster_manifest();
+    // Garage's own Kubernetes discovery, beside a Consul discovery switched off.
+    crate::discovery::grant(&w.client).await?;
     gc["spec"]["discovery"] =
-        json!({"kubernetes": {"enabled": false}, "consul": {"enabled": false}});
+        json!({"kubernetes": {"enabled": true}, "consul": {"enabled": false}});
+    gc["spec"]["serviceAccountName"] = json!(crate::discovery::ACCOUNT);
     let gc: shared_types::garage_cluster::v1beta2::GarageCluster = serde_json::from_value(gc)?;
     w.clusters
         .create(&kube::api::PostParams::default(), &gc)

@@ -22,6 +22,7 @@ use shared_types::common::ClusterPhase;
 use shared_types::garage_bucket::GarageBucket;
 use shared_types::garage_cluster::v1beta2::GarageCluster;
 use shared_types::garage_key::GarageKey;
+use shared_types::keys::finalizer::FINALIZER_CLUSTER;
 
 use crate::buckets::{create, ready, refused, samples, store_of};
 use crate::support::*;
@@ -63,7 +64,10 @@ pub(crate) async fn run(w: &World<'_>) -> anyhow::Result<()> {
     create::<GarageCluster>(client, handle).await?;
     create::<GarageCluster>(
         client,
-        json!({"metadata": {"name": BY_REF}, "spec": {"connectTo": {"clusterRef": {"name": NAME}}}}),
+        // With the finalizer an earlier version gave every cluster: the handle drops it, so
+        // its deletion can never run a cluster teardown.
+        json!({"metadata": {"name": BY_REF, "finalizers": [FINALIZER_CLUSTER]},
+               "spec": {"connectTo": {"clusterRef": {"name": NAME}}}}),
     )
     .await?;
     let clusters = &w.clusters;
@@ -91,11 +95,14 @@ pub(crate) async fn run(w: &World<'_>) -> anyhow::Result<()> {
             == Some(format!("http://{ip}:3903").as_str()),
         "the handle's status does not name its Admin API"
     );
-    ensure!(
-        by_url.finalizers().is_empty(),
-        "a handle holds a finalizer: {:?}",
-        by_url.finalizers()
-    );
+    for name in [BY_URL, BY_REF] {
+        let c = clusters.get(name).await?;
+        ensure!(
+            c.finalizers().is_empty(),
+            "handle {name} holds a finalizer: {:?}",
+            c.finalizers()
+        );
+    }
     nothing_created(w).await?;
     println!(
         "handles: the sample handle (by URL) and one by clusterRef are Running and created nothing ({:.1}s)",

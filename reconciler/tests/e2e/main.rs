@@ -120,6 +120,7 @@ mod chaos;
 mod claims;
 mod cycle;
 mod data_paths;
+mod discovery;
 mod drain;
 mod drift;
 mod evictions;
@@ -568,6 +569,7 @@ async fn scenario(
             }
             cycle::create_cluster(&f).await?;
             bootstrap::ready(&mut f).await?;
+            discovery::published(&f).await?;
             cycle::run(&mut f).await?;
             zone_from::run(&mut f).await?;
             public_endpoint::run(&mut f).await?;

@@ -11,8 +11,13 @@ pub const PINNED_GARAGE_VERSION: &str = "2.5.0";
 /// Environment variable that overrides the binary location.
 pub const GARAGE_BIN_ENV: &str = "GARAGE_BIN";
 
-/// Path of the `garage` binary: `$GARAGE_BIN`, else the cache directory `cargo xtask tools`
-/// fills (`$XDG_CACHE_HOME` or `~/.cache`, then `garage-operator/tools/garage-v2.5.0/bin/garage`).
+/// The folder `cargo xtask tools` installs that version into, under its tools cache: the
+/// build with Garage's discovery features, as the released images are.
+pub const PINNED_GARAGE_DIR: &str = "garage-v2.5.0-discovery";
+
+/// Path of the `garage` binary: `$GARAGE_BIN`, else the cache `cargo xtask tools` fills
+/// (`$GARAGE_OPERATOR_TOOLS`, else `$XDG_CACHE_HOME` or `~/.cache` then
+/// `garage-operator/tools`, then `garage-v2.5.0-discovery/bin/garage`).
 ///
 /// A missing binary is an error, never a reason to skip: a contract test that silently does
 /// not run would let the client drift from the Garage it claims to speak to.
@@ -32,6 +37,11 @@ pub fn garage_binary() -> Result<PathBuf, FixtureError> {
 }
 
 fn default_path() -> PathBuf {
+    if let Some(tools) = std::env::var_os("GARAGE_OPERATOR_TOOLS").filter(|v| !v.is_empty()) {
+        return PathBuf::from(tools)
+            .join(PINNED_GARAGE_DIR)
+            .join("bin/garage");
+    }
     let cache = std::env::var_os("XDG_CACHE_HOME")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
@@ -43,7 +53,7 @@ fn default_path() -> PathBuf {
         });
     cache
         .join("garage-operator/tools")
-        .join(format!("garage-v{PINNED_GARAGE_VERSION}"))
+        .join(PINNED_GARAGE_DIR)
         .join("bin/garage")
 }
 

@@ -20,6 +20,11 @@ pub const KUBERNETES_BUILD: &str = "b2";
 pub const ETCD_VERSION: &str = "v3.6.16";
 /// Garage release, from the cargo registry.
 pub const GARAGE_VERSION: &str = "v2.5.0";
+/// Cargo features Garage is built with beyond its defaults, as the released images are: its
+/// own Kubernetes peer discovery, which clusters with `spec.discovery.kubernetes` turn on, and
+/// Consul discovery (Garage 2.5.0's Kubernetes discovery does not compile without it: only the
+/// Consul feature brings in the TLS crate both use).
+pub const GARAGE_FEATURES: &str = "kubernetes-discovery,consul-discovery";
 /// Helm release, from `helm.sh/helm/v3`.
 pub const HELM_VERSION: &str = "v3.22.0";
 /// prometheus-operator release whose API types the ServiceMonitor CRD is generated from
@@ -84,7 +89,7 @@ impl Tool {
             | Tool::KubeControllerManager
             | Tool::KubeScheduler
             | Tool::Kubectl => format!("kubernetes-{KUBERNETES_VERSION}-{KUBERNETES_BUILD}"),
-            Tool::Garage => format!("garage-{GARAGE_VERSION}"),
+            Tool::Garage => format!("garage-{GARAGE_VERSION}-discovery"),
             Tool::Helm => format!("helm-{HELM_VERSION}"),
             Tool::ServiceMonitorCrd => {
                 format!("prometheus-operator-crds-{PROMETHEUS_OPERATOR_VERSION}")

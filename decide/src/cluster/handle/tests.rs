@@ -65,6 +65,11 @@ fn a_handle_reaches_its_admin_api_by_url_or_through_a_sibling() {
             Ok(endpoint("http://g:3903")),
         ),
         (
+            "a URL without a token leaves the clusterRef to follow",
+            json!({"adminApiEndpoint": "http://g:3903", "clusterRef": {"name": "s"}}),
+            Ok(AdminSource::Cluster("s".into())),
+        ),
+        (
             "a sibling",
             json!({"clusterRef": {"name": "s", "namespace": "garage"}}),
             Ok(AdminSource::Cluster("s".into())),
@@ -179,14 +184,43 @@ fn a_handle_is_running_only_once_its_admin_api_answers() {
         // The schema requires both, and a handle runs no pod.
         assert_eq!(status.replicas, Some(0));
         assert!(status.selector.is_some());
-        for type_ in OWNED {
-            let c = wanted.iter().find(|c| c.type_ == *type_).unwrap();
+        for type_ in [
+            cluster::CONDITION_MANAGEMENT_HANDLE_READY,
+            common::CONDITION_READY,
+        ] {
+            let c = wanted.iter().find(|c| c.type_ == type_).unwrap();
             assert_eq!((c.status, c.reason), (ready, why), "{probe:?} {type_}");
         }
+        // A pass that runs is not suspended: a condition left by a suspension goes.
+        let suspended = shared_types::conditions::node::CONDITION_SUSPENDED;
+        assert!(OWNED.contains(&suspended));
+        assert!(wanted.iter().all(|c| c.type_ != suspended));
         assert_eq!(
             status.endpoints.and_then(|e| e.admin).is_some(),
             ready,
             "{probe:?}"
         );
     }
+}
+
+#[test]
+fn dependents_wait_until_the_handle_proved_its_current_spec() {
+    let with = |status: &str, observed: i64| {
+        let mut c = cluster(json!({"connectTo": {"clusterRef": {"name": "s"}}}));
+        c.metadata.generation = Some(2);
+        c.status = Some(
+            serde_json::from_value(json!({"conditions": [{
+                "type": "ManagementHandleReady", "status": status, "reason": "R",
+                "message": "why", "observedGeneration": observed,
+                "lastTransitionTime": "2026-01-01T00:00:00Z",
+            }]}))
+            .unwrap(),
+        );
+        waits(&c)
+    };
+    assert_eq!(with("True", 2), None);
+    assert!(with("True", 1).is_some(), "proven for an older spec");
+    assert_eq!(with("False", 2).as_deref(), Some("why"));
+    let fresh = cluster(json!({"connectTo": {"clusterRef": {"name": "s"}}}));
+    assert!(waits(&fresh).is_some(), "never proven");
 }

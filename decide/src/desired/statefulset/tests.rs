@@ -432,6 +432,27 @@ fn a_path_class_change_leaves_the_hash_alone() {
 }
 
 #[test]
+fn only_a_cluster_with_kubernetes_discovery_mounts_a_service_account_token() {
+    let token = |enabled: Option<bool>| {
+        let mut c = cluster(3);
+        c.spec.discovery = Some(
+            serde_json::from_value(serde_json::json!({"kubernetes": {"enabled": enabled}}))
+                .unwrap(),
+        );
+        c.spec.service_account_name = Some("garage-discovery".into());
+        let pod = render(&c).spec.unwrap().template.spec.unwrap();
+        assert_eq!(
+            pod.service_account_name.as_deref(),
+            Some("garage-discovery")
+        );
+        pod.automount_service_account_token
+    };
+    assert_eq!(token(None), Some(false));
+    assert_eq!(token(Some(false)), Some(false));
+    assert_eq!(token(Some(true)), Some(true), "Garage calls the API itself");
+}
+
+#[test]
 fn garage_runs_unprivileged_on_its_claims_unless_the_template_says_otherwise() {
     use crate::desired::pod_security::{ALLOW_GROUP_READABLE_SECRETS_ENV, GARAGE_GID, GARAGE_UID};
     let sts = render(&cluster(3));

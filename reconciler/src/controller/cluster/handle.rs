@@ -2,18 +2,38 @@
 //! it leads to answers, and say so in its status. It creates nothing, and holds no finalizer:
 //! deleting it leaves the Garage cluster behind it as it is.
 
-use kube::ResourceExt;
 use kube::runtime::controller::Action;
+use kube::{Api, ResourceExt};
 use shared_types::garage_cluster::v1beta2::GarageCluster;
+use shared_types::keys::finalizer::FINALIZER_CLUSTER;
 
 use super::act::publish_owning;
 use crate::controller::admin_route::{self, Blocked};
-use crate::controller::{Context, Error};
+use crate::controller::{Context, Error, finalizer};
 use crate::garage::GarageError;
 use decide::cluster::handle::{self, OWNED, Probe};
 
-/// One pass over the handle `cluster`.
-pub async fn run(cluster: &GarageCluster, ctx: &Context) -> Result<Action, Error> {
+/// One pass over the handle `cluster`. It holds no finalizer: one an earlier version (or the
+/// Go operator) added is removed, so that deleting the handle never runs a cluster teardown.
+pub async fn reconcile(cluster: &GarageCluster, ctx: &Context) -> Result<Action, Error> {
+    if finalizer::has(cluster, FINALIZER_CLUSTER) {
+        let api: Api<GarageCluster> =
+            Api::namespaced(ctx.client.clone(), &cluster.namespace().unwrap_or_default());
+        finalizer::set(&api, &ctx.metrics, cluster, FINALIZER_CLUSTER, false).await?;
+        return Ok(Action::await_change());
+    }
+    if cluster.metadata.deletion_timestamp.is_some() {
+        return Ok(Action::await_change());
+    }
+    if let Some(cause) = decide::suspension::of_cluster(cluster) {
+        super::act::publish_only(cluster, ctx, &cause.condition()).await?;
+        return Ok(Action::requeue(ctx.config.resync));
+    }
+    run(cluster, ctx).await
+}
+
+/// The pass over a live, unsuspended handle.
+async fn run(cluster: &GarageCluster, ctx: &Context) -> Result<Action, Error> {
     let probe = probe(cluster, ctx).await?;
     let (status, wanted, requeue) = handle::status(
         &cluster.name_any(),
@@ -58,5 +78,50 @@ fn unanswered(e: &GarageError) -> String {
         GarageError::Http { status, .. } => format!("GetClusterHealth: answered HTTP {status}"),
         GarageError::Unavailable { .. } => "GetClusterHealth: answered HTTP 503".into(),
         _ => "GetClusterHealth: the answer is not a Garage Admin API v2 health answer (not repeated here)".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_health_read_never_repeats_what_answered() {
+        let planted = "internal-dashboard-body-4f2a";
+        let cases = [
+            GarageError::Http {
+                endpoint: "GetClusterHealth",
+                status: 404,
+                code: String::new(),
+                message: format!("<html>{planted}</html>"),
+            },
+            GarageError::Forbidden {
+                endpoint: "GetClusterHealth",
+                status: 403,
+                code: "Forbidden".into(),
+                message: planted.into(),
+            },
+            GarageError::Unavailable {
+                endpoint: "GetClusterHealth",
+                code: "ServiceUnavailable".into(),
+                message: planted.into(),
+            },
+            GarageError::InvalidResponse {
+                endpoint: "GetClusterHealth",
+                reason: planted.into(),
+            },
+        ];
+        for e in cases {
+            let said = unanswered(&e);
+            assert!(!said.contains(planted), "{said}");
+            assert!(said.starts_with("GetClusterHealth"), "{said}");
+        }
+        let refused = unanswered(&GarageError::Forbidden {
+            endpoint: "GetClusterHealth",
+            status: 401,
+            code: String::new(),
+            message: String::new(),
+        });
+        assert!(refused.contains("adminTokenSecretRef"), "{refused}");
     }
 }

@@ -46,16 +46,12 @@ pub async fn reconcile(cluster: Arc<GarageCluster>, ctx: Arc<Context>) -> Result
     if let Admission::Stop(action) = ownership::admit(&cluster, Role::Manager, &ctx).await? {
         return Ok(action);
     }
+    // A management handle runs nothing and tears nothing down, deleted or not.
+    if decide::cluster::handle::is_handle(&cluster) {
+        return handle::reconcile(&cluster, &ctx).await;
+    }
     if cluster.metadata.deletion_timestamp.is_some() {
         return teardown::run(&cluster, &ctx).await;
-    }
-    // A management handle runs nothing and holds no finalizer; only its status is written.
-    if decide::cluster::handle::is_handle(&cluster) {
-        if let Some(cause) = decide::suspension::of_cluster(&cluster) {
-            act::publish_only(&cluster, &ctx, &cause.condition()).await?;
-            return Ok(Action::requeue(ctx.config.resync));
-        }
-        return handle::run(&cluster, &ctx).await;
     }
     // A storage shape only the Go operator migrates gets nothing from this operator, not even
     // its finalizer: the user is told to go back to the Go operator.

@@ -182,7 +182,7 @@ pub async fn reach(
     }
     if handle::is_handle(&cluster)
         && !for_cleanup
-        && let Some(why) = handle_waits(&cluster)
+        && let Some(why) = handle::waits(&cluster)
     {
         return Ok(Reach::Waiting {
             reason: reason::REASON_CLUSTER_NOT_READY,
@@ -211,22 +211,6 @@ pub async fn reach(
         rpc_secret: route.rpc_secret,
         granted,
     })))
-}
-
-/// Why the handle `c` does not serve its dependents yet: its `ManagementHandleReady` is not
-/// True for its current generation (a changed `connectTo` is proven again first).
-fn handle_waits(c: &GarageCluster) -> Option<String> {
-    let conditions = c.status.as_ref().and_then(|s| s.conditions.as_deref());
-    let ready = conditions.and_then(|cs| {
-        cs.iter().find(|x| {
-            x.type_ == shared_types::conditions::cluster::CONDITION_MANAGEMENT_HANDLE_READY
-        })
-    });
-    match ready {
-        Some(r) if r.status == "True" && r.observed_generation == c.metadata.generation => None,
-        Some(r) if r.status != "True" => Some(r.message.clone()),
-        _ => Some("its Admin API has not been proven for its current spec yet".into()),
-    }
 }
 
 /// Where a deleted object's cleanup leads, once a cluster another install manages is ruled

@@ -103,6 +103,19 @@ pub(crate) async fn prepare(
         let config = rewrite_garage_config(ctx, &container.name, &config_path, &mounts)?;
         argv = vec!["-c".into(), config.to_string_lossy().into_owned()];
         argv.extend(rest);
+        // A pod that mounts its ServiceAccount token may call the API (Garage's own
+        // Kubernetes discovery): its client finds the API server through a kubeconfig, as it
+        // would through the in-cluster address.
+        if mounts
+            .to_host(&format!("{SERVICE_ACCOUNT_DIR}/token"))
+            .is_some_and(|p| p.exists())
+        {
+            let kubeconfig = write_kubeconfig(ctx, &container.name, &mounts).await?;
+            process_env.push((
+                "KUBECONFIG".into(),
+                kubeconfig.to_string_lossy().into_owned(),
+            ));
+        }
         (
             Program::Garage { config },
             shared.options.garage_bin.clone(),

@@ -125,8 +125,13 @@ async fn infer(
             .find(|m| m.access_key_id == access_key_id),
     );
     let Some((d, material)) = found else {
+        // A handle naming no RPC secret cannot offer the Go operator's derivation at all.
+        let hint = match (&rpc, target.rpc_secret.is_none()) {
+            (Err(why), true) => format!("; {why}"),
+            _ => String::new(),
+        };
         return Ok(Err(format!(
-            "the key has access key {access_key_id} and no {} annotation, and neither the RPC secret nor the key-derivation Secret of its cluster (where readable) gives that ID; the operator derives nothing rather than give the key other credentials: set the annotation back to the value it had ({})",
+            "the key has access key {access_key_id} and no {} annotation, and neither the RPC secret nor the key-derivation Secret of its cluster (where readable) gives that ID; the operator derives nothing rather than give the key other credentials: set the annotation back to the value it had ({}){hint}",
             annotation::ANNOTATION_KEY_DERIVATION,
             derivation_values()
         )));
