@@ -3,20 +3,20 @@
 //! ([`decide::cluster::handle`]), the URL it names or the cluster its `clusterRef` leads to
 //! (a chain of handles is followed, up to [`handle::MAX_CHAIN`] links).
 
-use std::time::Duration;
-
 use k8s_openapi::api::core::v1::{Pod, Secret};
 use kube::api::ListParams;
 use kube::{Api, ResourceExt};
 use shared_types::garage_cluster::v1beta2::GarageCluster;
 use shared_types::keys::label;
 
-use super::garage_access::{admin_token, is_ready, pod_admin_token, pod_client, running_ip};
+use super::garage_access::{
+    admin_token, client_at, is_ready, pod_admin_token, pod_client, running_ip,
+};
 use super::ownership::{self, Resolved};
 use super::{Context, Error};
 use crate::desired::secrets::{self, SecretSource};
 use crate::desired::{DesiredError, Settings};
-use crate::garage::{AdminClient, ClientConfig};
+use crate::garage::AdminClient;
 use decide::cluster::handle::{self, AdminSource};
 use decide::garage_objects::key::secret::Endpoint;
 
@@ -124,14 +124,7 @@ async fn through_url(
             handle.name_any()
         ))));
     };
-    let timeout = ctx.config.admin_timeout;
-    let config = ClientConfig {
-        timeout,
-        connect_timeout: timeout.min(Duration::from_secs(3)),
-        read_retries: 1,
-        ..ClientConfig::default()
-    };
-    let Ok(admin) = AdminClient::with_config(&url, &bearer, config) else {
+    let Ok(admin) = client_at(&url, &bearer, ctx.config.admin_timeout) else {
         // The URL was checked; what remains is a bearer no HTTP header can carry.
         return Ok(Err(Blocked::TokenMissing(format!(
             "key {} of Secret {ns}/{} cannot be sent as a bearer (it holds characters an HTTP header cannot)",

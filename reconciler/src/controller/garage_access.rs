@@ -43,17 +43,23 @@ pub fn pod_client(
     } else {
         ip.to_owned()
     };
+    Ok(client_at(&format!("http://{host}:{port}"), token, timeout)?)
+}
+
+/// A client of the Admin API at `base_url`, with the operator's deadlines: `timeout` per
+/// call, at most 3 s to connect, one retry of a failed read.
+pub fn client_at(
+    base_url: &str,
+    token: &AdminToken,
+    timeout: Duration,
+) -> Result<AdminClient, crate::garage::GarageError> {
     let config = ClientConfig {
         timeout,
         connect_timeout: timeout.min(Duration::from_secs(3)),
         read_retries: 1,
         ..ClientConfig::default()
     };
-    Ok(AdminClient::with_config(
-        &format!("http://{host}:{port}"),
-        token,
-        config,
-    )?)
+    AdminClient::with_config(base_url, token, config)
 }
 
 /// 32 bytes from the kernel CSPRNG, as 64 lowercase hex digits.
