@@ -437,6 +437,47 @@ mod tests {
         assert_eq!(count.load(Ordering::SeqCst), 1, "a write is never retried");
     }
 
+    /// A server that answers every request with a redirect to `location`.
+    fn redirecting_server(location: String) -> String {
+        use std::io::{Read as _, Write as _};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        std::thread::spawn(move || {
+            for mut stream in listener.incoming().flatten() {
+                let mut buf = [0u8; 4096];
+                let _ = stream.read(&mut buf);
+                let answer = format!(
+                    "HTTP/1.1 302 Found\r\nlocation: {location}/v2/GetClusterHealth\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+                );
+                let _ = stream.write_all(answer.as_bytes());
+            }
+        });
+        format!("http://{addr}")
+    }
+
+    #[tokio::test]
+    async fn a_redirect_is_reported_never_followed() {
+        use std::sync::atomic::Ordering;
+        let (elsewhere, reached) = silent_server();
+        let url = redirecting_server(elsewhere);
+        let config = ClientConfig {
+            timeout: Duration::from_millis(500),
+            read_retries: 0,
+            ..ClientConfig::default()
+        };
+        let client = AdminClient::with_config(&url, &AdminToken::new("t"), config).unwrap();
+        let err = client.cluster_health().await.unwrap_err();
+        assert!(
+            matches!(err, GarageError::Http { status: 302, .. }),
+            "{err:?}"
+        );
+        assert_eq!(
+            reached.load(Ordering::SeqCst),
+            0,
+            "the bearer went to the address the redirect named"
+        );
+    }
+
     /// A server that answers every request on a connection with `200 {}` and keeps the
     /// connection open. Counts the connections it accepted.
     fn answering_server() -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
