@@ -225,6 +225,7 @@ pub fn observed_cluster(
         now: k8s_openapi::jiff::Timestamp::UNIX_EPOCH,
         transaction_id: "tx".into(),
         monitoring_installed: false,
+        edges: Vec::new(),
         go_token: None,
     }
 }

@@ -1,6 +1,7 @@
 //! Every GarageCluster among the Go operator's sample manifests (converted to v1beta2 where it
 //! is a v1beta1 one, as the API server does through the webhook) is either taken whole by the
-//! reconciler's settings (a management handle: by where it reaches its Admin API) or refused
+//! reconciler's settings (a management handle: by where it reaches its Admin API; an edge
+//! gateway: by the storage cluster it joins) or refused
 //! naming exactly the field this version does not build yet.
 //! A sample that starts being taken, or is refused for another field, fails here until the
 //! table says so.
@@ -22,10 +23,7 @@ const EXPECTED: &[(&str, Option<&str>)] = &[
     ("garage_v1beta1_garagecluster.yaml#0", None),
     ("garage_v1beta1_garagecluster_ephemeral.yaml#0", None),
     ("garage_v1beta1_garagecluster_ephemeral.yaml#1", None),
-    (
-        "garage_v1beta1_garagecluster_gateway.yaml#0",
-        Some("spec.connectTo"),
-    ),
+    ("garage_v1beta1_garagecluster_gateway.yaml#0", None),
     ("garage_v1beta2_garagecluster.yaml#0", None),
     (
         "garage_v1beta2_garagecluster.yaml#1",
@@ -35,13 +33,12 @@ const EXPECTED: &[(&str, Option<&str>)] = &[
     ("garage_v1beta2_garagecluster_eject_to_manual.yaml#0", None),
     ("garage_v1beta2_garagecluster_ephemeral.yaml#0", None),
     ("garage_v1beta2_garagecluster_ephemeral.yaml#1", None),
-    (
-        "garage_v1beta2_garagecluster_gateway.yaml#0",
-        Some("spec.connectTo"),
-    ),
+    ("garage_v1beta2_garagecluster_gateway.yaml#0", None),
     (
         "garage_v1beta2_garagecluster_gateway.yaml#1",
-        Some("spec.connectTo"),
+        Some(
+            "an edge gateway of a storage cluster outside this Kubernetes cluster (spec.connectTo without clusterRef)",
+        ),
     ),
     (
         "garage_v1beta2_garagecluster_management_handle.yaml#0",
@@ -100,7 +97,14 @@ fn every_sample_is_taken_or_refused_naming_what_it_lacks() {
             assert_eq!(*want, None, "{name}");
             continue;
         }
-        let got = match Settings::from_cluster(cluster) {
+        // An edge gateway is taken when it renders and says which cluster it joins.
+        let settings = if decide::desired::edge::is_edge(cluster) {
+            decide::cluster::edge::storage_cluster(cluster)
+                .and_then(|_| Settings::from_edge(cluster))
+        } else {
+            Settings::from_cluster(cluster)
+        };
+        let got = match settings {
             Ok(_) => None,
             Err(DesiredError::Unsupported(field)) => Some(field),
             Err(e) => panic!("{name}: refused as invalid, not as unbuilt: {e}"),

@@ -263,7 +263,7 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         delete_gateway: gateways.delete,
         unserve_pods: p.removal.serving.unserve,
         serve_pods: p.removal.serving.serve,
-        remove_tombstones: tombstones.remove.take(),
+        remove_tombstones: retired_gateways(o, &mut tombstones, p.facts.read, busy),
         eject: side.eject,
         pools: m.pools,
         rollout: Some(r.step).filter(|_| r.acts),
@@ -327,7 +327,14 @@ struct Standing {
 }
 
 fn standing(o: &Observed, m: &Membership, p: &Placement<'_>, extra: &[String]) -> Standing {
-    let views = &m.views;
+    // An edge's members are the edge's to report.
+    let own: Vec<MemberView> = m
+        .views
+        .iter()
+        .filter(|v| v.edge.is_none())
+        .cloned()
+        .collect();
+    let views = &own;
     let read = p.facts.read;
     let missing = &p.slots.missing;
     let ready_members = views.iter().filter(|v| v.ready).count();
@@ -588,6 +595,20 @@ impl Pace {
     }
 }
 
+/// The capacity-less roles to remove this pass: the cluster's own stale gateways', else
+/// (when those leave the pass's layout change free) a connected edge's retired members'.
+fn retired_gateways(
+    o: &Observed,
+    tombstones: &mut super::tombstones::Tombstones,
+    read: Option<&GarageRead>,
+    busy: bool,
+) -> Option<LayoutChange> {
+    tombstones
+        .remove
+        .take()
+        .or_else(|| super::edge::retire(o, read, busy))
+}
+
 /// Every member's view: the generated default group, pool members and user GarageNodes (in
 /// name order), and the user GarageNodes whose shape this operator does not run.
 fn member_views(o: &Observed, s: &Settings) -> (Vec<MemberView>, Vec<String>) {
@@ -607,6 +628,8 @@ fn member_views(o: &Observed, s: &Settings) -> (Vec<MemberView>, Vec<String>) {
     views.extend(
         super::gateways::members(o, s).filter_map(|gn| members::member(gn, &o.pods, s, false)),
     );
+    // The gateways of the edge clusters connected to this one join its layout too.
+    views.extend(o.edges.iter().flat_map(members::edge_members));
     let mut unsupported: Vec<String> = Vec::new();
     let mut user: Vec<&GarageNode> = o.user_nodes.iter().collect();
     user.sort_by_key(|n| n.name_any());

@@ -40,6 +40,9 @@ pub struct MemberView {
     /// The user (or an operation) suspended this GarageNode: its layout entry is not changed
     /// and its pod is not replaced until the suspension is lifted.
     pub suspended: bool,
+    /// The edge gateway it belongs to, for a member of a connected edge: it joins this
+    /// cluster's layout, but the edge's own status reports it.
+    pub edge: Option<String>,
 }
 
 impl MemberView {
@@ -97,31 +100,7 @@ pub fn member(
     } else {
         layout::tags::Tier::Storage
     };
-    let mut tags = layout::tags::role_tags(
-        &s.name,
-        &s.namespace,
-        &s.uid,
-        tier,
-        node.spec.tags.as_deref().unwrap_or_default(),
-    );
-    // A pool role names its pool and Node, so cold recovery can find it by tags alone.
-    if let nodes::NodeShape::Pool { pool, node: host } = &shape {
-        tags.push(format!("{}{pool}", tag::TAG_PREFIX_NODE_LOCAL_POOL));
-        tags.push(format!("{}{host}", tag::TAG_PREFIX_KUBERNETES_NODE));
-        // Last, after the user's tags: the address peers reconnect to from the layout.
-        if let Some(address) = s
-            .pools
-            .iter()
-            .find(|p| &p.name == pool)
-            .and_then(|p| pool_rpc_address(p, host, node, pod, s))
-        {
-            tags.push(format!("{}{address}", tag::TAG_PREFIX_RPC_ADDRESS));
-        }
-    }
-    // A member with an address of its own publishes it as the pool members do.
-    if let Some(address) = crate::desired::node_config::own_rpc_public_addr(node, s) {
-        tags.push(format!("{}{address}", tag::TAG_PREFIX_RPC_ADDRESS));
-    }
+    let tags = member_tags(node, &shape, pod, s, tier);
     // A gateway holds a role without capacity, whatever its spec says (admission warns).
     let capacity = (!gateway).then(|| {
         node.spec
@@ -151,6 +130,7 @@ pub fn member(
             pod_name: None,
             pool: None,
             suspended,
+            edge: None,
         }),
         nodes::NodeShape::Managed | nodes::NodeShape::Pool { .. } => {
             let pool = match &shape {
@@ -191,9 +171,47 @@ pub fn member(
                 pod_name: pod.map(ResourceExt::name_any),
                 pool,
                 suspended,
+                edge: None,
             })
         }
     }
+}
+
+/// The tags of `node`'s role: the operator's, the user's, and for a pool member its pool and
+/// Node, and the address it publishes.
+fn member_tags(
+    node: &GarageNode,
+    shape: &nodes::NodeShape,
+    pod: Option<&Pod>,
+    s: &Settings,
+    tier: layout::tags::Tier,
+) -> Vec<String> {
+    let mut tags = layout::tags::role_tags(
+        &s.name,
+        &s.namespace,
+        &s.uid,
+        tier,
+        node.spec.tags.as_deref().unwrap_or_default(),
+    );
+    // A pool role names its pool and Node, so cold recovery can find it by tags alone.
+    if let nodes::NodeShape::Pool { pool, node: host } = shape {
+        tags.push(format!("{}{pool}", tag::TAG_PREFIX_NODE_LOCAL_POOL));
+        tags.push(format!("{}{host}", tag::TAG_PREFIX_KUBERNETES_NODE));
+        // Last, after the user's tags: the address peers reconnect to from the layout.
+        if let Some(address) = s
+            .pools
+            .iter()
+            .find(|p| &p.name == pool)
+            .and_then(|p| pool_rpc_address(p, host, node, pod, s))
+        {
+            tags.push(format!("{}{address}", tag::TAG_PREFIX_RPC_ADDRESS));
+        }
+    }
+    // A member with an address of its own publishes it as the pool members do.
+    if let Some(address) = crate::desired::node_config::own_rpc_public_addr(node, s) {
+        tags.push(format!("{}{address}", tag::TAG_PREFIX_RPC_ADDRESS));
+    }
+    tags
 }
 
 /// The `rpc-address:` a pool member publishes. Its pod's IPs are candidates only while the pod
@@ -236,4 +254,76 @@ fn pool_rpc_address(
         &ips,
         s.rpc_port,
     )
+}
+
+/// The members of an edge gateway connected to the cluster: one per pod of the
+/// edge that runs, with the identity the edge recorded for that pod (read from the pod's own
+/// Admin API), a capacity-less role in the edge's zone tagged with the edge's name and UID,
+/// and the pod's address to reconnect to.
+pub fn edge_members(edge: &super::observed::Edge) -> Vec<MemberView> {
+    let c = &edge.cluster;
+    // A deleting edge's roles are retired (`super::edge::retire`); wanting them too would
+    // hold the retirement off as other layout work for as long as its pods run.
+    if c.metadata.deletion_timestamp.is_some() {
+        return Vec::new();
+    }
+    let Ok(es) = crate::desired::Settings::from_edge(c) else {
+        return Vec::new();
+    };
+    let recorded = c
+        .status
+        .as_ref()
+        .and_then(|st| st.nodes.as_ref())
+        .cloned()
+        .unwrap_or_default();
+    let mut out = Vec::new();
+    for pod in &edge.pods {
+        let Some(ip) = running_ip(pod) else { continue };
+        let name = pod.name_any();
+        // A member scaled away runs until its role is retired: it wants none.
+        if super::edge::ordinal(&es.name, &name).is_some_and(|i| i >= es.gateway_replicas) {
+            continue;
+        }
+        let node_id = recorded
+            .iter()
+            .find(|n| n.pod_name.as_deref() == Some(name.as_str()))
+            .and_then(|n| n.node_id.as_deref())
+            .and_then(|id| id.parse::<NodeId>().ok());
+        let mut user = c.spec.default_node_tags.clone().unwrap_or_default();
+        user.push(name.clone());
+        let tags = layout::tags::role_tags(
+            &es.name,
+            &es.namespace,
+            &es.uid,
+            layout::tags::Tier::Gateway,
+            &user,
+        );
+        let host = if ip.contains(':') {
+            format!("[{ip}]")
+        } else {
+            ip
+        };
+        out.push(MemberView {
+            member: Member {
+                name: name.clone(),
+                node_id,
+                role: DesiredRole {
+                    zone: es.zone.clone(),
+                    capacity: None,
+                    tags,
+                },
+            },
+            rpc_address: Some(format!("{host}:{}", es.rpc_port)),
+            advertised: None,
+            external: false,
+            ready: is_ready(pod),
+            generated: false,
+            started_at: pod.metadata.creation_timestamp.as_ref().map(|t| t.0),
+            pod_name: Some(name),
+            pool: None,
+            suspended: false,
+            edge: Some(es.name.clone()),
+        });
+    }
+    out
 }

@@ -7,6 +7,7 @@
 pub mod capacity;
 pub mod cycle;
 pub mod decision;
+pub mod edge;
 pub mod expansion;
 pub mod factor;
 mod garage_facts;

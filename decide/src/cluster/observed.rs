@@ -63,6 +63,16 @@ pub struct Observed {
     pub monitoring_installed: bool,
     /// The Go operator's pinned Admin API token, read only while the cluster pins one.
     pub go_token: Option<super::go_token::Seen>,
+    /// The edge gateways of this namespace connected to this cluster, with their pods.
+    pub edges: Vec<Edge>,
+}
+
+/// An edge gateway connected to the cluster: its members join the cluster's layout.
+pub struct Edge {
+    /// The edge GarageCluster, whose status records each member's proven identity.
+    pub cluster: GarageCluster,
+    /// Its gateway pods.
+    pub pods: Vec<Pod>,
 }
 
 /// Garage as seen through one running storage pod.

@@ -113,6 +113,7 @@ pub(super) fn side_objects(
             s,
             t.garage_network_policy.as_ref(),
             &o.user_nodes,
+            !o.edges.is_empty(),
         )?,
         eject: ejected(o, s)
             .into_iter()

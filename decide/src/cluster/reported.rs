@@ -22,10 +22,12 @@ pub(super) fn reported(
     conditions: &mut Vec<Desired>,
 ) -> Result<(GarageClusterStatus, crate::desired::service_monitor::Plan), DesiredError> {
     let read = facts.read;
+    // An edge's members are in the edge's status.
+    let own: Vec<MemberView> = views.iter().filter(|v| v.edge.is_none()).cloned().collect();
     let mut status = status::build(status::Inputs {
         current: o.cluster.status.as_ref(),
         settings: s,
-        views,
+        views: &own,
         connected: &facts.connected,
         read,
         ready_members,

@@ -186,8 +186,15 @@ fn rpc_section(t: &mut String, c: &GarageCluster, s: &Settings) {
         "rpc_secret_file",
         &quote(&format!("{RPC_SECRET_DIR}/{RPC_SECRET_KEY}")),
     );
-    let public = network
-        .and_then(|n| n.rpc_public_addr.clone())
+    // An edge gateway's members share one config: its gateway tier's address comes first.
+    let edge_address = spec
+        .gateway
+        .as_ref()
+        .filter(|_| super::edge::is_edge(c))
+        .and_then(|g| g.rpc_public_addr.clone())
+        .filter(|a| !a.is_empty());
+    let public = edge_address
+        .or_else(|| network.and_then(|n| n.rpc_public_addr.clone()))
         .or_else(|| super::public_endpoint::shared_address(s));
     if let Some(addr) = public {
         line(t, "rpc_public_addr", &quote(&addr));
@@ -208,11 +215,20 @@ fn rpc_section(t: &mut String, c: &GarageCluster, s: &Settings) {
     if network.and_then(|n| n.rpc_bind_outgoing) == Some(true) {
         line(t, "rpc_bind_outgoing", "true");
     }
+    // An edge gateway's peers of its storage cluster (`spec.connectTo.bootstrapPeers`) are
+    // peers to contact first as much as its own are.
+    let connect = c
+        .spec
+        .connect_to
+        .as_ref()
+        .filter(|_| super::edge::is_edge(c))
+        .and_then(|t| t.bootstrap_peers.clone());
     let peers: Vec<String> = network
         .and_then(|n| n.bootstrap_peers.clone())
-        .unwrap_or_default()
-        .iter()
-        .map(|p| quote(p))
+        .into_iter()
+        .chain(connect)
+        .flatten()
+        .map(|p| quote(&p))
         .collect();
     line(t, "bootstrap_peers", &format!("[{}]", peers.join(", ")));
 }

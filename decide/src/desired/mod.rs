@@ -11,6 +11,7 @@ pub mod config;
 pub mod credentials;
 pub mod data_dirs;
 pub mod disk_layout;
+pub mod edge;
 pub mod hostpath_claim;
 pub mod labels;
 pub mod network_policy;
@@ -224,10 +225,48 @@ impl Settings {
             .storage
             .as_ref()
             .ok_or(DesiredError::Unsupported("a cluster without spec.storage"))?;
-        let pools = storage.node_local_pools.clone().unwrap_or_default();
+        Self::build(c, name, namespace, uid, Some(storage))
+    }
+
+    /// Effective settings of an edge gateway (`spec.gateway` and `spec.connectTo`, no
+    /// storage): no storage member, no pool, no capacity; the gateway tier of its own.
+    pub fn from_edge(c: &GarageCluster) -> Result<Self, DesiredError> {
+        if c.spec.storage.is_some() || c.spec.gateway.is_none() || c.spec.connect_to.is_none() {
+            return Err(DesiredError::Invalid {
+                field: "spec",
+                message: "an edge gateway has spec.gateway and spec.connectTo, and no spec.storage"
+                    .into(),
+            });
+        }
+        let meta =
+            |v: &Option<String>, field| v.clone().ok_or(DesiredError::MissingMetadata(field));
+        let (name, namespace, uid) = (
+            meta(&c.metadata.name, "name")?,
+            meta(&c.metadata.namespace, "namespace")?,
+            meta(&c.metadata.uid, "uid")?,
+        );
+        Self::build(c, name, namespace, uid, None)
+    }
+
+    /// The settings of `c`, whose storage tier is `storage` (none for an edge gateway).
+    fn build(
+        c: &GarageCluster,
+        name: String,
+        namespace: String,
+        uid: String,
+        storage: Option<&shared_types::garage_cluster::v1beta2::StorageSpec>,
+    ) -> Result<Self, DesiredError> {
+        let spec = &c.spec;
+        let pools = storage
+            .and_then(|s| s.node_local_pools.clone())
+            .unwrap_or_default();
         check_pools(&pools)?;
-        let manual = storage.layout_policy.or(spec.layout_policy) == Some(LayoutPolicy::Manual);
-        let data_dirs = data_dirs::cluster_data_dirs(storage)?;
+        let manual = storage
+            .is_some_and(|s| s.layout_policy.or(spec.layout_policy) == Some(LayoutPolicy::Manual));
+        let data_dirs = match storage {
+            Some(storage) => data_dirs::cluster_data_dirs(storage)?,
+            None => None,
+        };
         // Pool members with one data HostPath mount the cluster's garage.toml, at /data/data:
         // a list of other directories would send their blocks nowhere durable.
         if data_dirs.is_some() && !pools.is_empty() {
@@ -235,11 +274,15 @@ impl Settings {
                 "spec.storage.data.paths beside spec.storage.nodeLocalPools",
             ));
         }
-        let replicas =
-            u32::try_from(storage.replicas.unwrap_or(3)).map_err(|_| DesiredError::Invalid {
-                field: "spec.storage.replicas",
-                message: "must not be negative".into(),
-            })?;
+        let replicas = match storage {
+            Some(storage) => {
+                u32::try_from(storage.replicas.unwrap_or(3)).map_err(|_| DesiredError::Invalid {
+                    field: "spec.storage.replicas",
+                    message: "must not be negative".into(),
+                })?
+            }
+            None => 0,
+        };
         // Under the Manual policy every storage identity is a GarageNode the user wrote.
         let replicas = if manual { 0 } else { replicas };
         let gateway_replicas = gateway_replicas(spec)?;
@@ -263,7 +306,10 @@ impl Settings {
             (None, Some(repo)) => format!("{repo}:{DEFAULT_GARAGE_TAG}"),
             (None, None) => DEFAULT_GARAGE_IMAGE.to_owned(),
         };
-        let capacity = auto_capacity(storage, data_dirs.as_deref())?;
+        let capacity = match storage {
+            Some(storage) => auto_capacity(storage, data_dirs.as_deref())?,
+            None => 0,
+        };
         let rpc_timeout = rpc_timeout(spec)?;
         let rpc_ping_timeout = spec
             .network

@@ -121,12 +121,16 @@ pub enum Plan {
 
 /// The plan for cluster `c`: the policy when the install turns it on (`callers` is `Some`),
 /// its removal otherwise.
-/// `user_nodes` are the user-written GarageNodes that name the cluster.
+/// `user_nodes` are the user-written GarageNodes that name the cluster; `edges` says whether
+/// edge gateways connect to it. Their pods carry their own cluster's labels, which the RPC
+/// rule does not name, and must dial the storage members: the RPC port then admits every
+/// source, as for members outside the cluster.
 pub fn plan(
     c: &GarageCluster,
     s: &Settings,
     callers: Option<&AdminCallers>,
     user_nodes: &[GarageNode],
+    edges: bool,
 ) -> Result<Plan, DesiredError> {
     match callers {
         None => Ok(Plan::Remove {
@@ -136,7 +140,8 @@ pub fn plan(
             c,
             s,
             callers,
-            members_outside(c, user_nodes),
+            members_outside(c, user_nodes)
+                .or(edges.then_some("an edge gateway's spec.connectTo.clusterRef")),
         )?))),
     }
 }

@@ -589,6 +589,7 @@ pub fn bare(cluster: GarageCluster) -> Observed {
         now: at(0),
         transaction_id: "tx-new".into(),
         monitoring_installed: false,
+        edges: Vec::new(),
         go_token: None,
     }
 }

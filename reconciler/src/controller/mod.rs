@@ -228,6 +228,21 @@ fn cluster_controller(
                 .then(|| ObjectRef::<GarageCluster>::new(&gn.spec.cluster_ref.name).within(&ns))
         },
     )
+    // An edge gateway's recorded identities are its storage cluster's to give roles: a
+    // change of an edge (or its deletion) wakes the cluster it joins.
+    .watches_stream(
+        triggers::touched(
+            scoped::<GarageCluster>(client, ns),
+            watcher::Config::default(),
+        ),
+        |edge: GarageCluster| {
+            let ns = edge.namespace().unwrap_or_default();
+            decide::desired::edge::is_edge(&edge)
+                .then(|| decide::cluster::edge::storage_cluster(&edge).ok())
+                .flatten()
+                .map(|storage| ObjectRef::<GarageCluster>::new(&storage).within(&ns))
+        },
+    )
     .owns_in::<Service>(client, ns, managed)
     .owns_in::<ConfigMap>(client, ns, managed)
     .owns_in::<Secret>(client, ns, managed)

@@ -204,6 +204,28 @@ where
     }
 }
 
+/// The merge patch of a StatefulSet: claim templates and the selector are immutable, so only
+/// its labels, annotations, replicas, pod template, update strategy and claim retention may
+/// change. Without a spec the patch would null the live one's fields: an error, never a
+/// write.
+pub fn statefulset_patch(
+    d: &k8s_openapi::api::apps::v1::StatefulSet,
+) -> Result<serde_json::Value, Error> {
+    let spec = d
+        .spec
+        .as_ref()
+        .ok_or_else(|| Error::Encoding("the StatefulSet to patch has no spec".into()))?;
+    Ok(serde_json::json!({
+        "metadata": { "annotations": d.metadata.annotations, "labels": d.metadata.labels },
+        "spec": {
+            "replicas": spec.replicas,
+            "template": &spec.template,
+            "updateStrategy": spec.update_strategy.as_ref(),
+            "persistentVolumeClaimRetentionPolicy": spec.persistent_volume_claim_retention_policy.as_ref(),
+        }
+    }))
+}
+
 /// The merge patch that converges labels, annotations and the whole spec of an object. An
 /// object that cannot be encoded, or has no spec, is an error: a `null` spec in a merge patch
 /// would delete the live one.

@@ -123,6 +123,7 @@ mod data_paths;
 mod discovery;
 mod drain;
 mod drift;
+mod edge;
 mod evictions;
 mod expansion;
 mod gateways;
@@ -574,6 +575,7 @@ async fn scenario(
             zone_from::run(&mut f).await?;
             public_endpoint::run(&mut f).await?;
             gateways::run(&mut f).await?;
+            edge::run(&mut f).await?;
             teardown::run(&mut f).await
         });
         let site_g = SITE.scope(go_takeover::NS_G, async {

@@ -14,6 +14,7 @@ const GIB: u64 = 1 << 30;
 
 fn view(name: &str, node: Option<u8>) -> MemberView {
     MemberView {
+        edge: None,
         member: Member {
             name: name.into(),
             node_id: node.map(id),

@@ -103,3 +103,63 @@ fn a_gateway_tier_adds_its_service_budget_and_generated_gateways() {
     assert!(degraded.status);
     assert_eq!(degraded.reason, reason::REASON_GATEWAY_ROLE_MISSING);
 }
+
+/// An edge gateway `edge` connected to the cluster, whose one running pod recorded `id(9)`.
+fn connected_edge(deleting: bool) -> crate::cluster::observed::Edge {
+    let mut e: GarageCluster = serde_json::from_value(serde_json::json!({
+        "apiVersion": "garage.rajsingh.info/v1beta2",
+        "kind": "GarageCluster",
+        "metadata": {"name": "edge", "namespace": "ns", "uid": "uid-edge", "generation": 1},
+        "spec": {"gateway": {"replicas": 1}, "connectTo": {"clusterRef": {"name": "garage"}}},
+        "status": {"nodes": [{"podName": "edge-gateway-0", "nodeId": id(9).as_str()}]},
+    }))
+    .unwrap();
+    if deleting {
+        e.metadata.deletion_timestamp = crate::fixtures::deleting();
+    }
+    let mut p = pod("edge-gateway", 50, "sts-edge");
+    p.metadata.name = Some("edge-gateway-0".into());
+    p.metadata.labels = Some(crate::desired::edge::pod_labels("edge"));
+    crate::cluster::observed::Edge {
+        cluster: e,
+        pods: vec![p],
+    }
+}
+
+#[test]
+fn a_connected_edges_member_gets_a_role_and_loses_it_when_the_edge_is_deleted() {
+    let mut o = converged();
+    o.edges = vec![connected_edge(false)];
+    let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
+    let change = d.layout.expect("the edge's member is added");
+    assert!(
+        matches!(&change.stage[..], [RoleChange::Assign { id: i, capacity: None, tags, .. }]
+            if *i == id(9) && tags.contains(&"cluster-uid:uid-edge".to_owned())),
+        "{:?}",
+        change.stage
+    );
+    assert!(d.remove_tombstones.is_none());
+    // Its role is in the layout; the edge is deleted while its pod still runs.
+    let mut o = converged();
+    o.edges = vec![connected_edge(true)];
+    let mut roles: Vec<_> = (0..3u8)
+        .map(|n| auto_role(&format!("garage-storage-{n}"), &id(n)))
+        .collect();
+    roles.push(
+        serde_json::json!({"id": id(9).as_str(), "zone": "default", "capacity": null,
+        "tags": ["cluster-uid:uid-edge", "tier:gateway"]}),
+    );
+    let ids = [id(0), id(1), id(2), id(9)];
+    let up: Vec<&NodeId> = ids.iter().collect();
+    o.garage = read(layout(1, &roles, &[]), &up, true);
+    let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
+    assert!(d.layout.is_none(), "nothing else is staged: {:?}", d.layout);
+    let retired = d
+        .remove_tombstones
+        .expect("the deleting edge's role is retired");
+    assert!(
+        matches!(&retired.stage[..], [RoleChange::Remove { id: i, .. }] if *i == id(9)),
+        "{:?}",
+        retired.stage
+    );
+}

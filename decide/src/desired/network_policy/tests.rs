@@ -324,15 +324,41 @@ fn turned_off_the_policy_is_removed() {
     let c = cluster(3);
     let s = Settings::from_cluster(&c).unwrap();
     assert_eq!(
-        plan(&c, &s, None, &[]).unwrap(),
+        plan(&c, &s, None, &[], false).unwrap(),
         Plan::Remove {
             name: "garage-garage".into()
         }
     );
-    match plan(&c, &s, Some(&callers(false)), &[external_node()]).unwrap() {
+    match plan(&c, &s, Some(&callers(false)), &[external_node()], false).unwrap() {
         Plan::Ensure(p) => assert_eq!(sources(&p, 3901), vec![None]),
         other => panic!("turned on, the policy is ensured: {other:?}"),
     }
+}
+
+#[test]
+fn connected_edge_gateways_open_the_rpc_port_and_nothing_else() {
+    let c = cluster(3);
+    let s = Settings::from_cluster(&c).unwrap();
+    let ensured = |edges| match plan(&c, &s, Some(&callers(false)), &[], edges).unwrap() {
+        Plan::Ensure(p) => *p,
+        other => panic!("turned on, the policy is ensured: {other:?}"),
+    };
+    let (closed, open) = (ensured(false), ensured(true));
+    assert_ne!(
+        sources(&closed, 3901),
+        vec![None],
+        "without edges only the cluster's pods"
+    );
+    assert_eq!(
+        sources(&open, 3901),
+        vec![None],
+        "edge pods must dial the members"
+    );
+    assert_eq!(
+        sources(&open, 3903),
+        sources(&closed, 3903),
+        "the Admin API stays closed"
+    );
 }
 
 #[test]

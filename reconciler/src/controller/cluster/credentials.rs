@@ -36,7 +36,8 @@ pub enum Pinned {
     Annotated,
 }
 
-fn value_of(secret: &Secret, key: &str) -> Option<String> {
+/// The trimmed-nonempty value under `key` of `secret`.
+pub(crate) fn value_of(secret: &Secret, key: &str) -> Option<String> {
     secret
         .data
         .as_ref()?
@@ -61,14 +62,28 @@ pub async fn pin(cluster: &GarageCluster, s: &Settings, ctx: &Context) -> Result
             value_of(&live, crate::desired::config::RPC_SECRET_KEY)
         }
     };
+    // The copy's name is keyed by the RPC secret; without it nothing can be named yet.
+    match rpc_value {
+        Some(rpc_value) => pin_copy(cluster, s, ctx, &rpc_value).await,
+        None => Ok(Pinned::Unchanged),
+    }
+}
+
+/// Copies the admin and metrics tokens `cluster` names into the copy keyed by `rpc_value`
+/// (the RPC secret its pods run with), names it in the cluster's annotations, and drops
+/// copies no pod mounts any more.
+pub async fn pin_copy(
+    cluster: &GarageCluster,
+    s: &Settings,
+    ctx: &Context,
+    rpc_value: &str,
+) -> Result<Pinned, Error> {
+    let secrets_api: Api<Secret> = Api::namespaced(ctx.client.clone(), &s.namespace);
+    let uid = s.uid.clone();
     let parts = crate::desired::credentials::parts(cluster);
     if parts.is_empty() {
         return Ok(Pinned::Unchanged);
     }
-    // The copy's name is keyed by the RPC secret; without it nothing can be named yet.
-    let Some(rpc_value) = rpc_value else {
-        return Ok(Pinned::Unchanged);
-    };
     let mut values = Vec::new();
     for part in parts {
         let Some(value) = secrets_api

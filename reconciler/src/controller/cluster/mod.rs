@@ -10,6 +10,7 @@
 pub mod act;
 pub mod credentials;
 pub mod cycle;
+mod edge;
 mod gateways;
 pub mod go_token;
 mod handle;
@@ -49,6 +50,10 @@ pub async fn reconcile(cluster: Arc<GarageCluster>, ctx: Arc<Context>) -> Result
     // A management handle runs nothing and tears nothing down, deleted or not.
     if decide::cluster::handle::is_handle(&cluster) {
         return handle::reconcile(&cluster, &ctx).await;
+    }
+    // An edge gateway runs its gateways; their roles are its storage cluster's to write.
+    if decide::desired::edge::is_edge(&cluster) {
+        return edge::reconcile(&cluster, &ctx).await;
     }
     if cluster.metadata.deletion_timestamp.is_some() {
         return teardown::run(&cluster, &ctx).await;

@@ -88,14 +88,11 @@ pub async fn observe(
         .await?
         .items;
     let wants_pools = settings.as_ref().is_ok_and(|s| !s.pools.is_empty());
-    let k8s_nodes = if wants_pools || !pool_members.is_empty() || !daemonsets.is_empty() {
-        Api::<Node>::all(ctx.client.clone())
-            .list(&ListParams::default())
-            .await?
-            .items
-    } else {
-        Vec::new()
-    };
+    let k8s_nodes = k8s_nodes(
+        ctx,
+        wants_pools || !pool_members.is_empty() || !daemonsets.is_empty(),
+    )
+    .await?;
     let foreign_paths = if wants_pools {
         match foreign_host_paths(ctx, &ns, &name, &uid).await {
             Ok(paths) => paths,
@@ -149,8 +146,50 @@ pub async fn observe(
         now: Timestamp::now(),
         transaction_id: crate::controller::garage_access::random_hex32()?[..32].to_owned(),
         monitoring_installed: super::service_monitor::installed(ctx, &ns, &name).await,
+        edges: edges(ctx, &ns, &name).await?,
     };
     Ok((observed, Access { admin, token }))
+}
+
+/// Every Kubernetes Node, when the cluster has (or may get) pool members; none otherwise.
+async fn k8s_nodes(ctx: &Context, needed: bool) -> Result<Vec<Node>, Error> {
+    if !needed {
+        return Ok(Vec::new());
+    }
+    Ok(Api::<Node>::all(ctx.client.clone())
+        .list(&ListParams::default())
+        .await?
+        .items)
+}
+
+/// The edge gateways of `ns` connected to the cluster `name`, with their gateway pods.
+async fn edges(
+    ctx: &Context,
+    ns: &str,
+    name: &str,
+) -> Result<Vec<decide::cluster::observed::Edge>, Error> {
+    let mut out = Vec::new();
+    let clusters = Api::<GarageCluster>::namespaced(ctx.client.clone(), ns)
+        .list(&ListParams::default())
+        .await?
+        .items;
+    for cluster in clusters {
+        if !decide::desired::edge::is_edge(&cluster)
+            || decide::cluster::edge::storage_cluster(&cluster)
+                .ok()
+                .as_deref()
+                != Some(name)
+        {
+            continue;
+        }
+        let selector = labels::selector_string(&labels::gateway_selector(&cluster.name_any()));
+        let pods = Api::<Pod>::namespaced(ctx.client.clone(), ns)
+            .list(&ListParams::default().labels(&selector))
+            .await?
+            .items;
+        out.push(decide::cluster::observed::Edge { cluster, pods });
+    }
+    Ok(out)
 }
 
 /// `(who, path)` for every HostPath mounted by a pool DaemonSet or pool pod, in any

@@ -31,24 +31,7 @@ pub async fn act(node: &GarageNode, d: Decision, ctx: &Context) -> Result<(), Er
     }
     if let Some(sts) = &d.statefulset {
         let sets: Api<StatefulSet> = Api::namespaced(ctx.client.clone(), &ns);
-        ensure(&sets, m, sts, &node_uid, |d| {
-            // Claim templates and the selector are immutable; only these may change. Without
-            // a spec the patch would null the live one's fields: an error, never a write.
-            let spec = d
-                .spec
-                .as_ref()
-                .ok_or_else(|| Error::Encoding("the StatefulSet to patch has no spec".into()))?;
-            Ok(json!({
-                "metadata": { "annotations": d.metadata.annotations, "labels": d.metadata.labels },
-                "spec": {
-                    "replicas": spec.replicas,
-                    "template": &spec.template,
-                    "updateStrategy": spec.update_strategy.as_ref(),
-                    "persistentVolumeClaimRetentionPolicy": spec.persistent_volume_claim_retention_policy.as_ref(),
-                }
-            }))
-        })
-        .await?;
+        ensure(&sets, m, sts, &node_uid, write::statefulset_patch).await?;
     }
     if d.delete_workload {
         let dp = DeleteParams::background();

@@ -1,0 +1,342 @@
+//! An edge gateway's own pass, without I/O: which storage cluster it joins, whether it may,
+//! and what its status says. Its workload is rendered by [`crate::desired::edge`]; its
+//! members' roles are written by the storage cluster's pass, the single writer of that layout.
+
+use std::time::Duration;
+
+use shared_types::common::ClusterPhase;
+use shared_types::conditions::{cluster, common, reason};
+use shared_types::garage_cluster::v1beta2::{GarageCluster, GarageClusterStatus};
+
+use crate::conditions::Desired;
+use crate::desired::secrets::{self, SecretSource};
+use crate::desired::{DesiredError, Settings, labels};
+
+/// Conditions the edge pass owns.
+pub const OWNED: &[&str] = &[
+    common::CONDITION_READY,
+    cluster::CONDITION_GATEWAY_CONNECTED,
+    shared_types::conditions::node::CONDITION_SUSPENDED,
+];
+
+/// The storage cluster of this namespace the edge `c` joins: its `connectTo.clusterRef`.
+pub fn storage_cluster(c: &GarageCluster) -> Result<String, DesiredError> {
+    let to = c.spec.connect_to.as_ref();
+    let Some(reference) = to.and_then(|t| t.cluster_ref.as_ref()) else {
+        return Err(DesiredError::Unsupported(
+            "an edge gateway of a storage cluster outside this Kubernetes cluster (spec.connectTo without clusterRef)",
+        ));
+    };
+    let own = c.metadata.namespace.as_deref().unwrap_or_default();
+    if reference.kube_config_secret_ref.is_some()
+        || reference
+            .namespace
+            .as_deref()
+            .is_some_and(|n| !n.is_empty() && n != own)
+    {
+        return Err(DesiredError::Invalid {
+            field: "spec.connectTo.clusterRef",
+            message: "an edge gateway joins a storage cluster of its own namespace".into(),
+        });
+    }
+    // With a sibling to follow, the operator reaches its layout through the sibling's pods;
+    // an endpoint beside it would be a second, unproven way in.
+    if let Some(t) = to {
+        if t.admin_api_endpoint
+            .as_deref()
+            .is_some_and(|e| !e.is_empty())
+        {
+            return Err(DesiredError::Unsupported(
+                "spec.connectTo.adminApiEndpoint beside spec.connectTo.clusterRef on an edge gateway (remove it: the storage cluster is reached through its own pods)",
+            ));
+        }
+        if t.admin_token_secret_ref.is_some() {
+            return Err(DesiredError::Unsupported(
+                "spec.connectTo.adminTokenSecretRef beside spec.connectTo.clusterRef on an edge gateway (remove it: the storage cluster's own token is used)",
+            ));
+        }
+    }
+    if reference.name.is_empty() || Some(reference.name.as_str()) == c.metadata.name.as_deref() {
+        return Err(DesiredError::Invalid {
+            field: "spec.connectTo.clusterRef.name",
+            message: "must name the storage GarageCluster of this namespace".into(),
+        });
+    }
+    Ok(reference.name.clone())
+}
+
+/// Why the edge (settings `edge`) may not join the storage cluster (settings `storage`):
+/// Garage refuses a node whose replication factor or consistency mode differs from its
+/// layout's.
+pub fn mismatch(edge: &Settings, storage: &Settings) -> Option<DesiredError> {
+    if edge.replication_factor != storage.replication_factor {
+        return Some(DesiredError::Invalid {
+            field: "spec.replication.factor",
+            message: format!(
+                "must be the storage cluster's ({}): Garage refuses a node of another factor",
+                storage.replication_factor
+            ),
+        });
+    }
+    (edge.consistency_mode != storage.consistency_mode).then(|| DesiredError::Invalid {
+        field: "spec.replication.consistencyMode",
+        message: format!(
+            "must be the storage cluster's ({})",
+            storage.consistency_mode
+        ),
+    })
+}
+
+/// The RPC secrets the edge names itself, each with the field that names it:
+/// `spec.network.rpcSecretRef`, then `spec.connectTo.rpcSecretRef`. An edge runs with its
+/// storage cluster's secret (Garage nodes with different secrets cannot talk); each of these
+/// must hold that same secret.
+pub fn named_rpc_secrets(c: &GarageCluster) -> Vec<(&'static str, SecretSource)> {
+    let network = secrets::user_rpc_source(
+        c.spec
+            .network
+            .as_ref()
+            .and_then(|n| n.rpc_secret_ref.as_ref()),
+    );
+    let connect = secrets::user_rpc_source(
+        c.spec
+            .connect_to
+            .as_ref()
+            .and_then(|t| t.rpc_secret_ref.as_ref()),
+    );
+    [
+        ("spec.network.rpcSecretRef", network),
+        ("spec.connectTo.rpcSecretRef", connect),
+    ]
+    .into_iter()
+    .filter_map(|(field, source)| Some((field, source?)))
+    .collect()
+}
+
+/// Why the edge cannot run yet with the RPC secret `field` names (`source`, holding
+/// `named`), given the storage cluster's `storage` secret: a reason and a message naming the
+/// Secret but never a value; `None` when both hold the same secret.
+pub fn rpc_disagreement(
+    field: &str,
+    source: &SecretSource,
+    named: Option<&str>,
+    storage: Option<&str>,
+) -> Option<(&'static str, String)> {
+    let which = format!("Secret {} (key {})", source.name, source.key);
+    let Some(named) = named.filter(|v| !v.trim().is_empty()) else {
+        return Some((
+            reason::REASON_WAITING_FOR_DEPENDENCY,
+            format!("waiting for {which}, named by {field}, to exist and hold the RPC secret"),
+        ));
+    };
+    let Some(storage) = storage else {
+        return Some((
+            reason::REASON_WAITING_FOR_DEPENDENCY,
+            "waiting for the storage cluster's RPC secret to be made".into(),
+        ));
+    };
+    let fingerprint = secrets::rpc_fingerprint;
+    match (fingerprint(named), fingerprint(storage)) {
+        (Some(a), Some(b)) if a == b => None,
+        (None, _) => Some((
+            reason::REASON_VALIDATION_FAILED,
+            format!("{field}: {which} does not hold an RPC secret (64 hexadecimal digits)"),
+        )),
+        _ => Some((
+            reason::REASON_VALIDATION_FAILED,
+            format!(
+                "{field}: {which} holds another RPC secret than the storage cluster's, and Garage nodes with different RPC secrets cannot talk; name the storage cluster's Secret, or remove the field and the edge uses it"
+            ),
+        )),
+    }
+}
+
+/// What the edge's status is made from.
+pub struct Facts {
+    /// Members asked for.
+    pub wanted: u32,
+    /// Members whose pod is Ready.
+    pub ready: u32,
+    /// Why the edge cannot run, or waits.
+    pub blocked: Option<(&'static str, String)>,
+    /// Each running member's pod and the identity it proved: what the storage cluster's pass
+    /// gives a role.
+    pub nodes: Vec<shared_types::garage_cluster::v1beta2::NodeStatus>,
+}
+
+/// The edge's status, its conditions and when to look again.
+pub fn status(
+    name: &str,
+    f: &Facts,
+    resync: Duration,
+    short: Duration,
+) -> (GarageClusterStatus, Vec<Desired>, Duration) {
+    let wanted = i32::try_from(f.wanted).unwrap_or(i32::MAX);
+    let ready_count = i32::try_from(f.ready).unwrap_or(i32::MAX);
+    let (ready, why, message) = match &f.blocked {
+        Some((why, message)) => (false, *why, message.clone()),
+        None if f.ready >= f.wanted => (
+            true,
+            reason::REASON_RECONCILE_SUCCESS,
+            format!("{} of {} gateways Ready", f.ready, f.wanted),
+        ),
+        None => (
+            false,
+            reason::REASON_CLUSTER_NOT_READY,
+            format!("{} of {} gateways Ready", f.ready, f.wanted),
+        ),
+    };
+    let selector = labels::selector_string(&labels::gateway_selector(name));
+    let status = GarageClusterStatus {
+        phase: Some(match (&f.blocked, ready) {
+            (Some(_), _) => ClusterPhase::Pending,
+            (None, true) => ClusterPhase::Running,
+            (None, false) => ClusterPhase::Creating,
+        }),
+        replicas: Some(wanted),
+        ready_replicas: Some(ready_count),
+        gateway_replicas: Some(wanted),
+        gateway_ready_replicas: Some(ready_count),
+        scale_replicas: Some(wanted),
+        scale_selector: Some(selector.clone()),
+        selector: Some(selector),
+        nodes: Some(f.nodes.clone()),
+        ..Default::default()
+    };
+    let wanted_conditions = vec![Desired {
+        type_: common::CONDITION_READY,
+        status: ready,
+        reason: why,
+        message,
+    }];
+    (
+        status,
+        wanted_conditions,
+        if ready { resync } else { short },
+    )
+}
+
+/// The roles of connected edges' members that nobody runs any more, removed in one layout
+/// version: every role of an edge being deleted, and the roles of an edge whose every running
+/// pod has a recorded identity that none of them is (a member scaled away, or an identity a
+/// pod replaced after losing its metadata). A gateway holds no data, so no proof is needed.
+/// Only with a settled history, nothing staged and no other layout work this pass.
+pub fn retire(
+    o: &super::observed::Observed,
+    read: Option<&super::observed::GarageRead>,
+    busy: bool,
+) -> Option<super::decision::LayoutChange> {
+    use shared_types::keys::tag;
+    let read = read.filter(|r| r.history.is_settled())?;
+    let quiet = read.layout.staged_role_changes.is_empty();
+    if busy || !quiet {
+        return None;
+    }
+    let gateway_tag = format!("{}gateway", tag::TAG_PREFIX_TIER);
+    let mut stale = Vec::new();
+    for edge in &o.edges {
+        let c = &edge.cluster;
+        let uid_tag = format!(
+            "{}{}",
+            tag::TAG_PREFIX_CLUSTER_UID,
+            c.metadata.uid.as_deref().unwrap_or_default()
+        );
+        let deleting = c.metadata.deletion_timestamp.is_some();
+        let wanted = wanted_members(c);
+        let name = c.metadata.name.as_deref().unwrap_or_default();
+        let recorded: Vec<(String, String)> = c
+            .status
+            .as_ref()
+            .and_then(|s| s.nodes.as_ref())
+            .into_iter()
+            .flatten()
+            .filter_map(|n| Some((n.pod_name.clone()?, n.node_id.clone()?)))
+            .collect();
+        let complete = edge
+            .pods
+            .iter()
+            .filter(|p| crate::pods::running_ip(p).is_some())
+            .all(|p| {
+                recorded
+                    .iter()
+                    .any(|(pod, _)| *pod == kube::ResourceExt::name_any(p))
+            });
+        for role in &read.layout.roles {
+            let id = role.id.to_string();
+            let ours = role.capacity.is_none()
+                && role.tags.contains(&uid_tag)
+                && role.tags.contains(&gateway_tag);
+            // A member scaled away still runs: its role goes first, and the edge stops it
+            // once the layout without it is settled (`held_replicas`).
+            let scaled_away = recorded
+                .iter()
+                .any(|(pod, r)| *r == id && ordinal(name, pod).is_some_and(|i| i >= wanted));
+            let unrecorded = complete && !recorded.iter().any(|(_, r)| *r == id);
+            if ours && (deleting || scaled_away || unrecorded) {
+                stale.push(role.id.clone());
+            }
+        }
+    }
+    if stale.is_empty() {
+        return None;
+    }
+    let changes: Vec<garage_api_types::RoleChange> = stale
+        .into_iter()
+        .map(garage_api_types::RoleChange::remove)
+        .collect();
+    Some(super::decision::LayoutChange {
+        stage: changes.clone(),
+        intended: changes,
+        version: read.layout.version + 1,
+        bootstrap: false,
+        parameters: None,
+    })
+}
+
+/// The members the edge `c` asks for (`spec.gateway.replicas`, 2 by default).
+pub fn wanted_members(c: &GarageCluster) -> u32 {
+    Settings::from_edge(c).map_or(0, |s| s.gateway_replicas)
+}
+
+/// The ordinal of the edge `name`'s pod `pod` (`<name>-gateway-<i>`).
+pub fn ordinal(name: &str, pod: &str) -> Option<u32> {
+    pod.strip_prefix(name)?
+        .strip_prefix("-gateway-")?
+        .parse()
+        .ok()
+}
+
+/// How many pods the edge `name`'s StatefulSet keeps running when `wanted` are asked for.
+/// A member scaled away stops only once the storage cluster's layout (`roles`, with its
+/// history `settled`) no longer holds its recorded identity and every node acknowledged
+/// that: Garage waits for every node of every live layout version, so a member stopped
+/// before it saw the version without it would hold every later layout change back for
+/// good. Without a layout read, no recorded member stops.
+pub fn held_replicas(
+    name: &str,
+    wanted: u32,
+    recorded: &[shared_types::garage_cluster::v1beta2::NodeStatus],
+    layout: Option<(&[garage_api_types::LayoutRole], bool)>,
+) -> u32 {
+    recorded
+        .iter()
+        .filter_map(|n| {
+            let i = ordinal(name, n.pod_name.as_deref()?)?;
+            let id = n.node_id.as_deref()?;
+            let held = match layout {
+                None => true,
+                Some((roles, settled)) => !settled || roles.iter().any(|r| r.id.as_str() == id),
+            };
+            (i >= wanted && held).then_some(i + 1)
+        })
+        .fold(wanted, u32::max)
+}
+
+/// True when the layout `roles` still hold a role of the edge with `uid`.
+pub fn holds_roles(roles: &[garage_api_types::LayoutRole], uid: &str) -> bool {
+    let uid_tag = format!("{}{uid}", shared_types::keys::tag::TAG_PREFIX_CLUSTER_UID);
+    roles.iter().any(|r| r.tags.contains(&uid_tag))
+}
+
+#[cfg(test)]
+mod tests;
