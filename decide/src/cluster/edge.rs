@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use shared_types::common::ClusterPhase;
 use shared_types::conditions::{cluster, common, reason};
-use shared_types::garage_cluster::v1beta2::{GarageCluster, GarageClusterStatus};
+use shared_types::garage_cluster::v1beta2::{GarageCluster, GarageClusterStatus, NodeStatus};
 
 use crate::conditions::Desired;
 use crate::desired::secrets::{self, SecretSource};
@@ -157,11 +157,14 @@ pub struct Facts {
     pub wanted: u32,
     /// Members whose pod is Ready.
     pub ready: u32,
+    /// Pods its StatefulSet keeps running ([`held_replicas`]): more than `wanted` while
+    /// members scaled away wait for their roles to go.
+    pub held: u32,
     /// Why the edge cannot run, or waits.
     pub blocked: Option<(&'static str, String)>,
     /// Each running member's pod and the identity it proved: what the storage cluster's pass
     /// gives a role.
-    pub nodes: Vec<shared_types::garage_cluster::v1beta2::NodeStatus>,
+    pub nodes: Vec<NodeStatus>,
 }
 
 /// The edge's status, its conditions and when to look again.
@@ -173,18 +176,17 @@ pub fn status(
 ) -> (GarageClusterStatus, Vec<Desired>, Duration) {
     let wanted = i32::try_from(f.wanted).unwrap_or(i32::MAX);
     let ready_count = i32::try_from(f.ready).unwrap_or(i32::MAX);
+    let mut counted = format!("{} of {} gateways Ready", f.ready, f.wanted);
+    if f.held > f.wanted {
+        counted.push_str(&format!(
+            "; {} scaled away keep running until the storage cluster's layout no longer holds their roles and has settled",
+            f.held - f.wanted
+        ));
+    }
     let (ready, why, message) = match &f.blocked {
         Some((why, message)) => (false, *why, message.clone()),
-        None if f.ready >= f.wanted => (
-            true,
-            reason::REASON_RECONCILE_SUCCESS,
-            format!("{} of {} gateways Ready", f.ready, f.wanted),
-        ),
-        None => (
-            false,
-            reason::REASON_CLUSTER_NOT_READY,
-            format!("{} of {} gateways Ready", f.ready, f.wanted),
-        ),
+        None if f.ready >= f.wanted => (true, reason::REASON_RECONCILE_SUCCESS, counted),
+        None => (false, reason::REASON_CLUSTER_NOT_READY, counted),
     };
     let selector = labels::selector_string(&labels::gateway_selector(name));
     let status = GarageClusterStatus {
@@ -242,7 +244,8 @@ pub fn retire(
             c.metadata.uid.as_deref().unwrap_or_default()
         );
         let deleting = c.metadata.deletion_timestamp.is_some();
-        let wanted = wanted_members(c);
+        // Without readable settings nothing is known to be scaled away.
+        let wanted = wanted_members(c).unwrap_or(u32::MAX);
         let name = c.metadata.name.as_deref().unwrap_or_default();
         let recorded: Vec<(String, String)> = c
             .status
@@ -252,14 +255,17 @@ pub fn retire(
             .flatten()
             .filter_map(|n| Some((n.pod_name.clone()?, n.node_id.clone()?)))
             .collect();
-        let complete = edge
+        // With no member running nothing proves which identities are current.
+        let running: Vec<_> = edge
             .pods
             .iter()
             .filter(|p| crate::pods::running_ip(p).is_some())
-            .all(|p| {
+            .collect();
+        let complete = !running.is_empty()
+            && running.iter().all(|p| {
                 recorded
                     .iter()
-                    .any(|(pod, _)| *pod == kube::ResourceExt::name_any(p))
+                    .any(|(pod, _)| *pod == kube::ResourceExt::name_any(*p))
             });
         for role in &read.layout.roles {
             let id = role.id.to_string();
@@ -293,9 +299,35 @@ pub fn retire(
     })
 }
 
-/// The members the edge `c` asks for (`spec.gateway.replicas`, 2 by default).
-pub fn wanted_members(c: &GarageCluster) -> u32 {
-    Settings::from_edge(c).map_or(0, |s| s.gateway_replicas)
+/// The members the edge `c` asks for (`spec.gateway.replicas`, 2 by default); `None` when
+/// its settings cannot be read.
+pub fn wanted_members(c: &GarageCluster) -> Option<u32> {
+    Settings::from_edge(c).ok().map(|s| s.gateway_replicas)
+}
+
+/// What the edge records in `status.nodes`: each pod that `answered` this pass with the
+/// identity it proved, and for every other pod the StatefulSet still runs (ordinal below
+/// `held`; every one when `held` is unknown) what was recorded before. A member that did not
+/// answer once, or restarts, is still that identity: forgetting it would let its role be
+/// taken for stale, and its pod be stopped before its role is retired.
+pub fn recorded_nodes(
+    name: &str,
+    previous: &[NodeStatus],
+    answered: Vec<NodeStatus>,
+    held: Option<u32>,
+) -> Vec<NodeStatus> {
+    let mut out = answered;
+    for n in previous {
+        let Some(pod) = n.pod_name.as_deref() else {
+            continue;
+        };
+        let kept = ordinal(name, pod).is_some_and(|i| held.is_none_or(|h| i < h));
+        if kept && !out.iter().any(|a| a.pod_name.as_deref() == Some(pod)) {
+            out.push(n.clone());
+        }
+    }
+    out.sort_by(|a, b| a.pod_name.cmp(&b.pod_name));
+    out
 }
 
 /// The ordinal of the edge `name`'s pod `pod` (`<name>-gateway-<i>`).
@@ -306,28 +338,32 @@ pub fn ordinal(name: &str, pod: &str) -> Option<u32> {
         .ok()
 }
 
-/// How many pods the edge `name`'s StatefulSet keeps running when `wanted` are asked for.
-/// A member scaled away stops only once the storage cluster's layout (`roles`, with its
-/// history `settled`) no longer holds its recorded identity and every node acknowledged
-/// that: Garage waits for every node of every live layout version, so a member stopped
-/// before it saw the version without it would hold every later layout change back for
-/// good. Without a layout read, no recorded member stops.
+/// How many pods the edge `name`'s StatefulSet keeps running when `wanted` are asked for,
+/// given its existing `pods` (by name) and the identities `recorded` for them. A member
+/// scaled away stops only once its recorded identity is proven out of the storage cluster's
+/// layout (`roles`) and every node acknowledged that (`settled`): Garage waits for every
+/// node of every live layout version, so a member stopped before it saw the version without
+/// it would hold every later layout change back for good. A member with no recorded
+/// identity, or without a layout read, proves nothing and keeps running.
 pub fn held_replicas(
     name: &str,
     wanted: u32,
-    recorded: &[shared_types::garage_cluster::v1beta2::NodeStatus],
+    pods: &[String],
+    recorded: &[NodeStatus],
     layout: Option<(&[garage_api_types::LayoutRole], bool)>,
 ) -> u32 {
-    recorded
-        .iter()
-        .filter_map(|n| {
-            let i = ordinal(name, n.pod_name.as_deref()?)?;
-            let id = n.node_id.as_deref()?;
-            let held = match layout {
-                None => true,
-                Some((roles, settled)) => !settled || roles.iter().any(|r| r.id.as_str() == id),
+    pods.iter()
+        .filter_map(|pod| {
+            let i = ordinal(name, pod)?;
+            let id = recorded
+                .iter()
+                .find(|n| n.pod_name.as_deref() == Some(pod.as_str()))
+                .and_then(|n| n.node_id.as_deref());
+            let retired = match (id, layout) {
+                (Some(id), Some((roles, true))) => !roles.iter().any(|r| r.id.as_str() == id),
+                _ => false,
             };
-            (i >= wanted && held).then_some(i + 1)
+            (i >= wanted && !retired).then_some(i + 1)
         })
         .fold(wanted, u32::max)
 }

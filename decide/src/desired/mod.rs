@@ -245,7 +245,20 @@ impl Settings {
             meta(&c.metadata.namespace, "namespace")?,
             meta(&c.metadata.uid, "uid")?,
         );
-        Self::build(c, name, namespace, uid, None)
+        let mut s = Self::build(c, name, namespace, uid, None)?;
+        // An edge has no generated gateway GarageNodes for a Manual policy to hand over: its
+        // StatefulSet runs the replicas asked for whatever the policy.
+        s.gateway_replicas = c
+            .spec
+            .gateway
+            .as_ref()
+            .and_then(|g| g.replicas)
+            .map_or(Ok(2), u32::try_from)
+            .map_err(|_| DesiredError::Invalid {
+                field: "spec.gateway.replicas",
+                message: "must not be negative".into(),
+            })?;
+        Ok(s)
     }
 
     /// The settings of `c`, whose storage tier is `storage` (none for an edge gateway).

@@ -11,6 +11,7 @@ use shared_types::conditions::reason;
 use super::*;
 use crate::cluster::observed::{Edge, GarageRead, GarageView};
 use crate::fixtures::{self, id};
+use shared_types::garage_cluster::v1beta2::NodeStatus;
 
 fn edge(connect_to: Value) -> GarageCluster {
     serde_json::from_value(json!({
@@ -161,6 +162,7 @@ fn an_edges_status_says_running_only_with_every_gateway_ready_and_nothing_blocki
     let facts = |wanted, ready, blocked: Option<(&'static str, String)>| Facts {
         wanted,
         ready,
+        held: wanted,
         blocked,
         nodes: vec![],
     };
@@ -174,6 +176,14 @@ fn an_edges_status_says_running_only_with_every_gateway_ready_and_nothing_blocki
             short,
         ),
     ];
+    let mut waiting = facts(1, 1, None);
+    waiting.held = 3;
+    let (_, conditions, _) = status("edge", &waiting, resync, short);
+    assert!(
+        conditions[0].message.contains("2 scaled away keep running"),
+        "{}",
+        conditions[0].message
+    );
     for (f, phase, ready, requeue) in cases {
         let (status, conditions, after) = status("edge", &f, resync, short);
         assert_eq!(status.phase, Some(phase));
@@ -255,6 +265,9 @@ fn only_roles_no_running_member_holds_are_retired_and_only_when_the_layout_is_qu
         removed(retire(&o, Some(&read(&roles, &[], true)), false)),
         [id(2).to_string()]
     );
+    // No member running: nothing proves which identities are current.
+    let o = with(recorded(e.clone(), &[]), vec![]);
+    assert!(retire(&o, Some(&read(&roles, &[], true)), false).is_none());
     // A running pod not recorded yet: nothing is known to be stale.
     let o = with(recorded(e.clone(), &[]), one());
     assert!(retire(&o, Some(&read(&roles, &[], true)), false).is_none());
@@ -298,6 +311,7 @@ fn node(pod: &str, n: u8) -> shared_types::garage_cluster::v1beta2::NodeStatus {
 
 #[test]
 fn a_member_scaled_away_stops_only_once_its_role_is_gone_and_settled() {
+    let pods: Vec<String> = (0..3).map(|i| format!("edge-gateway-{i}")).collect();
     let recorded = [
         node("edge-gateway-0", 1),
         node("edge-gateway-1", 2),
@@ -316,32 +330,74 @@ fn a_member_scaled_away_stops_only_once_its_role_is_gone_and_settled() {
     let first = layout(&[1]);
     let second_left = layout(&[1, 3]);
     type Layout<'a> = Option<(&'a [garage_api_types::LayoutRole], bool)>;
-    let cases: &[(u32, Layout<'_>, u32)] = &[
+    let cases: &[(u32, &[NodeStatus], Layout<'_>, u32)] = &[
         // Nothing scaled away.
-        (3, Some((&all.roles, true)), 3),
+        (3, &recorded, Some((&all.roles, true)), 3),
         // Both roles still there: both pods run.
-        (1, Some((&all.roles, true)), 3),
+        (1, &recorded, Some((&all.roles, true)), 3),
         // The last ordinal's role is retired but the second's is not: the set keeps both.
-        (1, Some((&second_left.roles, true)), 3),
+        (1, &recorded, Some((&second_left.roles, true)), 3),
         // Both retired, history still moving: nobody stops yet.
-        (1, Some((&first.roles, false)), 3),
+        (1, &recorded, Some((&first.roles, false)), 3),
         // Both retired and settled: the set shrinks.
-        (1, Some((&first.roles, true)), 1),
-        // No layout read: no recorded member stops.
-        (1, None, 3),
+        (1, &recorded, Some((&first.roles, true)), 1),
+        // No layout read: nobody stops.
+        (1, &recorded, None, 3),
+        // A pod with no recorded identity proves nothing: it keeps running.
+        (1, &recorded[..2], Some((&first.roles, true)), 3),
         // Scaling up is never held back.
-        (4, None, 4),
+        (4, &recorded, None, 4),
     ];
-    for (wanted, layout, expected) in cases {
+    for (wanted, recorded, layout, expected) in cases {
         assert_eq!(
-            held_replicas("edge", *wanted, &recorded, *layout),
+            held_replicas("edge", *wanted, &pods, recorded, *layout),
             *expected,
-            "wanted {wanted}"
+            "wanted {wanted}, recorded {}",
+            recorded.len()
         );
     }
     assert_eq!(ordinal("edge", "edge-gateway-12"), Some(12));
     assert_eq!(ordinal("edge", "edge-other-gateway-1"), None);
     assert_eq!(ordinal("edge", "edge-gateway-x"), None);
+}
+
+#[test]
+fn a_member_that_did_not_answer_keeps_its_recorded_identity_while_its_pod_may_run() {
+    let previous = [
+        node("edge-gateway-0", 1),
+        node("edge-gateway-1", 2),
+        node("edge-gateway-2", 3),
+    ];
+    let ids = |v: Vec<NodeStatus>| -> Vec<(String, String)> {
+        v.into_iter()
+            .map(|n| (n.pod_name.unwrap(), n.node_id.unwrap()))
+            .collect()
+    };
+    let pair = |pod: &str, n: u8| (pod.to_owned(), id(n).to_string());
+    // Only the first answered, with a new identity; the others keep theirs.
+    assert_eq!(
+        ids(recorded_nodes(
+            "edge",
+            &previous,
+            vec![node("edge-gateway-0", 7)],
+            Some(3)
+        )),
+        [
+            pair("edge-gateway-0", 7),
+            pair("edge-gateway-1", 2),
+            pair("edge-gateway-2", 3)
+        ]
+    );
+    // The set runs two: the third's record goes with its pod.
+    assert_eq!(
+        ids(recorded_nodes("edge", &previous, vec![], Some(2))),
+        [pair("edge-gateway-0", 1), pair("edge-gateway-1", 2)]
+    );
+    // Nothing known of the set (a blocked pass): every record stays.
+    assert_eq!(
+        ids(recorded_nodes("edge", &previous, vec![], None)).len(),
+        3
+    );
 }
 
 #[test]
@@ -359,6 +415,16 @@ fn the_role_of_a_member_scaled_away_is_retired_while_its_pod_still_runs() {
         removed(retire(&o, Some(&read(&roles, &[], true)), false)),
         [id(2).to_string()]
     );
+    // Settings that cannot be read scale nobody away.
+    let mut broken = o.edges[0].cluster.clone();
+    broken.spec.gateway.as_mut().unwrap().replicas = Some(-1);
+    let mut unreadable =
+        fixtures::observed_cluster(broken.clone(), GarageView::Unavailable("x".into()));
+    unreadable.edges = vec![Edge {
+        cluster: broken,
+        pods: vec![edge_pod("edge-gateway-0"), edge_pod("edge-gateway-1")],
+    }];
+    assert!(retire(&unreadable, Some(&read(&roles, &[], true)), false).is_none());
     // The member scaled away wants no role back meanwhile.
     let views = crate::cluster::members::edge_members(&o.edges[0]);
     let names: Vec<_> = views.iter().map(|v| v.member.name.as_str()).collect();

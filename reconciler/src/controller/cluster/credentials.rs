@@ -208,10 +208,11 @@ async fn prune(
     if copies.is_empty() {
         return Ok(());
     }
-    // Pods, and the templates that may still create one, by their volumes.
-    let by_cluster = ListParams::default().labels(&format!("{}={}", label::LABEL_CLUSTER, s.name));
+    // Pods, and the templates that may still create one, by their volumes: every one of the
+    // namespace, since an edge gateway's pods mount the copy of the storage cluster they join.
+    let every = ListParams::default();
     let mut specs: Vec<PodSpec> = Api::<Pod>::namespaced(ctx.client.clone(), &s.namespace)
-        .list(&by_cluster)
+        .list(&every)
         .await?
         .items
         .into_iter()
@@ -219,7 +220,7 @@ async fn prune(
         .collect();
     specs.extend(
         Api::<StatefulSet>::namespaced(ctx.client.clone(), &s.namespace)
-            .list(&by_cluster)
+            .list(&every)
             .await?
             .items
             .into_iter()
@@ -227,7 +228,7 @@ async fn prune(
     );
     specs.extend(
         Api::<DaemonSet>::namespaced(ctx.client.clone(), &s.namespace)
-            .list(&by_cluster)
+            .list(&every)
             .await?
             .items
             .into_iter()

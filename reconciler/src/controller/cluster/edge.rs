@@ -33,7 +33,14 @@ pub async fn reconcile(cluster: &GarageCluster, ctx: &Context) -> Result<Action,
         }
         // The storage cluster's pass removes the roles of a deleting edge; the edge goes once
         // they are gone. Its objects are owned by it and go with it.
-        if roles_remain(cluster, ctx).await? {
+        if let Some(waiting) = roles_remain(cluster, ctx).await? {
+            let condition = decide::conditions::Desired {
+                type_: shared_types::conditions::common::CONDITION_READY,
+                status: false,
+                reason: reason::REASON_WAITING_FOR_DEPENDENCY,
+                message: waiting,
+            };
+            super::act::publish_only(cluster, ctx, &condition).await?;
             return Ok(Action::requeue(ctx.config.short_requeue));
         }
         let api: Api<GarageCluster> = Api::namespaced(ctx.client.clone(), &ns);
@@ -49,17 +56,42 @@ pub async fn reconcile(cluster: &GarageCluster, ctx: &Context) -> Result<Action,
         super::act::publish_only(cluster, ctx, &cause.condition()).await?;
         return Ok(Action::requeue(ctx.config.resync));
     }
-    let (blocked, token) = match converge(cluster, ctx).await? {
-        Converged::Written(token) => (None, Some(token)),
+    let pods =
+        Api::<Pod>::namespaced(ctx.client.clone(), &ns)
+            .list(&ListParams::default().labels(&labels::selector_string(
+                &labels::gateway_selector(&cluster.name_any()),
+            )))
+            .await?
+            .items;
+    let wanted = decide_edge::wanted_members(cluster).unwrap_or(0);
+    let (blocked, written) = match converge(cluster, ctx, &pods).await? {
+        Converged::Written { token, held } => (None, Some((token, held))),
         Converged::Blocked(why, message) => (Some((why, message)), None),
         Converged::Restart => return Ok(Action::requeue(std::time::Duration::ZERO)),
     };
-    let (wanted, ready, nodes) = members(cluster, ctx, token.as_ref()).await?;
+    let answered = match &written {
+        Some((token, _)) => identities(cluster, ctx, &pods, token).await?,
+        None => Vec::new(),
+    };
+    let previous = cluster
+        .status
+        .as_ref()
+        .and_then(|st| st.nodes.clone())
+        .unwrap_or_default();
+    let held = written.as_ref().map(|(_, held)| *held);
+    let name = cluster.name_any();
+    // Members beyond the count asked for are on their way out: they do not make it Ready.
+    let ready = pods
+        .iter()
+        .filter(|p| decide::pods::is_ready(p))
+        .filter(|p| decide_edge::ordinal(&name, &p.name_any()).is_some_and(|i| i < wanted))
+        .count();
     let facts = Facts {
         wanted,
-        ready,
+        ready: u32::try_from(ready).unwrap_or(u32::MAX),
+        held: held.unwrap_or(wanted),
         blocked,
-        nodes,
+        nodes: decide_edge::recorded_nodes(&name, &previous, answered, held),
     };
     let (status, conditions, requeue) = decide_edge::status(
         &cluster.name_any(),
@@ -71,28 +103,40 @@ pub async fn reconcile(cluster: &GarageCluster, ctx: &Context) -> Result<Action,
     Ok(Action::requeue(requeue))
 }
 
-/// True while the storage cluster's layout still holds a role of the edge, or the layout
-/// without them is not settled yet (its pods must see it before they stop). A storage
-/// cluster that is gone, or cannot be read, holds the edge no longer: like the Go operator,
-/// the edge's deletion then goes on (a role left behind is the storage cluster's to retire).
-async fn roles_remain(cluster: &GarageCluster, ctx: &Context) -> Result<bool, Error> {
+/// Why the edge still waits to go: while the storage cluster's layout holds a role of the
+/// edge, or the layout without them is not settled yet (its pods must see it before they
+/// stop), or cannot be read. `None` once it may go: also when the storage cluster is gone or
+/// being deleted itself, since its layout then outlives no one.
+async fn roles_remain(cluster: &GarageCluster, ctx: &Context) -> Result<Option<String>, Error> {
     let ns = cluster.namespace().unwrap_or_default();
     let Ok(storage_name) = decide_edge::storage_cluster(cluster) else {
-        return Ok(false);
+        return Ok(None);
     };
     let Resolved::Managed(storage) = ownership::resolve(ctx, &ns, &storage_name).await? else {
-        return Ok(false);
+        return Ok(None);
     };
+    if storage.metadata.deletion_timestamp.is_some() {
+        return Ok(None);
+    }
     let Some((roles, settled)) = storage_layout(&storage, ctx).await? else {
-        tracing::warn!(edge = %cluster.name_any(), "the storage cluster's layout cannot be read; the edge's deletion goes on");
-        return Ok(false);
+        return Ok(Some(format!(
+            "deleting: waiting for the layout of GarageCluster {storage_name} to be readable, to retire this edge's roles before its gateways stop (deleting that cluster releases this one)"
+        )));
     };
     let uid = cluster.metadata.uid.as_deref().unwrap_or_default();
-    let remain = decide_edge::holds_roles(&roles, uid) || !settled;
-    if remain {
-        tracing::info!(edge = %cluster.name_any(), settled, "the edge waits for its roles to leave the storage cluster's layout");
-    }
-    Ok(remain)
+    let held = roles
+        .iter()
+        .filter(|r| decide_edge::holds_roles(std::slice::from_ref(*r), uid))
+        .count();
+    Ok(match (held, settled) {
+        (0, true) => None,
+        (0, false) => Some(format!(
+            "deleting: waiting for the layout history of GarageCluster {storage_name} to settle before this edge's gateways stop"
+        )),
+        (n, _) => Some(format!(
+            "deleting: waiting for GarageCluster {storage_name} to retire {n} role(s) of this edge"
+        )),
+    })
 }
 
 /// The storage cluster's layout roles and whether its history is settled; `None` when it
@@ -118,8 +162,14 @@ async fn storage_layout(
 
 /// Where the edge's pass stands once it has written what it could.
 enum Converged {
-    /// Its objects are written; its pods mount this admin token.
-    Written(SecretSource),
+    /// Its objects are written; its pods mount this admin token, and its StatefulSet runs
+    /// `held` pods.
+    Written {
+        /// The admin token the pods mount.
+        token: SecretSource,
+        /// Pods the StatefulSet runs ([`decide_edge::held_replicas`]).
+        held: u32,
+    },
     /// It may not run, or not yet: the reason and a message naming what to do.
     Blocked(&'static str, String),
     /// The edge object itself changed (its credentials copy was named): the pass starts
@@ -135,7 +185,11 @@ impl From<DesiredError> for Converged {
 
 /// Renders and writes the edge's objects, and says which admin token its pods mount; writes
 /// nothing when it may not.
-async fn converge(cluster: &GarageCluster, ctx: &Context) -> Result<Converged, Error> {
+async fn converge(
+    cluster: &GarageCluster,
+    ctx: &Context,
+    pods: &[Pod],
+) -> Result<Converged, Error> {
     let ns = cluster.namespace().unwrap_or_default();
     let storage_name = match decide_edge::storage_cluster(cluster) {
         Ok(n) => n,
@@ -165,8 +219,8 @@ async fn converge(cluster: &GarageCluster, ctx: &Context) -> Result<Converged, E
         return Ok(e.into());
     }
     let token = match credentials(cluster, &s, &storage, &storage_settings, ctx).await? {
-        Converged::Written(token) => token,
-        other => return Ok(other),
+        Ok(token) => token,
+        Err(waiting) => return Ok(waiting),
     };
     // Members scaled away keep running until their roles are retired and settled.
     let recorded = cluster
@@ -175,15 +229,20 @@ async fn converge(cluster: &GarageCluster, ctx: &Context) -> Result<Converged, E
         .and_then(|st| st.nodes.clone())
         .unwrap_or_default();
     let layout = storage_layout(&storage, ctx).await?;
+    let names: Vec<String> = pods.iter().map(ResourceExt::name_any).collect();
     s.gateway_replicas = decide_edge::held_replicas(
         &s.name,
         s.gateway_replicas,
+        &names,
         &recorded,
         layout.as_ref().map(|(r, settled)| (r.as_slice(), *settled)),
     );
     let rpc = secrets::rpc_secret_source(&storage, &storage_settings);
     match write_objects(cluster, &s, ctx, &rpc, &token).await? {
-        Ok(()) => Ok(Converged::Written(token)),
+        Ok(()) => Ok(Converged::Written {
+            token,
+            held: s.gateway_replicas,
+        }),
         Err(e) => Ok(e.into()),
     }
 }
@@ -198,7 +257,7 @@ async fn credentials(
     storage: &GarageCluster,
     t: &Settings,
     ctx: &Context,
-) -> Result<Converged, Error> {
+) -> Result<Result<SecretSource, Converged>, Error> {
     let secrets_api: Api<Secret> = Api::namespaced(ctx.client.clone(), &s.namespace);
     let read = |source: SecretSource| {
         let api = secrets_api.clone();
@@ -216,32 +275,30 @@ async fn credentials(
         if let Some((why, message)) =
             decide_edge::rpc_disagreement(field, &source, named.as_deref(), storage_rpc.as_deref())
         {
-            return Ok(Converged::Blocked(why, message));
+            return Ok(Err(Converged::Blocked(why, message)));
         }
     }
     if credentials::parts(cluster).is_empty() {
-        return Ok(Converged::Written(secrets::admin_token_source(storage, t)));
+        return Ok(Ok(secrets::admin_token_source(storage, t)));
     }
     let Some(rpc_value) = storage_rpc else {
-        return Ok(Converged::Blocked(
+        return Ok(Err(Converged::Blocked(
             reason::REASON_WAITING_FOR_DEPENDENCY,
             "waiting for the storage cluster's RPC secret to be made".into(),
-        ));
+        )));
     };
     if pin_copy(cluster, s, ctx, &rpc_value).await? == Pinned::Annotated {
-        return Ok(Converged::Restart);
+        return Ok(Err(Converged::Restart));
     }
     if !credentials::pinned(cluster, s) {
         let waiting = credentials::waiting(cluster);
-        return Ok(Converged::Blocked(waiting.reason, waiting.message));
+        return Ok(Err(Converged::Blocked(waiting.reason, waiting.message)));
     }
-    Ok(Converged::Written(
-        if secrets::admin_token_user_source(cluster).is_some() {
-            secrets::admin_token_source(cluster, s)
-        } else {
-            secrets::admin_token_source(storage, t)
-        },
-    ))
+    Ok(Ok(if secrets::admin_token_user_source(cluster).is_some() {
+        secrets::admin_token_source(cluster, s)
+    } else {
+        secrets::admin_token_source(storage, t)
+    }))
 }
 
 /// Writes the edge's config revision, Services, budget and StatefulSet; `Err` with why they
@@ -293,41 +350,9 @@ async fn write_objects(
     Ok(Ok(()))
 }
 
-/// Members asked for, members whose pod is Ready, and the identity each running member's
-/// pod proves at its own Admin API (with `token`, the one the pods mount), which the storage
-/// cluster's pass gives a role.
-async fn members(
-    cluster: &GarageCluster,
-    ctx: &Context,
-    token: Option<&SecretSource>,
-) -> Result<(u32, u32, Vec<NodeStatus>), Error> {
-    let wanted = cluster
-        .spec
-        .gateway
-        .as_ref()
-        .and_then(|g| g.replicas)
-        .unwrap_or(2);
-    let pods =
-        Api::<Pod>::namespaced(ctx.client.clone(), &cluster.namespace().unwrap_or_default())
-            .list(&ListParams::default().labels(&labels::selector_string(
-                &labels::gateway_selector(&cluster.name_any()),
-            )))
-            .await?
-            .items;
-    let ready = pods.iter().filter(|p| decide::pods::is_ready(p)).count();
-    let nodes = match token {
-        Some(token) => identities(cluster, ctx, &pods, token).await?,
-        None => Vec::new(),
-    };
-    Ok((
-        u32::try_from(wanted).unwrap_or(0),
-        u32::try_from(ready).unwrap_or(u32::MAX),
-        nodes,
-    ))
-}
-
-/// The node ID each running pod of `pods` answers with at its own Admin API; a pod that
-/// does not answer is left out (it is asked again next pass).
+/// The node ID each running pod of `pods` answers with at its own Admin API (with `token`,
+/// the one the pods mount), which the storage cluster's pass gives a role; a pod that does
+/// not answer is left out (it keeps what was recorded for it, [`decide_edge::recorded_nodes`]).
 async fn identities(
     cluster: &GarageCluster,
     ctx: &Context,
