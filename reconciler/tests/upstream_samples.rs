@@ -1,7 +1,8 @@
 //! Every GarageCluster among the Go operator's sample manifests (converted to v1beta2 where it
 //! is a v1beta1 one, as the API server does through the webhook) is either taken whole by the
 //! reconciler's settings (a management handle: by where it reaches its Admin API; an edge
-//! gateway: by the storage cluster it joins) or refused
+//! gateway: by the storage cluster it joins, a sibling or one outside this Kubernetes cluster)
+//! or refused
 //! naming exactly the field this version does not build yet.
 //! A sample that starts being taken, or is refused for another field, fails here until the
 //! table says so.
@@ -37,7 +38,7 @@ const EXPECTED: &[(&str, Option<&str>)] = &[
     (
         "garage_v1beta2_garagecluster_gateway.yaml#1",
         Some(
-            "an edge gateway of a storage cluster outside this Kubernetes cluster (spec.connectTo without clusterRef)",
+            "spec.publicEndpoint on an edge gateway (its members share one garage.toml: give the address peers dial in spec.gateway.rpcPublicAddr, one edge per address)",
         ),
     ),
     (
@@ -99,8 +100,7 @@ fn every_sample_is_taken_or_refused_naming_what_it_lacks() {
         }
         // An edge gateway is taken when it renders and says which cluster it joins.
         let settings = if decide::desired::edge::is_edge(cluster) {
-            decide::cluster::edge::storage_cluster(cluster)
-                .and_then(|_| Settings::from_edge(cluster))
+            decide::cluster::edge::joins(cluster).and_then(|_| Settings::from_edge(cluster))
         } else {
             Settings::from_cluster(cluster)
         };

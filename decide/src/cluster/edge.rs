@@ -8,6 +8,9 @@ use shared_types::common::ClusterPhase;
 use shared_types::conditions::{cluster, common, reason};
 use shared_types::garage_cluster::v1beta2::{GarageCluster, GarageClusterStatus, NodeStatus};
 
+use garage_api_types::{LayoutRole, NodeId, RoleChange};
+
+use super::observed::Edge;
 use crate::conditions::Desired;
 use crate::desired::secrets::{self, SecretSource};
 use crate::desired::{DesiredError, Settings, labels};
@@ -19,13 +22,69 @@ pub const OWNED: &[&str] = &[
     shared_types::conditions::node::CONDITION_SUSPENDED,
 ];
 
+/// Where the storage cluster an edge joins is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Joins {
+    /// A storage GarageCluster of the edge's namespace (`connectTo.clusterRef`), whose own
+    /// pass writes the edge's roles into its layout.
+    Cluster(String),
+    /// A Garage cluster outside this Kubernetes cluster, reached at its Admin API URL
+    /// (`connectTo.adminApiEndpoint`) with the bearer `connectTo.adminTokenSecretRef` holds.
+    /// No pass of this install writes that layout, so the edge's own pass writes its members'
+    /// roles there ([`remote_change`]), and its pods run with the RPC secret it names.
+    Remote {
+        /// The Admin API URL, without a trailing `/`.
+        url: String,
+        /// The bearer's Secret.
+        token: SecretSource,
+        /// The RPC secret the edge names: `spec.network.rpcSecretRef`, else
+        /// `spec.connectTo.rpcSecretRef`.
+        rpc: SecretSource,
+    },
+}
+
+/// Where the storage cluster the edge `c` is: a `clusterRef` wins; without one, an Admin API
+/// URL with its bearer, and an RPC secret (nothing else can tell the edge's pods that cluster's
+/// secret).
+pub fn joins(c: &GarageCluster) -> Result<Joins, DesiredError> {
+    let to = c.spec.connect_to.as_ref();
+    if to.and_then(|t| t.cluster_ref.as_ref()).is_some() {
+        return storage_cluster(c).map(Joins::Cluster);
+    }
+    if to
+        .and_then(|t| t.admin_api_endpoint.as_deref())
+        .is_none_or(|u| u.trim().is_empty())
+    {
+        return Err(DesiredError::Invalid {
+            field: "spec.connectTo",
+            message: "an edge gateway needs clusterRef (a storage GarageCluster of this namespace), or adminApiEndpoint with adminTokenSecretRef and rpcSecretRef (a Garage cluster outside this Kubernetes cluster)".into(),
+        });
+    }
+    let super::handle::AdminSource::Endpoint { url, token } = super::handle::admin_source(c)?
+    else {
+        // Without a clusterRef the source is the URL or an error.
+        return Err(DesiredError::Invalid {
+            field: "spec.connectTo.adminApiEndpoint",
+            message: "cannot be used".into(),
+        });
+    };
+    let Some((_, rpc)) = named_rpc_secrets(c).into_iter().next() else {
+        return Err(DesiredError::Invalid {
+            field: "spec.connectTo.rpcSecretRef",
+            message: "required for an edge gateway of a storage cluster outside this Kubernetes cluster: name the Secret holding that cluster's RPC secret".into(),
+        });
+    };
+    Ok(Joins::Remote { url, token, rpc })
+}
+
 /// The storage cluster of this namespace the edge `c` joins: its `connectTo.clusterRef`.
 pub fn storage_cluster(c: &GarageCluster) -> Result<String, DesiredError> {
     let to = c.spec.connect_to.as_ref();
     let Some(reference) = to.and_then(|t| t.cluster_ref.as_ref()) else {
-        return Err(DesiredError::Unsupported(
-            "an edge gateway of a storage cluster outside this Kubernetes cluster (spec.connectTo without clusterRef)",
-        ));
+        return Err(DesiredError::Invalid {
+            field: "spec.connectTo.clusterRef",
+            message: "absent: this edge joins a storage cluster outside this Kubernetes cluster, through spec.connectTo.adminApiEndpoint".into(),
+        });
     };
     let own = c.metadata.namespace.as_deref().unwrap_or_default();
     if reference.kube_config_secret_ref.is_some()
@@ -165,6 +224,68 @@ pub struct Facts {
     /// Each running member's pod and the identity it proved: what the storage cluster's pass
     /// gives a role.
     pub nodes: Vec<NodeStatus>,
+    /// `GatewayConnected` ([`connection`]), when it can be judged.
+    pub connected: Option<Desired>,
+}
+
+/// `GatewayConnected`, from the storage cluster's view `seen` of the members `recorded`: True
+/// when that cluster sees every one up, else False naming those it does not (`None` when no
+/// member is recorded yet: nothing to judge). An unreadable view is said as such.
+pub fn connection(
+    recorded: &[NodeStatus],
+    seen: Option<&garage_api_types::ClusterStatus>,
+) -> Option<Desired> {
+    let members: Vec<(&str, &str)> = recorded
+        .iter()
+        .filter_map(|n| Some((n.pod_name.as_deref()?, n.node_id.as_deref()?)))
+        .collect();
+    if members.is_empty() {
+        return None;
+    }
+    let condition = |status, reason, message| Desired {
+        type_: cluster::CONDITION_GATEWAY_CONNECTED,
+        status,
+        reason,
+        message,
+    };
+    let Some(seen) = seen else {
+        return Some(condition(
+            false,
+            reason::REASON_ADMIN_UNREACHABLE,
+            "the storage cluster's Admin API did not answer this pass; its view of the gateways is unknown".into(),
+        ));
+    };
+    let down: Vec<&str> = members
+        .iter()
+        .filter(|(_, id)| !seen.nodes.iter().any(|n| n.is_up && n.id.as_str() == *id))
+        .map(|(pod, _)| *pod)
+        .collect();
+    Some(match down.len() {
+        0 => condition(
+            true,
+            reason::REASON_GATEWAY_CONNECTED,
+            format!(
+                "the storage cluster sees every gateway ({}) connected",
+                members.len()
+            ),
+        ),
+        n if n == members.len() => condition(
+            false,
+            reason::REASON_NODES_OFFLINE,
+            format!(
+                "the storage cluster sees no gateway connected: {}",
+                down.join(", ")
+            ),
+        ),
+        _ => condition(
+            false,
+            reason::REASON_PARTIALLY_CONNECTED,
+            format!(
+                "the storage cluster does not see {} connected",
+                down.join(", ")
+            ),
+        ),
+    })
 }
 
 /// The edge's status, its conditions and when to look again.
@@ -205,12 +326,13 @@ pub fn status(
         nodes: Some(f.nodes.clone()),
         ..Default::default()
     };
-    let wanted_conditions = vec![Desired {
+    let mut wanted_conditions = vec![Desired {
         type_: common::CONDITION_READY,
         status: ready,
         reason: why,
         message,
     }];
+    wanted_conditions.extend(f.connected.clone());
     (
         status,
         wanted_conditions,
@@ -219,55 +341,82 @@ pub fn status(
 }
 
 /// The roles of connected edges' members that nobody runs any more, removed in one layout
-/// version: every role of an edge being deleted, and the roles of an edge whose every running
-/// pod has a recorded identity that none of them is (a member scaled away, or an identity a
-/// pod replaced after losing its metadata). A gateway holds no data, so no proof is needed.
+/// version ([`retired_roles`] of each edge). A gateway holds no data, so no proof is needed.
 /// Only with a settled history, nothing staged and no other layout work this pass.
 pub fn retire(
     o: &super::observed::Observed,
     read: Option<&super::observed::GarageRead>,
     busy: bool,
 ) -> Option<super::decision::LayoutChange> {
-    use shared_types::keys::tag;
     let read = read.filter(|r| r.history.is_settled())?;
     let quiet = read.layout.staged_role_changes.is_empty();
     if busy || !quiet {
         return None;
     }
+    let stale: Vec<NodeId> = o
+        .edges
+        .iter()
+        .flat_map(|edge| retired_roles(edge, &read.layout.roles))
+        .collect();
+    removal(stale, read.layout.version)
+}
+
+/// One layout version removing `stale`, after `version`; `None` when there is nothing to
+/// remove.
+fn removal(stale: Vec<NodeId>, version: u64) -> Option<super::decision::LayoutChange> {
+    if stale.is_empty() {
+        return None;
+    }
+    let changes: Vec<RoleChange> = stale.into_iter().map(RoleChange::remove).collect();
+    Some(super::decision::LayoutChange {
+        stage: changes.clone(),
+        intended: changes,
+        version: version + 1,
+        bootstrap: false,
+        parameters: None,
+    })
+}
+
+/// The roles among `roles` of the edge's members that nobody runs any more: every role of an
+/// edge being deleted, the roles of members scaled away (recorded for a pod whose ordinal is
+/// no longer asked for), and, when every running pod has a recorded identity, the roles none
+/// of them is (an identity a pod replaced after losing its metadata). With no member running
+/// nothing proves which identities are current, and only those are kept.
+pub fn retired_roles(edge: &Edge, roles: &[LayoutRole]) -> Vec<NodeId> {
+    use shared_types::keys::tag;
+    let c = &edge.cluster;
     let gateway_tag = format!("{}gateway", tag::TAG_PREFIX_TIER);
-    let mut stale = Vec::new();
-    for edge in &o.edges {
-        let c = &edge.cluster;
-        let uid_tag = format!(
-            "{}{}",
-            tag::TAG_PREFIX_CLUSTER_UID,
-            c.metadata.uid.as_deref().unwrap_or_default()
-        );
-        let deleting = c.metadata.deletion_timestamp.is_some();
-        // Without readable settings nothing is known to be scaled away.
-        let wanted = wanted_members(c).unwrap_or(u32::MAX);
-        let name = c.metadata.name.as_deref().unwrap_or_default();
-        let recorded: Vec<(String, String)> = c
-            .status
-            .as_ref()
-            .and_then(|s| s.nodes.as_ref())
-            .into_iter()
-            .flatten()
-            .filter_map(|n| Some((n.pod_name.clone()?, n.node_id.clone()?)))
-            .collect();
-        // With no member running nothing proves which identities are current.
-        let running: Vec<_> = edge
-            .pods
-            .iter()
-            .filter(|p| crate::pods::running_ip(p).is_some())
-            .collect();
-        let complete = !running.is_empty()
-            && running.iter().all(|p| {
-                recorded
-                    .iter()
-                    .any(|(pod, _)| *pod == kube::ResourceExt::name_any(*p))
-            });
-        for role in &read.layout.roles {
+    let uid_tag = format!(
+        "{}{}",
+        tag::TAG_PREFIX_CLUSTER_UID,
+        c.metadata.uid.as_deref().unwrap_or_default()
+    );
+    let deleting = c.metadata.deletion_timestamp.is_some();
+    // Without readable settings nothing is known to be scaled away.
+    let wanted = wanted_members(c).unwrap_or(u32::MAX);
+    let name = c.metadata.name.as_deref().unwrap_or_default();
+    let recorded: Vec<(String, String)> = c
+        .status
+        .as_ref()
+        .and_then(|s| s.nodes.as_ref())
+        .into_iter()
+        .flatten()
+        .filter_map(|n| Some((n.pod_name.clone()?, n.node_id.clone()?)))
+        .collect();
+    let running: Vec<_> = edge
+        .pods
+        .iter()
+        .filter(|p| crate::pods::running_ip(p).is_some())
+        .collect();
+    let complete = !running.is_empty()
+        && running.iter().all(|p| {
+            recorded
+                .iter()
+                .any(|(pod, _)| *pod == kube::ResourceExt::name_any(*p))
+        });
+    roles
+        .iter()
+        .filter(|role| {
             let id = role.id.to_string();
             let ours = role.capacity.is_none()
                 && role.tags.contains(&uid_tag)
@@ -278,22 +427,54 @@ pub fn retire(
                 .iter()
                 .any(|(pod, r)| *r == id && ordinal(name, pod).is_some_and(|i| i >= wanted));
             let unrecorded = complete && !recorded.iter().any(|(_, r)| *r == id);
-            if ours && (deleting || scaled_away || unrecorded) {
-                stale.push(role.id.clone());
-            }
-        }
-    }
-    if stale.is_empty() {
+            ours && (deleting || scaled_away || unrecorded)
+        })
+        .map(|role| role.id.clone())
+        .collect()
+}
+
+/// The one layout version an edge of a storage cluster outside this Kubernetes cluster
+/// writes itself through that cluster's Admin API (no pass of this install writes that
+/// layout): a capacity-less role for each running member whose identity is recorded and
+/// lacks its role (or has another zone or tags), and the removal of its [`retired_roles`]
+/// once the history is `settled`. Nothing while anything is staged: another writer is at
+/// work, and the apply would commit its changes with ours.
+pub fn remote_change(
+    edge: &Edge,
+    layout: &garage_api_types::ClusterLayout,
+    settled: bool,
+) -> Option<super::decision::LayoutChange> {
+    if layout.has_staged_changes() {
         return None;
     }
-    let changes: Vec<garage_api_types::RoleChange> = stale
-        .into_iter()
-        .map(garage_api_types::RoleChange::remove)
-        .collect();
-    Some(super::decision::LayoutChange {
+    let mut changes: Vec<RoleChange> = Vec::new();
+    for view in super::members::edge_members(edge) {
+        let Some(id) = view.member.node_id else {
+            continue;
+        };
+        let role = &view.member.role;
+        let current = layout.roles.iter().find(|r| r.id == id);
+        let same = current
+            .is_some_and(|r| r.capacity.is_none() && r.zone == role.zone && r.tags == role.tags);
+        if !same {
+            changes.push(RoleChange::gateway(
+                id,
+                role.zone.clone(),
+                role.tags.clone(),
+            ));
+        }
+    }
+    if settled {
+        changes.extend(
+            retired_roles(edge, &layout.roles)
+                .into_iter()
+                .map(RoleChange::remove),
+        );
+    }
+    (!changes.is_empty()).then(|| super::decision::LayoutChange {
         stage: changes.clone(),
         intended: changes,
-        version: read.layout.version + 1,
+        version: layout.version + 1,
         bootstrap: false,
         parameters: None,
     })

@@ -68,6 +68,7 @@ pub struct Observed {
 }
 
 /// An edge gateway connected to the cluster: its members join the cluster's layout.
+#[derive(Clone)]
 pub struct Edge {
     /// The edge GarageCluster, whose status records each member's proven identity.
     pub cluster: GarageCluster,

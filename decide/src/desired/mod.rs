@@ -245,6 +245,13 @@ impl Settings {
             meta(&c.metadata.namespace, "namespace")?,
             meta(&c.metadata.uid, "uid")?,
         );
+        // Its members share one garage.toml, so there is no per-member address to publish,
+        // and a Service nobody advertises would be an open port for nothing.
+        if c.spec.public_endpoint.is_some() {
+            return Err(DesiredError::Unsupported(
+                "spec.publicEndpoint on an edge gateway (its members share one garage.toml: give the address peers dial in spec.gateway.rpcPublicAddr, one edge per address)",
+            ));
+        }
         let mut s = Self::build(c, name, namespace, uid, None)?;
         // An edge has no generated gateway GarageNodes for a Manual policy to hand over: its
         // StatefulSet runs the replicas asked for whatever the policy.

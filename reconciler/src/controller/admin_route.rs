@@ -107,8 +107,8 @@ pub async fn route(
     })))
 }
 
-/// The route through a handle's URL, with the bearer its Secret holds.
-async fn through_url(
+/// The route through a handle's URL (or a remote edge's), with the bearer its Secret holds.
+pub async fn through_url(
     ctx: &Context,
     handle: &GarageCluster,
     url: String,

@@ -33,7 +33,7 @@ fn an_edge_joins_the_sibling_it_names_and_nothing_else() {
         ),
         (
             json!({"adminApiEndpoint": "http://x:3903"}),
-            Err("spec.connectTo without clusterRef"),
+            Err("spec.connectTo.clusterRef: absent"),
         ),
         (
             json!({"clusterRef": {"name": "garage", "namespace": "other"}}),
@@ -165,6 +165,7 @@ fn an_edges_status_says_running_only_with_every_gateway_ready_and_nothing_blocki
         held: wanted,
         blocked,
         nodes: vec![],
+        connected: None,
     };
     let cases = [
         (facts(2, 2, None), ClusterPhase::Running, true, resync),
@@ -429,4 +430,218 @@ fn the_role_of_a_member_scaled_away_is_retired_while_its_pod_still_runs() {
     let views = crate::cluster::members::edge_members(&o.edges[0]);
     let names: Vec<_> = views.iter().map(|v| v.member.name.as_str()).collect();
     assert_eq!(names, ["edge-gateway-0"]);
+}
+
+#[test]
+fn an_edge_without_a_cluster_ref_joins_the_admin_endpoint_it_names_with_the_rpc_secret_it_names() {
+    let token = json!({"name": "t", "key": "admin-token"});
+    let rpc = json!({"name": "r", "key": "rpc-secret"});
+    /// The URL and RPC Secret joined, or what the refusal names.
+    type Joined = Result<(&'static str, &'static str), &'static str>;
+    let cases: &[(Value, Joined)] = &[
+        (
+            json!({"adminApiEndpoint": "http://x:3903/", "adminTokenSecretRef": token, "rpcSecretRef": rpc}),
+            Ok(("http://x:3903", "r")),
+        ),
+        (
+            json!({"clusterRef": {"name": "garage"}}),
+            Err("joins the cluster"),
+        ),
+        (
+            json!({"adminApiEndpoint": "http://x:3903", "rpcSecretRef": rpc}),
+            Err("spec.connectTo.adminTokenSecretRef"),
+        ),
+        (
+            json!({"adminApiEndpoint": "http://x:3903", "adminTokenSecretRef": token}),
+            Err("spec.connectTo.rpcSecretRef"),
+        ),
+        (
+            json!({"adminApiEndpoint": "ftp://x", "adminTokenSecretRef": token, "rpcSecretRef": rpc}),
+            Err("spec.connectTo.adminApiEndpoint"),
+        ),
+        (
+            json!({"rpcSecretRef": rpc}),
+            Err("spec.connectTo: an edge gateway needs"),
+        ),
+    ];
+    for (connect_to, expected) in cases {
+        let got = joins(&edge(connect_to.clone()));
+        match (expected, got) {
+            (Ok((url, secret)), Ok(Joins::Remote { url: u, token, rpc })) => {
+                assert_eq!(
+                    (u.as_str(), rpc.name.as_str()),
+                    (*url, *secret),
+                    "{connect_to}"
+                );
+                assert_eq!(token.name, "t");
+            }
+            (Err("joins the cluster"), Ok(Joins::Cluster(name))) => assert_eq!(name, "garage"),
+            (Err(field), Err(e)) => {
+                assert!(e.to_string().contains(field), "{connect_to}: {e}")
+            }
+            (want, got) => panic!("{connect_to}: wanted {want:?}, got {got:?}"),
+        }
+    }
+    // The RPC secret of spec.network comes first, as for a sibling's edge.
+    let mut c = edge(
+        json!({"adminApiEndpoint": "http://x:3903", "adminTokenSecretRef": token, "rpcSecretRef": rpc}),
+    );
+    c.spec.network =
+        serde_json::from_value(json!({"rpcSecretRef": {"name": "n", "key": "k"}})).unwrap();
+    let Ok(Joins::Remote { rpc, .. }) = joins(&c) else {
+        panic!("a remote edge")
+    };
+    assert_eq!((rpc.name.as_str(), rpc.key.as_str()), ("n", "k"));
+}
+
+fn assigned(change: &crate::cluster::decision::LayoutChange) -> Vec<(String, Vec<String>)> {
+    change
+        .stage
+        .iter()
+        .filter_map(|r| match r {
+            garage_api_types::RoleChange::Assign {
+                id, capacity, tags, ..
+            } => {
+                assert!(capacity.is_none(), "an edge's role stores nothing");
+                Some((id.to_string(), tags.clone()))
+            }
+            garage_api_types::RoleChange::Remove { .. } => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_remote_edge_writes_its_members_roles_and_retires_its_own_stale_ones_once_settled() {
+    let e = edge(json!({"adminApiEndpoint": "http://x:3903"}));
+    let running = Edge {
+        cluster: recorded(e.clone(), &[("edge-gateway-0", 1)]),
+        pods: vec![edge_pod("edge-gateway-0"), edge_pod("edge-gateway-1")],
+    };
+    // A recorded member without its role gets a capacity-less one; the pod not recorded yet
+    // waits for its identity.
+    let empty = fixtures::layout(4, &[], &[]);
+    let change = remote_change(&running, &empty, true).expect("the member's role");
+    assert_eq!(change.version, 5);
+    let wanted = assigned(&change);
+    assert_eq!(wanted.len(), 1);
+    assert_eq!(wanted[0].0, id(1).to_string());
+    assert!(wanted[0].1.contains(&"cluster-uid:uid-e".to_owned()));
+    assert!(wanted[0].1.contains(&"tier:gateway".to_owned()));
+    // Once it holds exactly that role there is nothing to write.
+    let role =
+        json!({"id": id(1).as_str(), "zone": "default", "capacity": null, "tags": wanted[0].1});
+    let held = fixtures::layout(5, std::slice::from_ref(&role), &[]);
+    assert!(remote_change(&running, &held, true).is_none());
+    // Another zone is written again.
+    let mut moved = role.clone();
+    moved["zone"] = json!("elsewhere");
+    let elsewhere = fixtures::layout(5, &[moved], &[]);
+    assert_eq!(
+        assigned(&remote_change(&running, &elsewhere, true).unwrap()).len(),
+        1
+    );
+    // Nothing beside staged changes: another writer is at work.
+    let staged = [json!({"id": id(7).as_str(), "remove": true})];
+    assert!(remote_change(&running, &fixtures::layout(4, &[], &staged), true).is_none());
+    // A stale role of its own goes once the history is settled; another edge's stays.
+    let all_recorded = Edge {
+        cluster: recorded(e.clone(), &[("edge-gateway-0", 1), ("edge-gateway-1", 3)]),
+        pods: running.pods.clone(),
+    };
+    let both = assigned(&remote_change(&all_recorded, &empty, true).unwrap());
+    let mut with_stale = vec![
+        role.clone(),
+        gateway_role(2, "uid-e"),
+        gateway_role(6, "other"),
+    ];
+    let mut third = role.clone();
+    third["id"] = json!(id(3).as_str());
+    third["tags"] = json!(both[1].1);
+    with_stale.push(third);
+    let layout = fixtures::layout(5, &with_stale, &[]);
+    assert_eq!(
+        removed_only(&remote_change(&all_recorded, &layout, true).unwrap()),
+        [id(2).to_string()]
+    );
+    assert!(remote_change(&all_recorded, &layout, false).is_none());
+    // Scaled to one: the second member's role goes while its pod still runs.
+    let mut one = all_recorded.clone();
+    one.cluster.spec.gateway.as_mut().unwrap().replicas = Some(1);
+    let layout = fixtures::layout(5, &[role.clone(), with_stale[3].clone()], &[]);
+    assert_eq!(
+        removed_only(&remote_change(&one, &layout, true).unwrap()),
+        [id(3).to_string()]
+    );
+    // Deleting: every role of its own goes, and none is written.
+    let mut gone = all_recorded.clone();
+    gone.cluster = gone_edge(&gone.cluster);
+    let change = remote_change(&gone, &layout, true).unwrap();
+    assert!(assigned(&change).is_empty());
+    assert_eq!(
+        removed_only(&change),
+        [id(1).to_string(), id(3).to_string()]
+    );
+}
+
+fn removed_only(change: &crate::cluster::decision::LayoutChange) -> Vec<String> {
+    change
+        .stage
+        .iter()
+        .filter_map(|r| match r {
+            garage_api_types::RoleChange::Remove { id, .. } => Some(id.to_string()),
+            garage_api_types::RoleChange::Assign { .. } => None,
+        })
+        .collect()
+}
+
+#[test]
+fn gateway_connected_says_which_members_the_storage_cluster_does_not_see() {
+    let nodes = [node("edge-gateway-0", 1), node("edge-gateway-1", 2)];
+    assert!(connection(&[], Some(&fixtures::status(4, &[]))).is_none());
+    let cases = [
+        (
+            vec![id(1), id(2), id(5)],
+            true,
+            reason::REASON_GATEWAY_CONNECTED,
+            "",
+        ),
+        (
+            vec![id(1)],
+            false,
+            reason::REASON_PARTIALLY_CONNECTED,
+            "edge-gateway-1",
+        ),
+        (
+            vec![id(5)],
+            false,
+            reason::REASON_NODES_OFFLINE,
+            "edge-gateway-0, edge-gateway-1",
+        ),
+    ];
+    for (up, status, why, names) in cases {
+        let up: Vec<&garage_api_types::NodeId> = up.iter().collect();
+        let c = connection(&nodes, Some(&fixtures::status(4, &up))).unwrap();
+        assert_eq!((c.status, c.reason), (status, why), "{}", c.message);
+        assert!(c.message.contains(names), "{}", c.message);
+    }
+    let unknown = connection(&nodes, None).unwrap();
+    assert_eq!(
+        (unknown.status, unknown.reason),
+        (false, reason::REASON_ADMIN_UNREACHABLE)
+    );
+    // It is published beside Ready.
+    let f = Facts {
+        wanted: 2,
+        ready: 2,
+        held: 2,
+        blocked: None,
+        nodes: nodes.to_vec(),
+        connected: Some(unknown),
+    };
+    let (_, conditions, _) = status("edge", &f, Duration::from_secs(1), Duration::from_secs(1));
+    assert!(
+        conditions
+            .iter()
+            .any(|c| c.type_ == cluster::CONDITION_GATEWAY_CONNECTED)
+    );
 }

@@ -188,3 +188,15 @@ fn an_edges_config_advertises_its_gateway_address_and_contacts_its_peers_first()
         "{body}"
     );
 }
+
+#[test]
+fn a_public_endpoint_on_an_edge_is_refused_naming_it() {
+    let mut c = edge(json!({"replicas": 1}));
+    c.spec.public_endpoint = serde_json::from_value(json!({"type": "NodePort"})).unwrap();
+    match Settings::from_edge(&c) {
+        Err(crate::desired::DesiredError::Unsupported(what)) => {
+            assert!(what.starts_with("spec.publicEndpoint"), "{what}");
+        }
+        other => panic!("{:?}", other.map(|s| s.name)),
+    }
+}

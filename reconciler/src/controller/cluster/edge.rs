@@ -21,7 +21,7 @@ use crate::controller::write::{self, ensure, ensure_immutable};
 use crate::controller::{Context, Error, finalizer};
 use crate::desired::secrets::SecretSource;
 use crate::desired::{DesiredError, Settings, config, credentials, edge, labels, pdb, secrets};
-use decide::cluster::edge::{self as decide_edge, Facts};
+use decide::cluster::edge::{self as decide_edge, Facts, Joins};
 use shared_types::conditions::reason;
 
 /// One pass over the edge gateway `cluster`.
@@ -65,12 +65,17 @@ pub async fn reconcile(cluster: &GarageCluster, ctx: &Context) -> Result<Action,
             .items;
     let wanted = decide_edge::wanted_members(cluster).unwrap_or(0);
     let (blocked, written) = match converge(cluster, ctx, &pods).await? {
-        Converged::Written { token, held } => (None, Some((token, held))),
+        Converged::Written {
+            token,
+            held,
+            view,
+            remote,
+        } => (None, Some((token, held, view, remote))),
         Converged::Blocked(why, message) => (Some((why, message)), None),
         Converged::Restart => return Ok(Action::requeue(std::time::Duration::ZERO)),
     };
     let answered = match &written {
-        Some((token, _)) => identities(cluster, ctx, &pods, token).await?,
+        Some((token, ..)) => identities(cluster, ctx, &pods, token).await?,
         None => Vec::new(),
     };
     let previous = cluster
@@ -78,7 +83,7 @@ pub async fn reconcile(cluster: &GarageCluster, ctx: &Context) -> Result<Action,
         .as_ref()
         .and_then(|st| st.nodes.clone())
         .unwrap_or_default();
-    let held = written.as_ref().map(|(_, held)| *held);
+    let held = written.as_ref().map(|(_, held, ..)| *held);
     let name = cluster.name_any();
     // Members beyond the count asked for are on their way out: they do not make it Ready.
     let ready = pods
@@ -86,12 +91,23 @@ pub async fn reconcile(cluster: &GarageCluster, ctx: &Context) -> Result<Action,
         .filter(|p| decide::pods::is_ready(p))
         .filter(|p| decide_edge::ordinal(&name, &p.name_any()).is_some_and(|i| i < wanted))
         .count();
+    let nodes = decide_edge::recorded_nodes(&name, &previous, answered, held);
+    let connected = match &written {
+        Some((token, _, view, remote)) => {
+            if let (Some(admin), Some(view)) = (remote, view) {
+                super::remote_edge::join(cluster, ctx, (&pods, &nodes), token, admin, view).await?;
+            }
+            decide_edge::connection(&nodes, view.as_ref().map(|v| &v.status))
+        }
+        None => None,
+    };
     let facts = Facts {
         wanted,
         ready: u32::try_from(ready).unwrap_or(u32::MAX),
         held: held.unwrap_or(wanted),
         blocked,
-        nodes: decide_edge::recorded_nodes(&name, &previous, answered, held),
+        nodes,
+        connected,
     };
     let (status, conditions, requeue) = decide_edge::status(
         &cluster.name_any(),
@@ -109,8 +125,12 @@ pub async fn reconcile(cluster: &GarageCluster, ctx: &Context) -> Result<Action,
 /// being deleted itself, since its layout then outlives no one.
 async fn roles_remain(cluster: &GarageCluster, ctx: &Context) -> Result<Option<String>, Error> {
     let ns = cluster.namespace().unwrap_or_default();
-    let Ok(storage_name) = decide_edge::storage_cluster(cluster) else {
-        return Ok(None);
+    let storage_name = match decide_edge::joins(cluster) {
+        Ok(Joins::Cluster(name)) => name,
+        Ok(Joins::Remote { url, token, .. }) => {
+            return super::remote_edge::retire_roles(cluster, ctx, url, &token).await;
+        }
+        Err(_) => return Ok(None),
     };
     let Resolved::Managed(storage) = ownership::resolve(ctx, &ns, &storage_name).await? else {
         return Ok(None);
@@ -118,50 +138,85 @@ async fn roles_remain(cluster: &GarageCluster, ctx: &Context) -> Result<Option<S
     if storage.metadata.deletion_timestamp.is_some() {
         return Ok(None);
     }
-    let Some((roles, settled)) = storage_layout(&storage, ctx).await? else {
+    let Some(view) = storage_view(&storage, ctx).await? else {
         return Ok(Some(format!(
             "deleting: waiting for the layout of GarageCluster {storage_name} to be readable, to retire this edge's roles before its gateways stop (deleting that cluster releases this one)"
         )));
     };
+    Ok(still_held(
+        cluster,
+        &view,
+        &format!("GarageCluster {storage_name}"),
+    ))
+}
+
+/// Why a deleting edge still waits on the layout `view` of `storage` (named for the
+/// message): a role of its own is in it, or the layout without them has not settled.
+pub(super) fn still_held(
+    cluster: &GarageCluster,
+    view: &StorageView,
+    storage: &str,
+) -> Option<String> {
     let uid = cluster.metadata.uid.as_deref().unwrap_or_default();
-    let held = roles
+    let held = view
+        .layout
+        .roles
         .iter()
         .filter(|r| decide_edge::holds_roles(std::slice::from_ref(*r), uid))
         .count();
-    Ok(match (held, settled) {
+    match (held, view.settled) {
         (0, true) => None,
         (0, false) => Some(format!(
-            "deleting: waiting for the layout history of GarageCluster {storage_name} to settle before this edge's gateways stop"
+            "deleting: waiting for the layout history of {storage} to settle before this edge's gateways stop"
         )),
         (n, _) => Some(format!(
-            "deleting: waiting for GarageCluster {storage_name} to retire {n} role(s) of this edge"
+            "deleting: waiting for {n} role(s) of this edge to leave the layout of {storage}"
         )),
-    })
+    }
 }
 
-/// The storage cluster's layout roles and whether its history is settled; `None` when it
-/// cannot be read.
-async fn storage_layout(
-    storage: &GarageCluster,
-    ctx: &Context,
-) -> Result<Option<(Vec<garage_admin::LayoutRole>, bool)>, Error> {
-    let Ok(route) = admin_route::route(ctx, storage, true).await? else {
-        return Ok(None);
-    };
+/// What the edge reads of its storage cluster's Garage each pass.
+pub(super) struct StorageView {
+    /// `GetClusterLayout`.
+    pub layout: garage_admin::ClusterLayout,
+    /// Every node acknowledged the current layout version.
+    pub settled: bool,
+    /// `GetClusterStatus`: which members that cluster sees up.
+    pub status: garage_admin::ClusterStatus,
+}
+
+/// The layout, history and status `admin` answers with; `None` when one of them fails.
+pub(super) async fn read_view(admin: &garage_admin::AdminClient) -> Option<StorageView> {
     match (
-        route.admin.layout().await,
-        route.admin.layout_history().await,
+        admin.layout().await,
+        admin.layout_history().await,
+        admin.cluster_status().await,
     ) {
-        (Ok(layout), Ok(history)) => Ok(Some((layout.roles, history.is_settled()))),
-        (Err(e), _) | (_, Err(e)) => {
+        (Ok(layout), Ok(history), Ok(status)) => Some(StorageView {
+            layout,
+            settled: history.is_settled(),
+            status,
+        }),
+        (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => {
             tracing::debug!(error = %e, "the storage cluster's layout cannot be read");
-            Ok(None)
+            None
         }
     }
 }
 
+/// [`read_view`] through one of the sibling storage cluster's pods.
+async fn storage_view(
+    storage: &GarageCluster,
+    ctx: &Context,
+) -> Result<Option<StorageView>, Error> {
+    let Ok(route) = admin_route::route(ctx, storage, true).await? else {
+        return Ok(None);
+    };
+    Ok(read_view(&route.admin).await)
+}
+
 /// Where the edge's pass stands once it has written what it could.
-enum Converged {
+pub(super) enum Converged {
     /// Its objects are written; its pods mount this admin token, and its StatefulSet runs
     /// `held` pods.
     Written {
@@ -169,6 +224,11 @@ enum Converged {
         token: SecretSource,
         /// Pods the StatefulSet runs ([`decide_edge::held_replicas`]).
         held: u32,
+        /// The storage cluster's Garage as read this pass, when it answered.
+        view: Option<Box<StorageView>>,
+        /// The remote storage cluster's Admin API, through which the edge writes its
+        /// members' roles itself (none for a sibling's edge, whose roles the sibling writes).
+        remote: Option<Box<garage_admin::AdminClient>>,
     },
     /// It may not run, or not yet: the reason and a message naming what to do.
     Blocked(&'static str, String),
@@ -190,11 +250,23 @@ async fn converge(
     ctx: &Context,
     pods: &[Pod],
 ) -> Result<Converged, Error> {
+    match decide_edge::joins(cluster) {
+        Err(e) => Ok(e.into()),
+        Ok(Joins::Cluster(name)) => converge_sibling(cluster, ctx, pods, name).await,
+        Ok(Joins::Remote { url, token, rpc }) => {
+            super::remote_edge::converge(cluster, ctx, pods, url, &token, &rpc).await
+        }
+    }
+}
+
+/// [`converge`] for the edge of the storage GarageCluster `storage_name` of its namespace.
+async fn converge_sibling(
+    cluster: &GarageCluster,
+    ctx: &Context,
+    pods: &[Pod],
+    storage_name: String,
+) -> Result<Converged, Error> {
     let ns = cluster.namespace().unwrap_or_default();
-    let storage_name = match decide_edge::storage_cluster(cluster) {
-        Ok(n) => n,
-        Err(e) => return Ok(e.into()),
-    };
     let storage = match ownership::resolve(ctx, &ns, &storage_name).await? {
         Resolved::Managed(c) => *c,
         Resolved::Absent | Resolved::HandsOff(_) => {
@@ -222,26 +294,43 @@ async fn converge(
         Ok(token) => token,
         Err(waiting) => return Ok(waiting),
     };
-    // Members scaled away keep running until their roles are retired and settled.
+    let view = storage_view(&storage, ctx).await?;
+    let rpc = secrets::rpc_secret_source(&storage, &storage_settings);
+    finish(cluster, &mut s, ctx, pods, (&rpc, token), view, None).await
+}
+
+/// Writes the edge's objects once its credentials are known (`rpc` and the admin `token` its
+/// pods mount), keeping members scaled away running until their roles are retired and
+/// settled in `view`.
+pub(super) async fn finish(
+    cluster: &GarageCluster,
+    s: &mut Settings,
+    ctx: &Context,
+    pods: &[Pod],
+    (rpc, token): (&SecretSource, SecretSource),
+    view: Option<StorageView>,
+    remote: Option<garage_admin::AdminClient>,
+) -> Result<Converged, Error> {
     let recorded = cluster
         .status
         .as_ref()
         .and_then(|st| st.nodes.clone())
         .unwrap_or_default();
-    let layout = storage_layout(&storage, ctx).await?;
     let names: Vec<String> = pods.iter().map(ResourceExt::name_any).collect();
     s.gateway_replicas = decide_edge::held_replicas(
         &s.name,
         s.gateway_replicas,
         &names,
         &recorded,
-        layout.as_ref().map(|(r, settled)| (r.as_slice(), *settled)),
+        view.as_ref()
+            .map(|v| (v.layout.roles.as_slice(), v.settled)),
     );
-    let rpc = secrets::rpc_secret_source(&storage, &storage_settings);
-    match write_objects(cluster, &s, ctx, &rpc, &token).await? {
+    match write_objects(cluster, s, ctx, rpc, &token).await? {
         Ok(()) => Ok(Converged::Written {
             token,
             held: s.gateway_replicas,
+            view: view.map(Box::new),
+            remote: remote.map(Box::new),
         }),
         Err(e) => Ok(e.into()),
     }

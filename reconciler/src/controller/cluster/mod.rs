@@ -19,6 +19,7 @@ pub mod network_policy;
 pub mod observe;
 pub mod operations;
 pub mod recovery;
+mod remote_edge;
 pub mod service_monitor;
 pub mod teardown;
 pub mod workers;
