@@ -487,22 +487,22 @@ pub fn wanted_members(c: &GarageCluster) -> Option<u32> {
 }
 
 /// What the edge records in `status.nodes`: each pod that `answered` this pass with the
-/// identity it proved, and for every other pod the StatefulSet still runs (ordinal below
-/// `held`; every one when `held` is unknown) what was recorded before. A member that did not
-/// answer once, or restarts, is still that identity: forgetting it would let its role be
-/// taken for stale, and its pod be stopped before its role is retired.
+/// identity it proved, and for every other pod that still exists (`present`, by name, those
+/// stopping included) what was recorded before. A member that did not answer once, restarts
+/// or is stopping is still that identity: forgetting it would let its role be taken for
+/// stale, its pod be stopped before its role is retired, or (while it stops) the StatefulSet
+/// be grown back for it ([`held_replicas`] keeps an unrecorded member running).
 pub fn recorded_nodes(
-    name: &str,
     previous: &[NodeStatus],
     answered: Vec<NodeStatus>,
-    held: Option<u32>,
+    present: &[String],
 ) -> Vec<NodeStatus> {
     let mut out = answered;
     for n in previous {
         let Some(pod) = n.pod_name.as_deref() else {
             continue;
         };
-        let kept = ordinal(name, pod).is_some_and(|i| held.is_none_or(|h| i < h));
+        let kept = present.iter().any(|p| p == pod);
         if kept && !out.iter().any(|a| a.pod_name.as_deref() == Some(pod)) {
             out.push(n.clone());
         }

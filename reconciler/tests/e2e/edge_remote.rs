@@ -28,7 +28,7 @@ const STORAGE_POD: &str = "garage-storage-0-0";
 
 pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
     let t = Instant::now();
-    let doc = manifest(w).await?;
+    let (doc, made) = manifest(w).await?;
     create::<GarageCluster>(&w.client, doc).await?;
     let admin = admin_client_as_mounted(&w.client, w.sim, STORAGE_POD).await?;
     let (admin, clusters) = (&admin, &w.clusters);
@@ -90,14 +90,20 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
         "edge_remote: deleted, its role removed through the URL first ({:.1}s)",
         t.elapsed().as_secs_f64()
     );
+    // The Secrets made for it are the user's to remove, as the site's teardown expects.
+    let secrets = Api::<Secret>::namespaced(w.client.clone(), ns());
+    for name in made {
+        secrets.delete(&name, &DeleteParams::default()).await?;
+    }
     Ok(())
 }
 
 /// The sample, pointed at this site: its Secrets hold the site cluster's RPC secret and admin
 /// token (as a user copies them from the cluster the edge joins), its URL a storage pod's,
 /// two members; the gateway's `rpcPublicAddr` (a name this network cannot resolve) and the
-/// `publicEndpoint` an edge refuses are left out.
-async fn manifest(w: &World<'_>) -> anyhow::Result<Value> {
+/// `publicEndpoint` an edge refuses are left out. With it, the Secrets made for it (those the
+/// site did not have).
+async fn manifest(w: &World<'_>) -> anyhow::Result<(Value, Vec<String>)> {
     let mut doc = samples("garage_v1beta2_garagecluster_gateway.yaml")?
         .into_iter()
         .find(|d| d["metadata"]["name"] == REMOTE)
@@ -105,6 +111,7 @@ async fn manifest(w: &World<'_>) -> anyhow::Result<Value> {
     let to = doc["spec"]["connectTo"].clone();
     let rpc = mounted(&w.client, STORAGE_POD, "rpc-secret").await?;
     let token = mounted_token(&w.client, STORAGE_POD).await?;
+    let mut made = Vec::new();
     let own = format!(
         "{:064x}",
         u128::from(rand_u64()) << 64 | u128::from(rand_u64())
@@ -114,7 +121,7 @@ async fn manifest(w: &World<'_>) -> anyhow::Result<Value> {
         (&to["adminTokenSecretRef"], token),
         (&doc["spec"]["admin"]["adminTokenSecretRef"], own),
     ] {
-        put_secret(&w.client, reference, &value).await?;
+        made.extend(put_secret(&w.client, reference, &value).await?);
     }
     let ip = w
         .sim
@@ -131,7 +138,7 @@ async fn manifest(w: &World<'_>) -> anyhow::Result<Value> {
         "metadata".into(),
         json!({"size": "1Gi", "storageClassName": "local-sim"}),
     );
-    Ok(doc)
+    Ok((doc, made))
 }
 
 /// A pseudo-random word, for a token no one else knows.
@@ -142,8 +149,13 @@ fn rand_u64() -> u64 {
     h.finish()
 }
 
-/// Creates the Secret `reference` names (name and key) holding `value`, unless it exists.
-async fn put_secret(client: &Client, reference: &Value, value: &str) -> anyhow::Result<()> {
+/// Creates the Secret `reference` names (name and key) holding `value`, unless it exists;
+/// its name when it was made.
+async fn put_secret(
+    client: &Client,
+    reference: &Value,
+    value: &str,
+) -> anyhow::Result<Option<String>> {
     let name = reference["name"].as_str().context("a Secret reference")?;
     let key = reference["key"].as_str().context("a Secret key")?;
     let api = Api::<Secret>::namespaced(client.clone(), ns());
@@ -154,8 +166,9 @@ async fn put_secret(client: &Client, reference: &Value, value: &str) -> anyhow::
                    "metadata": {"name": name}, "stringData": {key: value}}),
         )
         .await?;
+        return Ok(Some(name.to_owned()));
     }
-    Ok(())
+    Ok(None)
 }
 
 /// The value pod `pod`'s Secret volume `volume` mounts (its first item's key).

@@ -96,7 +96,11 @@
 //!     source goes; every object reads back and slot 1 is not made again. Then `zone_from`,
 //!     `public_endpoint` and `gateways`: the upstream sample's gateway tier joins with
 //!     capacity-less roles behind its own Service and budget, serves every object, and
-//!     scales 2 -> 1 under a continuous reader, its role retired before its pod stops.
+//!     scales 2 -> 1 under a continuous reader, its role retired before its pod stops; then
+//!     `edge` (the upstream edge sample joins by `clusterRef`, scales 1 -> 2 -> 1 through its
+//!     v1beta1 Scale, is deleted with its role) and `edge_remote` (the upstream sample of an
+//!     edge of a cluster outside this Kubernetes cluster, given a storage pod's Admin API URL,
+//!     writes its own roles, serves every object, scales 2 -> 1 and is deleted the same way).
 //! 13. `go_takeover` (site G, beside the others): the objects the Go operator made for a
 //!     3-member cluster, a bucket and a key (a recording) are created again with real Garage
 //!     behind them and 200 checksummed objects written through the recorded key; a reconciler
@@ -124,6 +128,7 @@ mod discovery;
 mod drain;
 mod drift;
 mod edge;
+mod edge_remote;
 mod evictions;
 mod expansion;
 mod gateways;
@@ -576,6 +581,7 @@ async fn scenario(
             public_endpoint::run(&mut f).await?;
             gateways::run(&mut f).await?;
             edge::run(&mut f).await?;
+            edge_remote::run(&mut f).await?;
             teardown::run(&mut f).await
         });
         let site_g = SITE.scope(go_takeover::NS_G, async {

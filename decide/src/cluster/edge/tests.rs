@@ -375,13 +375,13 @@ fn a_member_that_did_not_answer_keeps_its_recorded_identity_while_its_pod_may_ru
             .collect()
     };
     let pair = |pod: &str, n: u8| (pod.to_owned(), id(n).to_string());
+    let pods = |n: usize| -> Vec<String> { (0..n).map(|i| format!("edge-gateway-{i}")).collect() };
     // Only the first answered, with a new identity; the others keep theirs.
     assert_eq!(
         ids(recorded_nodes(
-            "edge",
             &previous,
             vec![node("edge-gateway-0", 7)],
-            Some(3)
+            &pods(3)
         )),
         [
             pair("edge-gateway-0", 7),
@@ -389,15 +389,24 @@ fn a_member_that_did_not_answer_keeps_its_recorded_identity_while_its_pod_may_ru
             pair("edge-gateway-2", 3)
         ]
     );
-    // The set runs two: the third's record goes with its pod.
+    // The third pod is gone: its record goes with it.
     assert_eq!(
-        ids(recorded_nodes("edge", &previous, vec![], Some(2))),
+        ids(recorded_nodes(&previous, vec![], &pods(2))),
         [pair("edge-gateway-0", 1), pair("edge-gateway-1", 2)]
     );
-    // Nothing known of the set (a blocked pass): every record stays.
+    // A member scaled away keeps its record while its pod stops, so that the set is not
+    // grown back for a member it no longer knows.
+    let recorded = recorded_nodes(&previous, vec![], &pods(3));
+    let retired_layout: Vec<garage_api_types::LayoutRole> = Vec::new();
     assert_eq!(
-        ids(recorded_nodes("edge", &previous, vec![], None)).len(),
-        3
+        held_replicas(
+            "edge",
+            2,
+            &pods(3),
+            &recorded,
+            Some((&retired_layout, true))
+        ),
+        2
     );
 }
 

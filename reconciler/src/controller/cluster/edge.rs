@@ -91,7 +91,8 @@ pub async fn reconcile(cluster: &GarageCluster, ctx: &Context) -> Result<Action,
         .filter(|p| decide::pods::is_ready(p))
         .filter(|p| decide_edge::ordinal(&name, &p.name_any()).is_some_and(|i| i < wanted))
         .count();
-    let nodes = decide_edge::recorded_nodes(&name, &previous, answered, held);
+    let present: Vec<String> = pods.iter().map(ResourceExt::name_any).collect();
+    let nodes = decide_edge::recorded_nodes(&previous, answered, &present);
     let connected = match &written {
         Some((token, _, view, remote)) => {
             if let (Some(admin), Some(view)) = (remote, view) {
