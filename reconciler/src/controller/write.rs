@@ -166,6 +166,35 @@ where
     }
 }
 
+/// Deletes the object `name` when it exists and the owner with `uid` controls it: what a
+/// switch turned off leaves (a disruption budget no longer asked for). Another's object of
+/// that name is left alone. True when a delete was sent.
+pub async fn remove_controlled<K>(
+    api: &Api<K>,
+    metrics: &Metrics,
+    name: &str,
+    uid: &str,
+) -> Result<bool, Error>
+where
+    K: Resource + Clone + DeserializeOwned + Debug,
+{
+    let Some(live) = api.get_opt(name).await? else {
+        return Ok(false);
+    };
+    if !crate::desired::is_controlled_by(&live, uid) || live.meta().deletion_timestamp.is_some() {
+        return Ok(false);
+    }
+    let params = DeleteParams {
+        preconditions: live.meta().uid.clone().map(|u| kube::api::Preconditions {
+            uid: Some(u),
+            resource_version: None,
+        }),
+        ..DeleteParams::background()
+    };
+    tracing::info!(name, "deleting an object no longer asked for");
+    delete_if_present(api, metrics, name, &params).await
+}
+
 /// Merge-patches the status subresource.
 pub async fn patch_status<K>(
     api: &Api<K>,

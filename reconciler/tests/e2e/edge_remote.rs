@@ -35,6 +35,9 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
     let uid = clusters.get(REMOTE).await?.metadata.uid.unwrap_or_default();
     let uid = uid.as_str();
     settles(w, admin, uid, 2, None).await?;
+    // The install's policy covers the edge's pods too; its storage peers are not its own
+    // pods, so its RPC port admits every source.
+    crate::network_policy::check_of(w, REMOTE, Value::Null).await?;
     let store = w.store.as_ref().context("no objects written")?;
     for i in 0..2 {
         let ip = w
@@ -66,6 +69,7 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
         "edge_remote: scaled 2 -> 1, the second member's role retired before its pod stopped ({:.1}s)",
         t.elapsed().as_secs_f64()
     );
+    budget_turned_off(w).await?;
     let t = Instant::now();
     clusters.delete(REMOTE, &DeleteParams::default()).await?;
     wait(
@@ -263,4 +267,34 @@ async fn settles(
         },
     )
     .await
+}
+
+/// Turning the edge's budget off removes the budget it had.
+async fn budget_turned_off(w: &World<'_>) -> anyhow::Result<()> {
+    use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+    let budgets = Api::<PodDisruptionBudget>::namespaced(w.client.clone(), ns());
+    let name = format!("{REMOTE}-gateway");
+    ensure!(
+        budgets.get_opt(&name).await?.is_some(),
+        "the edge has no budget {name} to begin with"
+    );
+    w.clusters
+        .patch(
+            REMOTE,
+            &PatchParams::default(),
+            &Patch::Merge(
+                json!({"spec": {"gateway": {"podDisruptionBudget": {"enabled": false}}}}),
+            ),
+        )
+        .await?;
+    let budgets = &budgets;
+    let name = name.as_str();
+    wait(
+        "the edge's budget gone once turned off",
+        Duration::from_secs(60),
+        || async move { Ok(budgets.get_opt(name).await?.is_none()) },
+    )
+    .await?;
+    println!("edge_remote: the budget went once turned off");
+    Ok(())
 }

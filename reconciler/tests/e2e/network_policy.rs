@@ -56,7 +56,18 @@ fn ports(rule: &NetworkPolicyIngressRule) -> Vec<i32> {
 /// of the cluster selected; S3 and web open; RPC from the cluster's pods only; the Admin API
 /// from the reconciler's pods and the scrapers' namespaces only.
 pub(crate) async fn check(w: &World<'_>) -> anyhow::Result<()> {
-    let name = format!("{NAME}-garage");
+    let garage_pods = json!({"matchLabels": {"garage.rajsingh.info/cluster": NAME}});
+    check_of(w, NAME, json!([{ "podSelector": garage_pods }])).await
+}
+
+/// [`check`] for the GarageCluster `cluster`, whose RPC rule admits `rpc_from` (null: every
+/// source, as for a cluster whose peers are not its own pods).
+pub(crate) async fn check_of(
+    w: &World<'_>,
+    cluster: &str,
+    rpc_from: serde_json::Value,
+) -> anyhow::Result<()> {
+    let name = format!("{cluster}-garage");
     let policy = Api::<NetworkPolicy>::namespaced(w.client.clone(), crate::ns())
         .get_opt(&name)
         .await?
@@ -65,11 +76,11 @@ pub(crate) async fn check(w: &World<'_>) -> anyhow::Result<()> {
     ensure!(
         owner
             .iter()
-            .any(|o| o.kind == "GarageCluster" && o.name == NAME),
+            .any(|o| o.kind == "GarageCluster" && o.name == cluster),
         "{name} is not owned by its GarageCluster: {owner:?}"
     );
     let spec = policy.spec.clone().context("a policy without spec")?;
-    let garage_pods = json!({"matchLabels": {"garage.rajsingh.info/cluster": NAME}});
+    let garage_pods = json!({"matchLabels": {"garage.rajsingh.info/cluster": cluster}});
     ensure!(
         serde_json::to_value(&spec.pod_selector)? == garage_pods,
         "{name} selects {:?}",
@@ -87,7 +98,7 @@ pub(crate) async fn check(w: &World<'_>) -> anyhow::Result<()> {
     });
     let expected = vec![
         (vec![3900, 3902], serde_json::Value::Null),
-        (vec![3901], json!([{"podSelector": garage_pods}])),
+        (vec![3901], rpc_from),
         (
             vec![3903],
             json!([reconciler, {"namespaceSelector": {"matchLabels": {"metrics": "enabled"}}}]),

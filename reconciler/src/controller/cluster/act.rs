@@ -162,8 +162,20 @@ async fn ensure_objects(
         write::delete_if_present(&svc_api, m, name, &params).await?;
     }
     let pdb_api: Api<PodDisruptionBudget> = Api::namespaced(client.clone(), ns);
-    for p in d.pdb.iter().chain(&d.gateway_pdb) {
-        ensure(&pdb_api, m, p, uid, write::metadata_and_spec).await?;
+    // A budget turned off (or with nobody left to protect) goes: one left in place would keep
+    // refusing evictions nobody asked it to refuse.
+    for (wanted, name) in [
+        (&d.pdb, crate::names::storage_pdb(&s.name)),
+        (&d.gateway_pdb, crate::names::gateway_service(&s.name)),
+    ] {
+        match wanted {
+            Some(p) => {
+                ensure(&pdb_api, m, p, uid, write::metadata_and_spec).await?;
+            }
+            None => {
+                write::remove_controlled(&pdb_api, m, &name, uid).await?;
+            }
+        }
     }
     super::network_policy::converge(&d.network_policy, ns, uid, ctx).await?;
     let gn_api: Api<GarageNode> = Api::namespaced(client.clone(), ns);

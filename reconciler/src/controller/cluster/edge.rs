@@ -20,7 +20,9 @@ use crate::controller::ownership::{self, Resolved};
 use crate::controller::write::{self, ensure, ensure_immutable};
 use crate::controller::{Context, Error, finalizer};
 use crate::desired::secrets::SecretSource;
-use crate::desired::{DesiredError, Settings, config, credentials, edge, labels, pdb, secrets};
+use crate::desired::{
+    DesiredError, Settings, config, credentials, edge, labels, network_policy, pdb, secrets,
+};
 use decide::cluster::edge::{self as decide_edge, Facts, Joins};
 use shared_types::conditions::reason;
 
@@ -391,8 +393,8 @@ async fn credentials(
     }))
 }
 
-/// Writes the edge's config revision, Services, budget and StatefulSet; `Err` with why they
-/// cannot be rendered, writing nothing then.
+/// Writes the edge's config revision, Services, budget, NetworkPolicy and StatefulSet; `Err`
+/// with why they cannot be rendered, writing nothing then.
 async fn write_objects(
     cluster: &GarageCluster,
     s: &Settings,
@@ -417,6 +419,18 @@ async fn write_objects(
         Ok(b) => b,
         Err(e) => return Ok(Err(e)),
     };
+    // The install's NetworkPolicy, as over a storage cluster's pods: its storage peers are
+    // not its own pods, so the RPC port admits every source (`members_outside`).
+    let policy = match network_policy::plan(
+        cluster,
+        s,
+        ctx.config.garage_network_policy.as_ref(),
+        &[],
+        false,
+    ) {
+        Ok(p) => p,
+        Err(e) => return Ok(Err(e)),
+    };
     let (client, m, uid) = (&ctx.client, &ctx.metrics, s.uid.as_str());
     let body = revision.config_map.data.clone();
     ensure_immutable(
@@ -431,10 +445,17 @@ async fn write_objects(
     for svc in &services {
         ensure(&svc_api, m, svc, uid, write::metadata_and_spec).await?;
     }
-    if let Some(b) = &budget {
-        let pdb_api: Api<PodDisruptionBudget> = Api::namespaced(client.clone(), &ns);
-        ensure(&pdb_api, m, b, uid, write::metadata_and_spec).await?;
+    let pdb_api: Api<PodDisruptionBudget> = Api::namespaced(client.clone(), &ns);
+    match &budget {
+        Some(b) => {
+            ensure(&pdb_api, m, b, uid, write::metadata_and_spec).await?;
+        }
+        None => {
+            let name = crate::names::gateway_service(&s.name);
+            write::remove_controlled(&pdb_api, m, &name, uid).await?;
+        }
     }
+    super::network_policy::converge(&policy, &ns, uid, ctx).await?;
     let sets: Api<StatefulSet> = Api::namespaced(client.clone(), &ns);
     ensure(&sets, m, &set, uid, write::statefulset_patch).await?;
     Ok(Ok(()))
