@@ -19,6 +19,7 @@ use crate::desired::{DesiredError, Settings, labels};
 pub const OWNED: &[&str] = &[
     common::CONDITION_READY,
     cluster::CONDITION_GATEWAY_CONNECTED,
+    cluster::CONDITION_GATEWAY_LAYOUT_DEGRADED,
     shared_types::conditions::node::CONDITION_SUSPENDED,
 ];
 
@@ -226,6 +227,8 @@ pub struct Facts {
     pub nodes: Vec<NodeStatus>,
     /// `GatewayConnected` ([`connection`]), when it can be judged.
     pub connected: Option<Desired>,
+    /// `GatewayLayoutDegraded` ([`layout_degraded`]), when it can be judged.
+    pub degraded: Option<Desired>,
 }
 
 /// `GatewayConnected`, from the storage cluster's view `seen` of the members `recorded`: True
@@ -288,6 +291,57 @@ pub fn connection(
     })
 }
 
+/// `GatewayLayoutDegraded`: True (`GatewayRoleMissing`) while a recorded member still asked
+/// for has no role in the storage cluster's `layout`, naming them and, when changes are
+/// staged there, why none is written (no role is written beside changes another writer
+/// staged); False (`GatewayRolesPresent`) once each holds one. `None` without a layout read
+/// (`GatewayConnected` says so) or with no member recorded.
+pub fn layout_degraded(
+    name: &str,
+    wanted: u32,
+    recorded: &[NodeStatus],
+    layout: Option<&garage_api_types::ClusterLayout>,
+) -> Option<Desired> {
+    let layout = layout?;
+    let members: Vec<(&str, &str)> = recorded
+        .iter()
+        .filter_map(|n| Some((n.pod_name.as_deref()?, n.node_id.as_deref()?)))
+        .filter(|(pod, _)| ordinal(name, pod).is_some_and(|i| i < wanted))
+        .collect();
+    if members.is_empty() {
+        return None;
+    }
+    let missing: Vec<&str> = members
+        .iter()
+        .filter(|(_, id)| !layout.roles.iter().any(|r| r.id.as_str() == *id))
+        .map(|(pod, _)| *pod)
+        .collect();
+    let condition = |status, reason, message| Desired {
+        type_: cluster::CONDITION_GATEWAY_LAYOUT_DEGRADED,
+        status,
+        reason,
+        message,
+    };
+    if missing.is_empty() {
+        return Some(condition(
+            false,
+            reason::REASON_GATEWAY_ROLES_PRESENT,
+            format!("every gateway ({}) holds its layout role", members.len()),
+        ));
+    }
+    let mut message = format!("no layout role yet for {}", missing.join(", "));
+    if layout.has_staged_changes() {
+        message.push_str(
+            "; the storage cluster's layout has staged changes, and no role is written beside changes another writer staged: apply or revert them there",
+        );
+    }
+    Some(condition(
+        true,
+        reason::REASON_GATEWAY_ROLE_MISSING,
+        message,
+    ))
+}
+
 /// The edge's status, its conditions and when to look again.
 pub fn status(
     name: &str,
@@ -333,6 +387,7 @@ pub fn status(
         message,
     }];
     wanted_conditions.extend(f.connected.clone());
+    wanted_conditions.extend(f.degraded.clone());
     (
         status,
         wanted_conditions,
@@ -447,6 +502,11 @@ pub fn remote_change(
     if layout.has_staged_changes() {
         return None;
     }
+    let uid_tag = format!(
+        "{}{}",
+        shared_types::keys::tag::TAG_PREFIX_CLUSTER_UID,
+        edge.cluster.metadata.uid.as_deref().unwrap_or_default()
+    );
     let mut changes: Vec<RoleChange> = Vec::new();
     for view in super::members::edge_members(edge) {
         let Some(id) = view.member.node_id else {
@@ -454,9 +514,12 @@ pub fn remote_change(
         };
         let role = &view.member.role;
         let current = layout.roles.iter().find(|r| r.id == id);
+        // A role the edge did not write (a storage role, another cluster's) is never
+        // rewritten: the identity recorded for a pod is not proof that the role is the edge's.
+        let foreign = current.is_some_and(|r| r.capacity.is_some() || !r.tags.contains(&uid_tag));
         let same = current
             .is_some_and(|r| r.capacity.is_none() && r.zone == role.zone && r.tags == role.tags);
-        if !same {
+        if !same && !foreign {
             changes.push(RoleChange::gateway(
                 id,
                 role.zone.clone(),
@@ -487,22 +550,30 @@ pub fn wanted_members(c: &GarageCluster) -> Option<u32> {
 }
 
 /// What the edge records in `status.nodes`: each pod that `answered` this pass with the
-/// identity it proved, and for every other pod that still exists (`present`, by name, those
-/// stopping included) what was recorded before. A member that did not answer once, restarts
-/// or is stopping is still that identity: forgetting it would let its role be taken for
-/// stale, its pod be stopped before its role is retired, or (while it stops) the StatefulSet
-/// be grown back for it ([`held_replicas`] keeps an unrecorded member running).
+/// identity it proved, and for every other member what was recorded before, as long as its
+/// pod still exists (`present`, by name, those stopping included) or the storage cluster's
+/// layout (`roles`, `None` when it could not be read) may still hold its role. A member that
+/// did not answer once, restarts, is deleted to be made again or is stopping is still that
+/// identity: forgetting it would let its role be taken for stale (and removed while it is
+/// away), or its StatefulSet be shrunk or grown back without the proof [`held_replicas`]
+/// asks for. A record goes once its pod is gone and its role is out of a read layout.
 pub fn recorded_nodes(
     previous: &[NodeStatus],
     answered: Vec<NodeStatus>,
     present: &[String],
+    roles: Option<&[LayoutRole]>,
 ) -> Vec<NodeStatus> {
     let mut out = answered;
     for n in previous {
         let Some(pod) = n.pod_name.as_deref() else {
             continue;
         };
-        let kept = present.iter().any(|p| p == pod);
+        let in_layout = |roles: &[LayoutRole]| {
+            n.node_id
+                .as_deref()
+                .is_some_and(|id| roles.iter().any(|r| r.id.as_str() == id))
+        };
+        let kept = present.iter().any(|p| p == pod) || roles.is_none_or(in_layout);
         if kept && !out.iter().any(|a| a.pod_name.as_deref() == Some(pod)) {
             out.push(n.clone());
         }
@@ -520,12 +591,13 @@ pub fn ordinal(name: &str, pod: &str) -> Option<u32> {
 }
 
 /// How many pods the edge `name`'s StatefulSet keeps running when `wanted` are asked for,
-/// given its existing `pods` (by name) and the identities `recorded` for them. A member
-/// scaled away stops only once its recorded identity is proven out of the storage cluster's
-/// layout (`roles`) and every node acknowledged that (`settled`): Garage waits for every
-/// node of every live layout version, so a member stopped before it saw the version without
-/// it would hold every later layout change back for good. A member with no recorded
-/// identity, or without a layout read, proves nothing and keeps running.
+/// given its existing `pods` (by name) and the identities `recorded` for its members (a pod
+/// deleted and not yet made again still has its record). A member scaled away stops only
+/// once its recorded identity is proven out of the storage cluster's layout (`roles`) and
+/// every node acknowledged that (`settled`): Garage waits for every node of every live layout
+/// version, so a member stopped before it saw the version without it would hold every later
+/// layout change back for good. A member with no recorded identity, or without a layout read,
+/// proves nothing and keeps running; so does a recorded one whose pod is away for a moment.
 pub fn held_replicas(
     name: &str,
     wanted: u32,
@@ -533,12 +605,21 @@ pub fn held_replicas(
     recorded: &[NodeStatus],
     layout: Option<(&[garage_api_types::LayoutRole], bool)>,
 ) -> u32 {
-    pods.iter()
+    let recorded_pods = recorded.iter().filter_map(|n| n.pod_name.as_deref());
+    let mut members: Vec<&str> = pods
+        .iter()
+        .map(String::as_str)
+        .chain(recorded_pods)
+        .collect();
+    members.sort_unstable();
+    members.dedup();
+    members
+        .into_iter()
         .filter_map(|pod| {
             let i = ordinal(name, pod)?;
             let id = recorded
                 .iter()
-                .find(|n| n.pod_name.as_deref() == Some(pod.as_str()))
+                .find(|n| n.pod_name.as_deref() == Some(pod))
                 .and_then(|n| n.node_id.as_deref());
             let retired = match (id, layout) {
                 (Some(id), Some((roles, true))) => !roles.iter().any(|r| r.id.as_str() == id),

@@ -166,6 +166,7 @@ fn an_edges_status_says_running_only_with_every_gateway_ready_and_nothing_blocki
         blocked,
         nodes: vec![],
         connected: None,
+        degraded: None,
     };
     let cases = [
         (facts(2, 2, None), ClusterPhase::Running, true, resync),
@@ -376,12 +377,17 @@ fn a_member_that_did_not_answer_keeps_its_recorded_identity_while_its_pod_may_ru
     };
     let pair = |pod: &str, n: u8| (pod.to_owned(), id(n).to_string());
     let pods = |n: usize| -> Vec<String> { (0..n).map(|i| format!("edge-gateway-{i}")).collect() };
+    let role = |n: u8| -> garage_api_types::LayoutRole {
+        serde_json::from_value(gateway_role(n, "uid-e")).unwrap()
+    };
+    let none: Vec<garage_api_types::LayoutRole> = Vec::new();
     // Only the first answered, with a new identity; the others keep theirs.
     assert_eq!(
         ids(recorded_nodes(
             &previous,
             vec![node("edge-gateway-0", 7)],
-            &pods(3)
+            &pods(3),
+            Some(&none)
         )),
         [
             pair("edge-gateway-0", 7),
@@ -389,24 +395,30 @@ fn a_member_that_did_not_answer_keeps_its_recorded_identity_while_its_pod_may_ru
             pair("edge-gateway-2", 3)
         ]
     );
-    // The third pod is gone: its record goes with it.
+    // The third pod is gone and its role is out of the layout: its record goes with it.
     assert_eq!(
-        ids(recorded_nodes(&previous, vec![], &pods(2))),
+        ids(recorded_nodes(&previous, vec![], &pods(2), Some(&none))),
         [pair("edge-gateway-0", 1), pair("edge-gateway-1", 2)]
     );
+    // A pod deleted to be made again (a rolling update, an eviction) while its role is in the
+    // layout keeps its record: its role is not stale, and it is not removed while it is away.
+    let roles = [role(1), role(2), role(3)];
+    let away = recorded_nodes(&previous, vec![], &pods(1), Some(&roles));
+    assert_eq!(ids(away.clone()).len(), 3);
+    // Nor without a readable layout.
+    assert_eq!(ids(recorded_nodes(&previous, vec![], &[], None)).len(), 3);
     // A member scaled away keeps its record while its pod stops, so that the set is not
     // grown back for a member it no longer knows.
-    let recorded = recorded_nodes(&previous, vec![], &pods(3));
-    let retired_layout: Vec<garage_api_types::LayoutRole> = Vec::new();
+    let recorded = recorded_nodes(&previous, vec![], &pods(3), Some(&none));
     assert_eq!(
-        held_replicas(
-            "edge",
-            2,
-            &pods(3),
-            &recorded,
-            Some((&retired_layout, true))
-        ),
+        held_replicas("edge", 2, &pods(3), &recorded, Some((&none, true))),
         2
+    );
+    // A member scaled away whose pod is away for a moment, its role still held, is kept: the
+    // set is not shrunk before its role is out of a settled layout.
+    assert_eq!(
+        held_replicas("edge", 2, &pods(2), &away, Some((&roles, true))),
+        3
     );
 }
 
@@ -646,6 +658,7 @@ fn gateway_connected_says_which_members_the_storage_cluster_does_not_see() {
         blocked: None,
         nodes: nodes.to_vec(),
         connected: Some(unknown),
+        degraded: None,
     };
     let (_, conditions, _) = status("edge", &f, Duration::from_secs(1), Duration::from_secs(1));
     assert!(
@@ -653,4 +666,53 @@ fn gateway_connected_says_which_members_the_storage_cluster_does_not_see() {
             .iter()
             .any(|c| c.type_ == cluster::CONDITION_GATEWAY_CONNECTED)
     );
+}
+
+#[test]
+fn a_remote_edge_never_rewrites_a_role_it_did_not_write() {
+    let e = edge(json!({"adminApiEndpoint": "http://x:3903"}));
+    let running = Edge {
+        cluster: recorded(e.clone(), &[("edge-gateway-0", 1)]),
+        pods: vec![edge_pod("edge-gateway-0")],
+    };
+    let storage =
+        json!({"id": id(1).as_str(), "zone": "z", "capacity": 100, "tags": ["cluster-uid:uid-e"]});
+    let other = gateway_role(1, "other");
+    for role in [storage, other] {
+        let layout = fixtures::layout(4, std::slice::from_ref(&role), &[]);
+        assert!(remote_change(&running, &layout, true).is_none(), "{role}");
+    }
+}
+
+#[test]
+fn gateway_layout_degraded_names_the_members_without_a_role_and_staged_changes() {
+    let nodes = [node("edge-gateway-0", 1), node("edge-gateway-1", 2)];
+    let held = [gateway_role(1, "uid-e"), gateway_role(2, "uid-e")];
+    let layout = fixtures::layout(4, &held, &[]);
+    let c = layout_degraded("edge", 2, &nodes, Some(&layout)).unwrap();
+    assert_eq!(
+        (c.status, c.reason),
+        (false, reason::REASON_GATEWAY_ROLES_PRESENT)
+    );
+    let layout = fixtures::layout(4, &held[..1], &[]);
+    let c = layout_degraded("edge", 2, &nodes, Some(&layout)).unwrap();
+    assert_eq!(
+        (c.status, c.reason),
+        (true, reason::REASON_GATEWAY_ROLE_MISSING)
+    );
+    assert!(
+        c.message.contains("edge-gateway-1") && !c.message.contains("staged"),
+        "{}",
+        c.message
+    );
+    let staged = [json!({"id": id(7).as_str(), "remove": true})];
+    let layout = fixtures::layout(4, &held[..1], &staged);
+    let c = layout_degraded("edge", 2, &nodes, Some(&layout)).unwrap();
+    assert!(c.message.contains("staged"), "{}", c.message);
+    // A member scaled away is not missing its role; nothing read, nothing judged.
+    let layout = fixtures::layout(4, &held[..1], &[]);
+    let c = layout_degraded("edge", 1, &nodes, Some(&layout)).unwrap();
+    assert!(!c.status);
+    assert!(layout_degraded("edge", 2, &nodes, None).is_none());
+    assert!(layout_degraded("edge", 2, &[], Some(&layout)).is_none());
 }

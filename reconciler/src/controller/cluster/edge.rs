@@ -94,7 +94,17 @@ pub async fn reconcile(cluster: &GarageCluster, ctx: &Context) -> Result<Action,
         .filter(|p| decide_edge::ordinal(&name, &p.name_any()).is_some_and(|i| i < wanted))
         .count();
     let present: Vec<String> = pods.iter().map(ResourceExt::name_any).collect();
-    let nodes = decide_edge::recorded_nodes(&previous, answered, &present);
+    let roles = match &written {
+        Some((_, _, Some(view), _)) => Some(view.layout.roles.as_slice()),
+        _ => None,
+    };
+    let nodes = decide_edge::recorded_nodes(&previous, answered, &present, roles);
+    let degraded = match &written {
+        Some((_, _, view, _)) => {
+            decide_edge::layout_degraded(&name, wanted, &nodes, view.as_ref().map(|v| &v.layout))
+        }
+        None => None,
+    };
     let connected = match &written {
         Some((token, _, view, remote)) => {
             if let (Some(admin), Some(view)) = (remote, view) {
@@ -111,6 +121,7 @@ pub async fn reconcile(cluster: &GarageCluster, ctx: &Context) -> Result<Action,
         blocked,
         nodes,
         connected,
+        degraded,
     };
     let (status, conditions, requeue) = decide_edge::status(
         &cluster.name_any(),
