@@ -52,6 +52,16 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
         t.elapsed().as_secs_f64()
     );
     let t = Instant::now();
+    let second = clusters
+        .get(REMOTE)
+        .await?
+        .status
+        .and_then(|s| s.nodes)
+        .unwrap_or_default()
+        .into_iter()
+        .find(|n| n.pod_name.as_deref() == Some(&format!("{REMOTE}-gateway-1")))
+        .and_then(|n| n.node_id)
+        .context("the second member's identity is not recorded")?;
     clusters
         .patch(
             REMOTE,
@@ -59,7 +69,11 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
             &Patch::Merge(json!({"spec": {"gateway": {"replicas": 1}}})),
         )
         .await?;
-    settles(w, admin, uid, 1, Some(&format!("{REMOTE}-gateway-1"))).await?;
+    let leaving = format!("{REMOTE}-gateway-1");
+    tokio::try_join!(
+        settles(w, admin, uid, 1, Some(&leaving)),
+        role_goes_first(w, admin, &leaving, &second)
+    )?;
     let ip = w
         .sim
         .pod_ip(ns(), &format!("{REMOTE}-gateway-0"))
@@ -251,7 +265,6 @@ async fn settles(
                 .flatten()
                 .any(|c| c.type_ == CONDITION_GATEWAY_CONNECTED && c.status == "True");
             let stopped = gone.is_none_or(|pod| sim.pod_ip(ns(), pod).is_none());
-            let settled = admin.layout_history().await?.is_settled();
             let mut held: Vec<String> = roles.iter().map(|r| r.id.to_string()).collect();
             held.sort();
             let mut recorded = ids.clone();
@@ -297,4 +310,40 @@ async fn budget_turned_off(w: &World<'_>) -> anyhow::Result<()> {
     .await?;
     println!("edge_remote: the budget went once turned off");
     Ok(())
+}
+
+/// Watches the member `pod` (identity `id`) leave: its pod never stops while its role is in
+/// the layout (a member scaled away never gets its role back, so a role read before and
+/// after the pod was first seen gone was there while it was gone). Returns once the pod has
+/// stopped.
+async fn role_goes_first(
+    w: &World<'_>,
+    admin: &garage_admin::AdminClient,
+    pod: &str,
+    id: &str,
+) -> anyhow::Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(240);
+    while Instant::now() < deadline {
+        let holds = admin
+            .layout()
+            .await?
+            .roles
+            .iter()
+            .any(|r| r.id.as_str() == id);
+        if w.sim.pod_ip(ns(), pod).is_none() {
+            let still = admin
+                .layout()
+                .await?
+                .roles
+                .iter()
+                .any(|r| r.id.as_str() == id);
+            ensure!(
+                !(holds && still),
+                "{pod} stopped while its role was still in the layout"
+            );
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    anyhow::bail!("{pod} never stopped")
 }
