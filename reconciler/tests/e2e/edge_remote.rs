@@ -265,6 +265,7 @@ async fn settles(
                 .flatten()
                 .any(|c| c.type_ == CONDITION_GATEWAY_CONNECTED && c.status == "True");
             let stopped = gone.is_none_or(|pod| sim.pod_ip(ns(), pod).is_none());
+            let settled = admin.layout_history().await?.is_settled();
             let mut held: Vec<String> = roles.iter().map(|r| r.id.to_string()).collect();
             held.sort();
             let mut recorded = ids.clone();
