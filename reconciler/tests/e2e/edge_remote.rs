@@ -86,6 +86,7 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
     budget_turned_off(w).await?;
     let t = Instant::now();
     clusters.delete(REMOTE, &DeleteParams::default()).await?;
+    let client = &w.client;
     wait(
         "the remote edge gone with its roles",
         Duration::from_secs(240),
@@ -99,6 +100,22 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
             ensure!(
                 clusters.get_opt(REMOTE).await?.is_none(),
                 "the edge is still there"
+            );
+            // Its claims go with it (an edge's default retention is Delete).
+            let claims = Api::<k8s_openapi::api::core::v1::PersistentVolumeClaim>::namespaced(
+                client.clone(),
+                ns(),
+            )
+            .list(
+                &kube::api::ListParams::default()
+                    .labels(&format!("app.kubernetes.io/instance={REMOTE}")),
+            )
+            .await?
+            .items;
+            ensure!(
+                claims.is_empty(),
+                "{} claims of the edge left",
+                claims.len()
             );
             Ok(true)
         },
