@@ -386,12 +386,17 @@ pub fn status(
         reason: why,
         message,
     }];
+    // A member not seen connected, or without its role, is looked at again soon: neither
+    // wakes the pass through a watch.
+    let settled = ready
+        && f.connected.as_ref().is_none_or(|c| c.status)
+        && f.degraded.as_ref().is_none_or(|c| !c.status);
     wanted_conditions.extend(f.connected.clone());
     wanted_conditions.extend(f.degraded.clone());
     (
         status,
         wanted_conditions,
-        if ready { resync } else { short },
+        if settled { resync } else { short },
     )
 }
 

@@ -660,12 +660,20 @@ fn gateway_connected_says_which_members_the_storage_cluster_does_not_see() {
         connected: Some(unknown),
         degraded: None,
     };
-    let (_, conditions, _) = status("edge", &f, Duration::from_secs(1), Duration::from_secs(1));
+    let (resync, short) = (Duration::from_secs(300), Duration::from_secs(2));
+    let (_, conditions, after) = status("edge", &f, resync, short);
     assert!(
         conditions
             .iter()
             .any(|c| c.type_ == cluster::CONDITION_GATEWAY_CONNECTED)
     );
+    // Ready, but not seen connected: looked at again soon.
+    assert_eq!(after, short);
+    let seen = Facts {
+        connected: connection(&nodes, Some(&fixtures::status(4, &[&id(1), &id(2)]))),
+        ..f
+    };
+    assert_eq!(status("edge", &seen, resync, short).2, resync);
 }
 
 #[test]
