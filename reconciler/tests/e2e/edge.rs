@@ -160,7 +160,7 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
 }
 
 /// The edge's roles in the storage cluster's layout, by the edge's UID.
-async fn edge_roles(
+pub(crate) async fn edge_roles(
     admin: &garage_admin::AdminClient,
     uid: &str,
 ) -> anyhow::Result<Vec<garage_admin::LayoutRole>> {

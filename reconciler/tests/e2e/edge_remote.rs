@@ -91,7 +91,7 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
         "the remote edge gone with its roles",
         Duration::from_secs(240),
         || async move {
-            let held = roles_of(admin, uid).await?;
+            let held = crate::edge::edge_roles(admin, uid).await?;
             ensure!(held.is_empty(), "roles of the edge left: {held:?}");
             ensure!(
                 admin.layout_history().await?.is_settled(),
@@ -206,52 +206,6 @@ async fn put_secret(
     Ok(None)
 }
 
-/// The value pod `pod`'s Secret volume `volume` mounts (its first item's key).
-async fn mounted(client: &Client, pod: &str, volume: &str) -> anyhow::Result<String> {
-    let p = Api::<k8s_openapi::api::core::v1::Pod>::namespaced(client.clone(), ns())
-        .get(pod)
-        .await?;
-    let secret = p
-        .spec
-        .and_then(|s| s.volumes)
-        .unwrap_or_default()
-        .into_iter()
-        .find(|v| v.name == volume)
-        .and_then(|v| v.secret)
-        .with_context(|| format!("the pod mounts no {volume}"))?;
-    let key = secret
-        .items
-        .as_ref()
-        .and_then(|i| i.first())
-        .map_or_else(|| volume.to_owned(), |i| i.key.clone());
-    let name = secret.secret_name.context("no Secret name")?;
-    let data = Api::<Secret>::namespaced(client.clone(), ns())
-        .get(&name)
-        .await?
-        .data
-        .context("an empty Secret")?;
-    Ok(
-        String::from_utf8(data.get(&key).context("no such key")?.0.clone())?
-            .trim()
-            .to_owned(),
-    )
-}
-
-/// The edge's roles in the layout, by its UID.
-async fn roles_of(
-    admin: &garage_admin::AdminClient,
-    uid: &str,
-) -> anyhow::Result<Vec<garage_admin::LayoutRole>> {
-    let tag = format!("cluster-uid:{uid}");
-    Ok(admin
-        .layout()
-        .await?
-        .roles
-        .into_iter()
-        .filter(|r| r.tags.contains(&tag))
-        .collect())
-}
-
 /// Waits for the edge to run `members` members, each with a capacity-less role of its own
 /// in a settled layout and seen connected, and for the pod `gone` (scaled away) to have
 /// stopped.
@@ -275,7 +229,7 @@ async fn settles(
                 .flatten()
                 .filter_map(|n| n.node_id.clone())
                 .collect();
-            let roles = roles_of(admin, uid).await?;
+            let roles = crate::edge::edge_roles(admin, uid).await?;
             let connected = status
                 .conditions
                 .iter()

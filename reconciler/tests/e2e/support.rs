@@ -179,29 +179,38 @@ pub(crate) async fn admin_client_as_mounted(
 
 /// The admin token pod `pod` runs with: the Secret and key its `admin-token` volume mounts.
 pub(crate) async fn mounted_token(client: &Client, pod: &str) -> anyhow::Result<String> {
+    mounted(client, pod, "admin-token").await
+}
+
+/// The value pod `pod`'s Secret volume `volume` mounts (its first item's key).
+pub(crate) async fn mounted(client: &Client, pod: &str, volume: &str) -> anyhow::Result<String> {
     let p = Api::<k8s_openapi::api::core::v1::Pod>::namespaced(client.clone(), ns())
         .get(pod)
         .await?;
     let secret = p
         .spec
-        .as_ref()
-        .and_then(|s| s.volumes.as_ref())
-        .and_then(|vs| vs.iter().find(|v| v.name == "admin-token"))
-        .and_then(|v| v.secret.as_ref())
-        .context("the pod mounts no admin token")?;
-    let name = secret.secret_name.clone().context("no Secret name")?;
+        .and_then(|s| s.volumes)
+        .unwrap_or_default()
+        .into_iter()
+        .find(|v| v.name == volume)
+        .and_then(|v| v.secret)
+        .with_context(|| format!("the pod mounts no {volume}"))?;
     let key = secret
         .items
         .as_ref()
         .and_then(|i| i.first())
-        .map_or_else(|| "admin-token".to_owned(), |i| i.key.clone());
+        .map_or_else(|| volume.to_owned(), |i| i.key.clone());
+    let name = secret.secret_name.context("no Secret name")?;
     let data = Api::<Secret>::namespaced(client.clone(), ns())
         .get(&name)
         .await?
         .data
-        .context("the admin token Secret is empty")?;
-    let token = String::from_utf8(data.get(&key).context("no token key")?.0.clone())?;
-    Ok(token.trim().to_owned())
+        .context("an empty Secret")?;
+    Ok(
+        String::from_utf8(data.get(&key).context("no such key")?.0.clone())?
+            .trim()
+            .to_owned(),
+    )
 }
 
 pub(crate) async fn node_ids(gns: &Api<GarageNode>) -> anyhow::Result<BTreeMap<String, String>> {

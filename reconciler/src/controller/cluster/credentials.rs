@@ -24,6 +24,7 @@ use shared_types::keys::{annotation, label};
 use crate::controller::garage_access::random_hex32;
 use crate::controller::write::{self, ensure_immutable};
 use crate::controller::{Context, Error};
+use crate::desired::secrets::SecretSource;
 use crate::desired::{Settings, is_controlled_by, secrets};
 use crate::names;
 
@@ -34,6 +35,17 @@ pub enum Pinned {
     Unchanged,
     /// The cluster's annotations changed: the pass starts again from the new object.
     Annotated,
+}
+
+/// The value `source` names (its Secret's key), when the Secret exists and holds it.
+pub(crate) async fn read_value(
+    api: &Api<Secret>,
+    source: &SecretSource,
+) -> Result<Option<String>, Error> {
+    Ok(api
+        .get_opt(&source.name)
+        .await?
+        .and_then(|sec| value_of(&sec, &source.key)))
 }
 
 /// The trimmed-nonempty value under `key` of `secret`.

@@ -13,7 +13,7 @@ use shared_types::garage_cluster::v1beta2::{GarageCluster, NodeStatus};
 use shared_types::keys::finalizer::FINALIZER_CLUSTER;
 
 use super::act::publish_owning;
-use super::credentials::{Pinned, pin_copy, value_of};
+use super::credentials::{Pinned, pin_copy, read_value};
 use crate::controller::admin_route;
 use crate::controller::garage_access::{admin_token, pod_client, running_ip};
 use crate::controller::ownership::{self, Resolved};
@@ -362,19 +362,9 @@ async fn credentials(
     ctx: &Context,
 ) -> Result<Result<SecretSource, Converged>, Error> {
     let secrets_api: Api<Secret> = Api::namespaced(ctx.client.clone(), &s.namespace);
-    let read = |source: SecretSource| {
-        let api = secrets_api.clone();
-        async move {
-            Ok::<_, Error>(
-                api.get_opt(&source.name)
-                    .await?
-                    .and_then(|sec| value_of(&sec, &source.key)),
-            )
-        }
-    };
-    let storage_rpc = read(secrets::rpc_secret_source(storage, t)).await?;
+    let storage_rpc = read_value(&secrets_api, &secrets::rpc_secret_source(storage, t)).await?;
     for (field, source) in decide_edge::named_rpc_secrets(cluster) {
-        let named = read(source.clone()).await?;
+        let named = read_value(&secrets_api, &source).await?;
         if let Some((why, message)) =
             decide_edge::rpc_disagreement(field, &source, named.as_deref(), storage_rpc.as_deref())
         {

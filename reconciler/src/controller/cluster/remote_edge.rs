@@ -10,7 +10,7 @@ use kube::{Api, ResourceExt};
 use shared_types::conditions::reason;
 use shared_types::garage_cluster::v1beta2::{GarageCluster, NodeStatus};
 
-use super::credentials::{Pinned, pin_copy, value_of};
+use super::credentials::{Pinned, pin_copy, read_value};
 use super::edge::{Converged, StorageView, finish, read_view, still_held};
 use crate::controller::admin_route::{self, Blocked, Route};
 use crate::controller::garage_access::{admin_token, pod_client, running_ip};
@@ -63,19 +63,9 @@ pub(super) async fn converge(
         Err(blocked) => return Ok(blocked),
     };
     let secrets_api: Api<Secret> = Api::namespaced(ctx.client.clone(), &s.namespace);
-    let read = |source: SecretSource| {
-        let api = secrets_api.clone();
-        async move {
-            Ok::<_, Error>(
-                api.get_opt(&source.name)
-                    .await?
-                    .and_then(|sec| value_of(&sec, &source.key)),
-            )
-        }
-    };
-    let rpc_value = read(rpc.clone()).await?;
+    let rpc_value = read_value(&secrets_api, rpc).await?;
     for (field, source) in decide_edge::named_rpc_secrets(cluster) {
-        let named = read(source.clone()).await?;
+        let named = read_value(&secrets_api, &source).await?;
         if let Some((why, message)) =
             decide_edge::rpc_disagreement(field, &source, named.as_deref(), rpc_value.as_deref())
         {
