@@ -97,7 +97,9 @@ fn rollout(o: &Observed, s: &Settings, i: &RolloutInputs<'_>) -> machine_rollout
     // A member with its own revision is current against that one (computed from its live
     // spec, which must equal the rendered one for the member to count as current at all).
     let own = |gn: &GarageNode| {
-        node_config::own_rpc_public_addr(gn, s)?;
+        if !node_config::own_config(o.cluster.as_ref(), gn, s) {
+            return None;
+        }
         let r = node_config::revision_for(o.cluster.as_ref(), s, gn).ok()?;
         Some((gn.name_any(), r.revision))
     };

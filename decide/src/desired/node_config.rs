@@ -10,6 +10,14 @@
 //! Without one it mounts the shared revision, where the cluster's `spec.network.rpcPublicAddr`
 //! or its shared load balancer's address stands.
 //!
+//! A gateway, when the cluster turns on Garage's Kubernetes discovery, mounts a revision of
+//! its own without the `[kubernetes_discovery]` section ([`own_config`]): a gateway that lost
+//! its metadata starts as a new identity, and with discovery it would find its peers, turn
+//! Ready and serve requests it cannot answer before the operator takes it out of the
+//! gateway Service. Without discovery it stays unconnected, so un-Ready, until the operator
+//! has taken it out and asks it to dial its peers; a gateway that restarts with its identity
+//! reconnects from its stored peer list, and the operator dials any member Garage sees down.
+//!
 //! Node-local pool members share their pool's revision and publish their address as an
 //! `rpc-address:` layout tag instead; external members run no garage.toml here. A member with
 //! its own address also carries it in that tag, so that peers reconnecting from the layout
@@ -75,20 +83,46 @@ fn with_ordinal(template: Option<&str>, ordinal: u32) -> Option<String> {
         .map(|a| a.replace(ORDINAL_PLACEHOLDER, &ordinal.to_string()))
 }
 
+/// True when `node` mounts a revision of its own rather than the cluster's shared one: it
+/// advertises an address of its own, or it is a gateway of a cluster that runs Kubernetes
+/// discovery.
+pub fn own_config(c: &GarageCluster, node: &GarageNode, s: &Settings) -> bool {
+    own_rpc_public_addr(node, s).is_some() || gateway_without_discovery(c, node)
+}
+
+/// A StatefulSet-backed gateway of a cluster whose members run Garage's Kubernetes discovery:
+/// it runs without it (see the module's documentation).
+pub fn gateway_without_discovery(c: &GarageCluster, node: &GarageNode) -> bool {
+    super::nodes::is_gateway(node)
+        && node.spec.external.is_none()
+        && config::kubernetes_discovery(c)
+}
+
 /// The config revision `node`'s pod mounts.
 pub fn revision_for(
     c: &GarageCluster,
     s: &Settings,
     node: &GarageNode,
 ) -> Result<ConfigRevision, DesiredError> {
-    let Some(addr) = own_rpc_public_addr(node, s) else {
+    if !own_config(c, node, s) {
         return config::revision(c, s);
-    };
+    }
     let mut own = c.clone();
-    own.spec
-        .network
-        .get_or_insert_with(Default::default)
-        .rpc_public_addr = Some(addr);
+    if let Some(addr) = own_rpc_public_addr(node, s) {
+        own.spec
+            .network
+            .get_or_insert_with(Default::default)
+            .rpc_public_addr = Some(addr);
+    }
+    if gateway_without_discovery(c, node)
+        && let Some(k) = own
+            .spec
+            .discovery
+            .as_mut()
+            .and_then(|d| d.kubernetes.as_mut())
+    {
+        k.enabled = Some(false);
+    }
     let body = config::render(&own, s)?;
     let revision = names::sha256_hex(body.as_bytes());
     let base = names::node_config_base(&s.name, &node.name_any());
@@ -111,7 +145,7 @@ pub fn own_revisions<'a>(
 ) -> Result<Vec<ConfigRevision>, DesiredError> {
     let mut out: Vec<ConfigRevision> = Vec::new();
     for node in nodes {
-        if own_rpc_public_addr(node, s).is_none() {
+        if !own_config(c, node, s) {
             continue;
         }
         let r = revision_for(c, s, node)?;

@@ -497,9 +497,12 @@ pub(super) fn pod_spec(
             .clone()
             .or_else(|| t.topology_spread_constraints.cloned()),
         security_context: Some(security.pod),
-        // Garage reads the Kubernetes API only for its own Kubernetes discovery; without it
-        // no token is mounted into its pods.
-        automount_service_account_token: Some(super::config::kubernetes_discovery(i.cluster)),
+        // Garage reads the Kubernetes API only for its own Kubernetes discovery, which
+        // gateways run without: no token is mounted into pods that do not run it.
+        automount_service_account_token: Some(
+            super::config::kubernetes_discovery(i.cluster)
+                && !super::node_config::gateway_without_discovery(i.cluster, i.node),
+        ),
         service_account_name: n
             .service_account_name
             .clone()

@@ -10,8 +10,13 @@
 //! block proof) before its GarageNode and pod go. No GET fails, and every object reads back
 //! through the gateway left.
 //!
-//! Before that, `garage-gateway-0`'s metadata is wiped under its running process, which then
-//! restarts as a new identity, under the same continuous reader: its pod is seen out of the
+//! The site runs Garage's Kubernetes discovery; the gateways run without it (their garage.toml
+//! has no `[kubernetes_discovery]` section and their pods no API token), so that a gateway
+//! that comes back as a new identity cannot connect, turn Ready and serve before the operator
+//! has taken it out of the Service.
+//!
+//! Before the scale-down, `garage-gateway-0`'s metadata is wiped under its running process,
+//! which then restarts as a new identity, under the same continuous reader: its pod is seen out of the
 //! Service during the swap, the new identity takes over the old one's role in exactly one
 //! layout version, the storage roles stay as they were, the pod is back in the Service and
 //! Ready once the record is cleared, and no GET fails.
@@ -48,6 +53,7 @@ pub(crate) async fn run(w: &mut World<'_>) -> anyhow::Result<()> {
     );
     wait_ready(&w.clusters, Duration::from_secs(300)).await?;
     service_and_budget(w).await?;
+    without_discovery(w).await?;
     let store = w.store.clone().context("no objects were written")?;
     for gw in GATEWAYS {
         verify(&store, &s3(w.sim, &format!("{gw}-0"))?, &w.checksummed).await?;
@@ -208,6 +214,40 @@ async fn service_and_budget(w: &World<'_>) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The site's storage pods run Garage's Kubernetes discovery with an API token; its gateway
+/// pods run neither.
+async fn without_discovery(w: &World<'_>) -> anyhow::Result<()> {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    let maps: Api<ConfigMap> = Api::namespaced(w.client.clone(), crate::ns());
+    for (pod, discovering) in [
+        ("garage-storage-0-0", true),
+        ("garage-gateway-0-0", false),
+        ("garage-gateway-1-0", false),
+    ] {
+        let p = w.pods.get(pod).await?;
+        let map = crate::pool_disks::mounted_config(&p)?;
+        let spec = p.spec.context("no pod spec")?;
+        let toml = maps
+            .get(&map)
+            .await?
+            .data
+            .and_then(|d| d.get("garage.toml").cloned())
+            .with_context(|| format!("{map} has no garage.toml"))?;
+        ensure!(
+            toml.contains("[kubernetes_discovery]") == discovering,
+            "{pod} mounts {map}, which should {}run Kubernetes discovery",
+            if discovering { "" } else { "not " }
+        );
+        ensure!(
+            spec.automount_service_account_token == Some(discovering),
+            "{pod}: automountServiceAccountToken is {:?}",
+            spec.automount_service_account_token
+        );
+    }
+    println!("gateways: run without Kubernetes discovery or an API token; storage runs both");
+    Ok(())
+}
+
 /// Wipes `garage-gateway-0`'s metadata under its running process and restarts it, under a
 /// continuous reader: the new identity takes over the role of `old` in exactly one layout
 /// version, the storage roles stay as they were, and no GET fails.
@@ -287,7 +327,11 @@ async fn swap(w: &World<'_>, old: &str) -> anyhow::Result<()> {
         Err(e) => Err(e),
     };
     stop.store(true, Ordering::SeqCst);
-    let (reads, failed) = reader.await??;
+    let crate::rollout::Reads {
+        reads,
+        failed,
+        first_failure,
+    } = reader.await??;
     served?;
     let after = admin.layout().await?;
     ensure!(
@@ -308,7 +352,8 @@ async fn swap(w: &World<'_>, old: &str) -> anyhow::Result<()> {
     );
     ensure!(
         reads > 0 && failed == 0,
-        "{failed} of {reads} GETs through the gateways failed"
+        "{failed} of {reads} GETs through the gateways failed; the first: {}",
+        first_failure.unwrap_or_default()
     );
     ensure!(
         left.load(Ordering::SeqCst),
@@ -352,7 +397,11 @@ async fn scale_down(w: &World<'_>, leaving: &str) -> anyhow::Result<()> {
     )
     .await;
     stop.store(true, Ordering::SeqCst);
-    let (reads, failed) = reader.await??;
+    let crate::rollout::Reads {
+        reads,
+        failed,
+        first_failure,
+    } = reader.await??;
     order?;
     ensure!(
         !early.load(Ordering::SeqCst),
@@ -361,7 +410,8 @@ async fn scale_down(w: &World<'_>, leaving: &str) -> anyhow::Result<()> {
     println!("gateways: continuous reader: {reads} GETs, {failed} failed");
     ensure!(
         reads > 0 && failed == 0,
-        "{failed} of {reads} GETs through the gateways failed"
+        "{failed} of {reads} GETs through the gateways failed; the first: {}",
+        first_failure.unwrap_or_default()
     );
     let cluster = w.clusters.get(NAME).await?;
     ensure!(
@@ -382,7 +432,7 @@ async fn scale_down(w: &World<'_>, leaving: &str) -> anyhow::Result<()> {
 }
 
 /// A running reader: its GETs and failed GETs once stopped.
-type Reader = tokio::task::JoinHandle<anyhow::Result<(usize, usize)>>;
+type Reader = tokio::task::JoinHandle<anyhow::Result<crate::rollout::Reads>>;
 
 /// A continuous reader of the 200 objects through the Ready pods in the gateway Service, and
 /// the flag that stops it.

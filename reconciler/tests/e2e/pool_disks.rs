@@ -654,7 +654,7 @@ async fn wait_revisions_pruned(w: &World<'_>) -> anyhow::Result<Vec<String>> {
 }
 
 /// The config revision pod `p` mounts.
-fn mounted_config(p: &Pod) -> anyhow::Result<String> {
+pub(crate) fn mounted_config(p: &Pod) -> anyhow::Result<String> {
     p.spec
         .as_ref()
         .and_then(|s| s.volumes.as_ref())

@@ -322,7 +322,11 @@ pub(crate) async fn roll(
         t.elapsed().as_secs_f64()
     );
     let max_down = sampler.await?;
-    let (reads, failed) = reader.await??;
+    let Reads {
+        reads,
+        failed,
+        first_failure,
+    } = reader.await??;
     println!(
         "rollout: {what}: reader and sampler done ({:.1}s)",
         t.elapsed().as_secs_f64()
@@ -346,7 +350,8 @@ pub(crate) async fn roll(
     );
     ensure!(
         failed == 0,
-        "{failed} of {reads} GETs failed during the {what} rollout"
+        "{failed} of {reads} GETs failed during the {what} rollout; the first: {}",
+        first_failure.unwrap_or_default()
     );
     let store = w.store.as_ref().context("no store")?;
     verify(store, &s3(w.sim, "garage-storage-1-0")?, &w.checksummed).await?;
@@ -420,17 +425,18 @@ pub(crate) async fn sample_not_ready(
 /// GETs the objects in turn through a Ready pod of `tier` until `stop`, as a Service over
 /// that tier would send them. A connection that breaks
 /// because the pod it went to was just deleted is tried again through another Ready pod; an
-/// answer that is an error or different bytes is a failed GET. Returns (GETs, failed).
+/// answer that is an error or different bytes is a failed GET.
 pub(crate) async fn read_continuously(
     pods: Api<Pod>,
     tier: &'static str,
     store: garage_fixture::s3::Objects,
     objects: Vec<(String, Vec<u8>)>,
     stop: Arc<AtomicBool>,
-) -> anyhow::Result<(usize, usize)> {
+) -> anyhow::Result<Reads> {
     use sha2::{Digest, Sha256};
     let selector = format!("{LABEL_CLUSTER}={NAME},{LABEL_TIER}={tier}");
     let (mut reads, mut failed) = (0usize, 0usize);
+    let mut first_failure = None;
     let mut i = 0usize;
     while !stop.load(Ordering::SeqCst) {
         let (name, body) = &objects[i % objects.len()];
@@ -445,7 +451,13 @@ pub(crate) async fn read_continuously(
                     Err(_) if !stop.load(Ordering::SeqCst) => {
                         tokio::time::sleep(Duration::from_secs(1)).await;
                     }
-                    Err(_) => return Ok((reads, failed)),
+                    Err(_) => {
+                        return Ok(Reads {
+                            reads,
+                            failed,
+                            first_failure,
+                        });
+                    }
                 }
             };
             let live: Vec<&Pod> = list.items.iter().filter(|p| ready(p)).collect();
@@ -472,7 +484,9 @@ pub(crate) async fn read_continuously(
                     reads += 1;
                     if Sha256::digest(&got) != Sha256::digest(body) {
                         failed += 1;
-                        println!("rollout reader: {name} read back different through {ip}");
+                        let why = format!("{name} read back different through {ip}");
+                        println!("rollout reader: {why}");
+                        first_failure.get_or_insert(why);
                     }
                     answered = true;
                     break;
@@ -483,7 +497,9 @@ pub(crate) async fn read_continuously(
                 Err(e) => {
                     reads += 1;
                     failed += 1;
-                    println!("rollout reader: GET {name} through {ip} failed: {e:#}");
+                    let why = format!("GET {name} through {ip} failed: {e:#}");
+                    println!("rollout reader: {why}");
+                    first_failure.get_or_insert(why);
                     answered = true;
                     break;
                 }
@@ -492,11 +508,27 @@ pub(crate) async fn read_continuously(
         if !answered {
             reads += 1;
             failed += 1;
-            println!("rollout reader: no Ready pod answered a GET of {name}");
+            let why = format!("no Ready pod answered a GET of {name}");
+            println!("rollout reader: {why}");
+            first_failure.get_or_insert(why);
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    Ok((reads, failed))
+    Ok(Reads {
+        reads,
+        failed,
+        first_failure,
+    })
+}
+
+/// What a continuous reader saw.
+pub(crate) struct Reads {
+    /// GETs answered (or given up on).
+    pub(crate) reads: usize,
+    /// Of those, the ones that failed.
+    pub(crate) failed: usize,
+    /// The first failure, to be named in the test's error.
+    pub(crate) first_failure: Option<String>,
 }
 
 /// `StorageRolloutReady=True` observed at `generation`.

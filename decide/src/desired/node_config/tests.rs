@@ -131,3 +131,45 @@ fn auto_members_take_the_storage_address_with_their_ordinal() {
     let revisions = own_revisions(&c, &s, [&gn, &gn, &plain]).unwrap();
     assert_eq!(revisions.len(), 1, "each own revision once");
 }
+
+#[test]
+fn a_gateway_of_a_discovering_cluster_runs_without_discovery() {
+    let mut c = cluster(3);
+    c.spec.gateway = Some(serde_json::from_value(serde_json::json!({"replicas": 1})).unwrap());
+    let discovering = |mut c: GarageCluster| {
+        c.spec.discovery = Some(
+            serde_json::from_value(serde_json::json!({"kubernetes": {"enabled": true}})).unwrap(),
+        );
+        c
+    };
+    let s = settings(&c);
+    let gateway = crate::desired::nodes::auto_gateway_node(&c, &s, 0).unwrap();
+    let storage = crate::desired::nodes::auto_storage_node(&c, &s, 0).unwrap();
+
+    // Without discovery everything shares the cluster's revision.
+    let shared = config::revision(&c, &s).unwrap();
+    assert_eq!(revision_for(&c, &s, &gateway).unwrap().name, shared.name);
+    assert!(
+        own_revisions(&c, &s, [&gateway, &storage])
+            .unwrap()
+            .is_empty()
+    );
+
+    let c = discovering(c);
+    let shared = config::revision(&c, &s).unwrap();
+    assert!(body(&shared).contains("[kubernetes_discovery]"));
+    assert_eq!(revision_for(&c, &s, &storage).unwrap().name, shared.name);
+    let own = revision_for(&c, &s, &gateway).unwrap();
+    assert_ne!(own.name, shared.name);
+    let (mine, theirs) = (body(&own), body(&shared));
+    assert!(!mine.contains("kubernetes_discovery"), "{mine}");
+    assert!(
+        theirs.starts_with(&mine),
+        "the gateway's differs only by the discovery section:\n{mine}\n---\n{theirs}"
+    );
+    let revisions = own_revisions(&c, &s, [&gateway, &storage]).unwrap();
+    assert_eq!(
+        revisions.iter().map(|r| r.name.clone()).collect::<Vec<_>>(),
+        [own.name]
+    );
+}

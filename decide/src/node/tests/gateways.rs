@@ -148,3 +148,29 @@ fn a_deleting_gateway_stops_only_once_its_role_is_retired() {
     o.statefulset = Some(Default::default());
     assert!(decide(&o, &timing()).unwrap().delete_workload);
 }
+
+#[test]
+fn a_gateway_of_a_discovering_cluster_gets_no_api_token_and_no_discovery() {
+    let mut parent = cluster(3);
+    parent.spec.discovery =
+        Some(serde_json::from_value(serde_json::json!({"kubernetes": {"enabled": true}})).unwrap());
+    let pod_of = |gateway: bool| {
+        let mut node = manual("gw", None);
+        node.spec.gateway = Some(gateway);
+        let d = decide(&observed(node, Some(parent.clone())), &timing()).unwrap();
+        d.statefulset
+            .and_then(|s| s.spec)
+            .and_then(|s| s.template.spec)
+            .expect("a pod template")
+    };
+    assert_eq!(
+        pod_of(false).automount_service_account_token,
+        Some(true),
+        "a storage member runs discovery with a token"
+    );
+    assert_eq!(
+        pod_of(true).automount_service_account_token,
+        Some(false),
+        "a gateway runs neither"
+    );
+}
