@@ -82,6 +82,9 @@ pub struct Decision {
     /// other member: a restarted pod can be isolated while the others keep a stale connection
     /// to its old address, which no connect from their side replaces.
     pub rejoin: Vec<(String, Vec<String>)>,
+    /// Pods to annotate `seen-without-role` with the node ID (the second) they run while the
+    /// layout holds no role for it.
+    pub seen_without_role: Vec<(String, String)>,
     /// The layout change of this pass.
     pub layout: Option<LayoutChange>,
     /// The drain transaction's step, when it acts this pass.
@@ -185,8 +188,7 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
     let st = standing(o, &m, &p, &extra);
     let cycle = super::cycle::decide(o, s, &m.views, p.facts.read)?;
     let mut conditions = member_conditions(o, &m, &p, st.conditions);
-    let mut notes = p.notes;
-    notes.extend(p.capacity.note.clone());
+    let notes = [p.notes, p.capacity.note.clone().into_iter().collect()].concat();
     let drain_starts = !drain_recorded && matches!(p.removal.step, Some(Step::Record(_)));
     let inputs = RolloutInputs {
         views: &m.views,
@@ -248,6 +250,7 @@ pub fn decide(o: &Observed, s: &Settings, t: &Config) -> Result<Decision, Desire
         create_nodes: p.create_nodes.into_iter().chain(gateways.create).collect(),
         reconnect: p.facts.reconnect,
         rejoin: p.facts.rejoin,
+        seen_without_role: p.facts.seen_without_role,
         layout: p.layout_change,
         // A requested skip-dead-nodes recovery goes first and removes its annotations, which
         // moves the cluster's resourceVersion that the drain record's write is conditioned

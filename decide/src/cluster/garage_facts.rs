@@ -32,6 +32,8 @@ pub(super) struct GarageFacts<'a> {
     pub(super) rejoin: Vec<(String, Vec<String>)>,
     /// Members whose pod restarted too recently for a layout change.
     pub(super) settling: Vec<String>,
+    /// Pods to annotate as seen running their node ID (the second) without a role.
+    pub(super) seen_without_role: Vec<(String, String)>,
     /// The layout planner's verdict.
     pub(super) plan: Option<Plan>,
 }
@@ -86,8 +88,9 @@ pub(super) fn garage_facts<'a>(
             // A member that restarted with a role: the others keep a dead connection to its
             // old address until four pings 15 s apart have failed, then reconnect. Table
             // syncs of a layout change made meanwhile can hang on the churn and leave the
-            // history unsettled until Garage's next anti-entropy pass (10 minutes).
-            let restarted = stale || read.layout.role(id).is_some();
+            // history unsettled until Garage's next anti-entropy pass (10 minutes). A pod
+            // seen running it without a role did not: no peer knew an older process of it.
+            let restarted = stale || read.layout.role(id).is_some() && !v.ran_without_role(id);
             if restarted
                 && v.started_at
                     .is_some_and(|t| o.now.duration_since(t).unsigned_abs() < RECONNECT_GRACE)
@@ -151,8 +154,27 @@ pub(super) fn garage_facts<'a>(
         reconnect,
         rejoin,
         settling,
+        seen_without_role: unmarked_without_role(views, read),
         plan,
     }
+}
+
+/// `(pod, node ID)` of each member whose pod runs its identity while the layout holds no role
+/// for it, and is not marked so yet; none when Garage was not read.
+fn unmarked_without_role(views: &[MemberView], read: Option<&GarageRead>) -> Vec<(String, String)> {
+    let Some(read) = read else {
+        return Vec::new();
+    };
+    views
+        .iter()
+        .filter(|v| !v.external)
+        .filter_map(|v| {
+            let id = v.member.node_id.as_ref()?;
+            let pod = v.pod_name.as_ref()?;
+            (read.layout.role(id).is_none() && !v.ran_without_role(id))
+                .then(|| (pod.clone(), id.to_string()))
+        })
+        .collect()
 }
 
 /// Gateways whose pod runs an identity the operator has not recorded: each is asked to dial

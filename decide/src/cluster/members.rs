@@ -35,6 +35,9 @@ pub struct MemberView {
     pub started_at: Option<k8s_openapi::jiff::Timestamp>,
     /// Its pod, when one runs for it.
     pub pod_name: Option<String>,
+    /// The node ID its pod was seen running while the layout held no role for it (the pod's
+    /// `seen-without-role` annotation): that process started before its role existed.
+    pub seen_without_role: Option<String>,
     /// The node-local pool it belongs to.
     pub pool: Option<String>,
     /// The user (or an operation) suspended this GarageNode: its layout entry is not changed
@@ -46,6 +49,11 @@ pub struct MemberView {
 }
 
 impl MemberView {
+    /// True when its pod was seen running `id` while the layout held no role for it.
+    pub fn ran_without_role(&self, id: &NodeId) -> bool {
+        self.seen_without_role.as_deref() == Some(id.to_string().as_str())
+    }
+
     /// True when `addr`, as Garage reports the member, is where its current pod is: the pod's
     /// address or the one the member advertises.
     pub fn at_current_address(&self, addr: Option<&str>) -> bool {
@@ -128,6 +136,7 @@ pub fn member(
             generated,
             started_at: None,
             pod_name: None,
+            seen_without_role: None,
             pool: None,
             suspended,
             edge: None,
@@ -169,12 +178,20 @@ pub fn member(
                     .and_then(|p| p.metadata.creation_timestamp.as_ref())
                     .map(|t| t.0),
                 pod_name: pod.map(ResourceExt::name_any),
+                seen_without_role: pod.and_then(seen_without_role),
                 pool,
                 suspended,
                 edge: None,
             })
         }
     }
+}
+
+/// The node ID `pod` is annotated to have run without a role.
+fn seen_without_role(pod: &Pod) -> Option<String> {
+    pod.annotations()
+        .get(shared_types::keys::annotation::ANNOTATION_SEEN_WITHOUT_ROLE)
+        .cloned()
 }
 
 /// The tags of `node`'s role: the operator's, the user's, and for a pool member its pool and
@@ -320,6 +337,7 @@ pub fn edge_members(edge: &super::observed::Edge) -> Vec<MemberView> {
             generated: false,
             started_at: pod.metadata.creation_timestamp.as_ref().map(|t| t.0),
             pod_name: Some(name),
+            seen_without_role: seen_without_role(pod),
             pool: None,
             suspended: false,
             edge: Some(es.name.clone()),

@@ -259,6 +259,11 @@ pub const ANNOTATION_NODE_LOCAL_POOL_ACTIVATION_LABEL: &str =
 /// template.
 pub const ANNOTATION_NODE_LOCAL_POOL_ACTIVATION_VALUE: &str =
     "garage.rajsingh.info/node-local-pool-activation-value";
+/// Written by the operator on a Garage pod whose process it saw run as the node ID this names
+/// while the layout held no role for that ID: the process started before its role existed, so
+/// no peer can hold a connection to an older process of that identity, and a layout change
+/// need not wait for such connections to be replaced. Gone with the pod.
+pub const ANNOTATION_SEEN_WITHOUT_ROLE: &str = "garage.rajsingh.info/seen-without-role";
 /// Empty marker on gateway pod templates, projected into the pod through the downward API for
 /// the gateway data directory. Written by the operator.
 pub const ANNOTATION_GATEWAY_DATA_MARKER: &str = "garage.rajsingh.info/gateway-data-marker";

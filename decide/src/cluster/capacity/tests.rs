@@ -31,6 +31,7 @@ fn view(name: &str, node: Option<u8>) -> MemberView {
         generated: true,
         started_at: None,
         pod_name: None,
+        seen_without_role: None,
         pool: None,
         suspended: false,
     }

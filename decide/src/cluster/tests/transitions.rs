@@ -492,3 +492,43 @@ fn a_draining_slots_public_service_stays_until_its_member_is_gone() {
         [("garage-2-rpc".to_owned(), "svc-garage-2-rpc".to_owned())]
     );
 }
+
+#[test]
+fn a_member_seen_running_its_identity_before_its_role_does_not_hold_layout_changes() {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+    use shared_types::keys::annotation::ANNOTATION_SEEN_WITHOUT_ROLE;
+    // Member 1's pod was created just now and holds its role; manual-a joins.
+    let mut o = converged();
+    o.user_nodes.push(manual("manual-a", Some(id(9))));
+    o.pods.push(pod("manual-a", 30, "sts-m"));
+    let now = o.now;
+    let set = |o: &mut Observed, seen: Option<NodeId>| {
+        let p = o
+            .pods
+            .iter_mut()
+            .find(|p| p.metadata.name.as_deref() == Some("garage-storage-1-0"))
+            .unwrap();
+        p.metadata.creation_timestamp = Some(Time(now));
+        p.metadata.annotations = seen
+            .map(|id| BTreeMap::from([(ANNOTATION_SEEN_WITHOUT_ROLE.to_string(), id.to_string())]));
+    };
+    let marked = |d: &Decision| -> Vec<(String, String)> { d.seen_without_role.clone() };
+
+    // No mark: a pod this young holding a role may be a restart, and holds the change.
+    set(&mut o, None);
+    let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
+    assert!(d.layout.is_none(), "a possible restart holds the change");
+    assert_eq!(
+        marked(&d),
+        [("manual-a-0".to_string(), id(9).to_string())],
+        "the joining member runs its identity without a role: its pod is marked"
+    );
+    // Marked with the identity it runs: its role came after its process started.
+    set(&mut o, Some(id(1)));
+    let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
+    assert!(d.layout.is_some(), "no restart to wait out");
+    // Marked with another identity: no proof about this one.
+    set(&mut o, Some(id(7)));
+    let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
+    assert!(d.layout.is_none());
+}

@@ -1,8 +1,11 @@
 //! Writes what Garage reports about each member into its GarageNode's status where the
 //! decision found it changed: a merge patch of those fields alone (`null` clears one), so the
-//! node controller's own fields are never touched.
+//! node controller's own fields are never touched. Also marks the pods whose process was seen
+//! running its identity before that identity held a role (`seen-without-role`).
 
+use k8s_openapi::api::core::v1::Pod;
 use kube::Api;
+use kube::api::{Patch, PatchParams};
 use serde_json::json;
 use shared_types::garage_node::GarageNode;
 
@@ -27,6 +30,31 @@ pub async fn write(ns: &str, facts: &[MemberFacts], ctx: &Context) -> Result<(),
             Ok(()) => {}
             Err(Error::Kube(kube::Error::Api(e))) if e.code == 404 => {}
             Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Annotates each `(pod, node ID)` of `marks` as seen running that ID without a role; a pod
+/// gone meanwhile is skipped (its successor is a new process, which must be seen again).
+pub async fn mark_seen_without_role(
+    ns: &str,
+    marks: &[(String, String)],
+    ctx: &Context,
+) -> Result<(), Error> {
+    let api: Api<Pod> = Api::namespaced(ctx.client.clone(), ns);
+    for (pod, id) in marks {
+        ctx.metrics.wrote();
+        let body = json!({"metadata": {"annotations": {
+            shared_types::keys::annotation::ANNOTATION_SEEN_WITHOUT_ROLE: id,
+        }}});
+        match api
+            .patch(pod, &PatchParams::default(), &Patch::Merge(body))
+            .await
+        {
+            Ok(_) => ctx.metrics.step("members", "seen_without_role"),
+            Err(kube::Error::Api(e)) if e.code == 404 => {}
+            Err(e) => return Err(e.into()),
         }
     }
     Ok(())
