@@ -234,7 +234,7 @@ pub const PERMISSIONS: &[Permission] = &[
         "",
         "pods",
         &["get", "list", "watch", "create", "patch", "delete"],
-        "Garage pods are read and replaced one at a time; the scheduling-gate probe pod is created and deleted; pool pods have their activation gate lifted by patch",
+        "Garage pods are read and replaced one at a time; the scheduling-gate probe pod is created and deleted; pool pods have their activation gate lifted, gateway pods their tier label moved, and pods the seen-without-role mark written, by patch",
     ),
     row(
         Managed,

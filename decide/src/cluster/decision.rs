@@ -84,7 +84,7 @@ pub struct Decision {
     pub rejoin: Vec<(String, Vec<String>)>,
     /// Pods to annotate `seen-without-role` with the node ID (the second) they run while the
     /// layout holds no role for it.
-    pub seen_without_role: Vec<(String, String)>,
+    pub seen_without_role: Vec<super::members::Mark>,
     /// The layout change of this pass.
     pub layout: Option<LayoutChange>,
     /// The drain transaction's step, when it acts this pass.

@@ -32,8 +32,8 @@ pub(super) struct GarageFacts<'a> {
     pub(super) rejoin: Vec<(String, Vec<String>)>,
     /// Members whose pod restarted too recently for a layout change.
     pub(super) settling: Vec<String>,
-    /// Pods to annotate as seen running their node ID (the second) without a role.
-    pub(super) seen_without_role: Vec<(String, String)>,
+    /// Pods to annotate as seen running their node ID without a role.
+    pub(super) seen_without_role: Vec<super::members::Mark>,
     /// The layout planner's verdict.
     pub(super) plan: Option<Plan>,
 }
@@ -154,25 +154,40 @@ pub(super) fn garage_facts<'a>(
         reconnect,
         rejoin,
         settling,
-        seen_without_role: unmarked_without_role(views, read),
+        seen_without_role: unmarked_without_role(o, views, read),
         plan,
     }
 }
 
-/// `(pod, node ID)` of each member whose pod runs its identity while the layout holds no role
-/// for it, and is not marked so yet; none when Garage was not read.
-fn unmarked_without_role(views: &[MemberView], read: Option<&GarageRead>) -> Vec<(String, String)> {
+/// The marks of the members whose pod runs their identity while the layout holds no role for
+/// it, not marked so yet. None when Garage was not read, or through a node that reports an
+/// older layout than the cluster was seen at (one that has just started reports none, and
+/// every member would look role-less).
+fn unmarked_without_role(
+    o: &Observed,
+    views: &[MemberView],
+    read: Option<&GarageRead>,
+) -> Vec<super::members::Mark> {
     let Some(read) = read else {
         return Vec::new();
     };
+    let recorded = o.cluster.status.as_ref().and_then(|s| s.layout_version);
+    if recorded.is_some_and(|r| i64::try_from(read.layout.version).is_ok_and(|v| v < r)) {
+        return Vec::new();
+    }
     views
         .iter()
         .filter(|v| !v.external)
         .filter_map(|v| {
             let id = v.member.node_id.as_ref()?;
-            let pod = v.pod_name.as_ref()?;
-            (read.layout.role(id).is_none() && !v.ran_without_role(id))
-                .then(|| (pod.clone(), id.to_string()))
+            let (pod, mark) = (v.pod_name.as_ref()?, v.mark.as_ref()?);
+            (read.layout.role(id).is_none() && !v.ran_without_role(id)).then(|| {
+                super::members::Mark {
+                    pod: pod.clone(),
+                    uid: mark.uid.clone(),
+                    value: mark.value(id),
+                }
+            })
         })
         .collect()
 }

@@ -35,9 +35,8 @@ pub struct MemberView {
     pub started_at: Option<k8s_openapi::jiff::Timestamp>,
     /// Its pod, when one runs for it.
     pub pod_name: Option<String>,
-    /// The node ID its pod was seen running while the layout held no role for it (the pod's
-    /// `seen-without-role` annotation): that process started before its role existed.
-    pub seen_without_role: Option<String>,
+    /// Its pod as the `seen-without-role` mark names it, when it runs one.
+    pub mark: Option<PodMark>,
     /// The node-local pool it belongs to.
     pub pool: Option<String>,
     /// The user (or an operation) suspended this GarageNode: its layout entry is not changed
@@ -48,10 +47,60 @@ pub struct MemberView {
     pub edge: Option<String>,
 }
 
+/// A member's pod as the `seen-without-role` annotation names its process: the node ID it runs
+/// and how often its containers have restarted (a restart is a new process).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PodMark {
+    /// The pod's UID.
+    pub uid: String,
+    /// Restarts of its containers so far.
+    pub restarts: i32,
+    /// The annotation it carries, if any.
+    pub carried: Option<String>,
+}
+
+impl PodMark {
+    /// The annotation's value for the pod's current process running `id`.
+    pub fn value(&self, id: &NodeId) -> String {
+        format!("{id}/{}", self.restarts)
+    }
+
+    /// Reads the mark of `pod`; none without a UID.
+    pub fn of(pod: &Pod) -> Option<PodMark> {
+        Some(PodMark {
+            uid: pod.metadata.uid.clone()?,
+            restarts: pod
+                .status
+                .iter()
+                .flat_map(|s| s.container_statuses.iter().flatten())
+                .map(|c| c.restart_count)
+                .sum(),
+            carried: pod
+                .annotations()
+                .get(shared_types::keys::annotation::ANNOTATION_SEEN_WITHOUT_ROLE)
+                .cloned(),
+        })
+    }
+}
+
+/// A `seen-without-role` annotation to write: on `pod` (while its UID is `uid`), `value`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mark {
+    /// The pod's name.
+    pub pod: String,
+    /// Its UID: a pod made again under the name is a new process and gets no mark.
+    pub uid: String,
+    /// The annotation's value.
+    pub value: String,
+}
+
 impl MemberView {
-    /// True when its pod was seen running `id` while the layout held no role for it.
+    /// True when its pod's current process was seen running `id` while the layout held no
+    /// role for it.
     pub fn ran_without_role(&self, id: &NodeId) -> bool {
-        self.seen_without_role.as_deref() == Some(id.to_string().as_str())
+        self.mark
+            .as_ref()
+            .is_some_and(|m| m.carried.as_deref() == Some(m.value(id).as_str()))
     }
 
     /// True when `addr`, as Garage reports the member, is where its current pod is: the pod's
@@ -136,7 +185,7 @@ pub fn member(
             generated,
             started_at: None,
             pod_name: None,
-            seen_without_role: None,
+            mark: None,
             pool: None,
             suspended,
             edge: None,
@@ -178,20 +227,13 @@ pub fn member(
                     .and_then(|p| p.metadata.creation_timestamp.as_ref())
                     .map(|t| t.0),
                 pod_name: pod.map(ResourceExt::name_any),
-                seen_without_role: pod.and_then(seen_without_role),
+                mark: pod.and_then(PodMark::of),
                 pool,
                 suspended,
                 edge: None,
             })
         }
     }
-}
-
-/// The node ID `pod` is annotated to have run without a role.
-fn seen_without_role(pod: &Pod) -> Option<String> {
-    pod.annotations()
-        .get(shared_types::keys::annotation::ANNOTATION_SEEN_WITHOUT_ROLE)
-        .cloned()
 }
 
 /// The tags of `node`'s role: the operator's, the user's, and for a pool member its pool and
@@ -337,7 +379,7 @@ pub fn edge_members(edge: &super::observed::Edge) -> Vec<MemberView> {
             generated: false,
             started_at: pod.metadata.creation_timestamp.as_ref().map(|t| t.0),
             pod_name: Some(name),
-            seen_without_role: seen_without_role(pod),
+            mark: PodMark::of(pod),
             pool: None,
             suspended: false,
             edge: Some(es.name.clone()),

@@ -1,6 +1,7 @@
 //! The garage.toml a StatefulSet-backed member mounts: the cluster's shared revision, or, when
 //! the member advertises an RPC address of its own, a revision of its own that differs from
-//! the shared one only in `rpc_public_addr`.
+//! the shared one only in `rpc_public_addr` (and for a gateway of a discovering cluster, in
+//! the discovery section, below).
 //!
 //! A member's own address (first match wins):
 //! 1. its GarageNode's `spec.network.rpcPublicAddr` (an Auto member gets it from the cluster's
@@ -90,11 +91,14 @@ pub fn own_config(c: &GarageCluster, node: &GarageNode, s: &Settings) -> bool {
     own_rpc_public_addr(node, s).is_some() || gateway_without_discovery(c, node)
 }
 
-/// A StatefulSet-backed gateway of a cluster whose members run Garage's Kubernetes discovery:
-/// it runs without it (see the module's documentation).
+/// A gateway of the gateway tier (or a user-written gateway GarageNode) of a cluster whose
+/// storage members run Garage's Kubernetes discovery: it runs without it (see the module's
+/// documentation). The members of an edge gateway cluster run what their own cluster sets.
 pub fn gateway_without_discovery(c: &GarageCluster, node: &GarageNode) -> bool {
     super::nodes::is_gateway(node)
         && node.spec.external.is_none()
+        && node.spec.backing != Some(NodeBacking::NodeLocalPool)
+        && !super::edge::is_edge(c)
         && config::kubernetes_discovery(c)
 }
 

@@ -13,7 +13,8 @@
 //! The site runs Garage's Kubernetes discovery; the gateways run without it (their garage.toml
 //! has no `[kubernetes_discovery]` section and their pods no API token), so that a gateway
 //! that comes back as a new identity cannot connect, turn Ready and serve before the operator
-//! has taken it out of the Service.
+//! has taken it out of the Service. Each gateway pod carries the `seen-without-role` mark for
+//! its identity, which ran before its role was added.
 //!
 //! Before the scale-down, `garage-gateway-0`'s metadata is wiped under its running process,
 //! which then restarts as a new identity, under the same continuous reader: its pod is seen out of the
@@ -226,7 +227,7 @@ async fn without_discovery(w: &World<'_>) -> anyhow::Result<()> {
     ] {
         let p = w.pods.get(pod).await?;
         let map = crate::pool_disks::mounted_config(&p)?;
-        let spec = p.spec.context("no pod spec")?;
+        let spec = p.spec.clone().context("no pod spec")?;
         let toml = maps
             .get(&map)
             .await?
@@ -243,8 +244,31 @@ async fn without_discovery(w: &World<'_>) -> anyhow::Result<()> {
             "{pod}: automountServiceAccountToken is {:?}",
             spec.automount_service_account_token
         );
+        if discovering {
+            continue;
+        }
+        // Each gateway ran its identity before its role was added, and its pod says so: its
+        // age holds no later layout change.
+        let id = w
+            .gns
+            .get(pod.strip_suffix("-0").unwrap_or(pod))
+            .await?
+            .status
+            .and_then(|s| s.node_id)
+            .context("no node id")?;
+        let mark = p
+            .annotations()
+            .get(shared_types::keys::annotation::ANNOTATION_SEEN_WITHOUT_ROLE)
+            .cloned()
+            .unwrap_or_default();
+        ensure!(
+            mark.starts_with(&format!("{id}/")),
+            "{pod} is not marked as seen running {id} without a role: {mark:?}"
+        );
     }
-    println!("gateways: run without Kubernetes discovery or an API token; storage runs both");
+    println!(
+        "gateways: run without Kubernetes discovery or an API token (storage runs both), each pod marked as seen without a role before its role"
+    );
     Ok(())
 }
 

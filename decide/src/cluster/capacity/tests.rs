@@ -31,7 +31,7 @@ fn view(name: &str, node: Option<u8>) -> MemberView {
         generated: true,
         started_at: None,
         pod_name: None,
-        seen_without_role: None,
+        mark: None,
         pool: None,
         suspended: false,
     }

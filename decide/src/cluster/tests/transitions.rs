@@ -495,6 +495,7 @@ fn a_draining_slots_public_service_stays_until_its_member_is_gone() {
 
 #[test]
 fn a_member_seen_running_its_identity_before_its_role_does_not_hold_layout_changes() {
+    use k8s_openapi::api::core::v1::{ContainerStatus, PodStatus};
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
     use shared_types::keys::annotation::ANNOTATION_SEEN_WITHOUT_ROLE;
     // Member 1's pod was created just now and holds its role; manual-a joins.
@@ -502,33 +503,62 @@ fn a_member_seen_running_its_identity_before_its_role_does_not_hold_layout_chang
     o.user_nodes.push(manual("manual-a", Some(id(9))));
     o.pods.push(pod("manual-a", 30, "sts-m"));
     let now = o.now;
-    let set = |o: &mut Observed, seen: Option<NodeId>| {
+    let set = |o: &mut Observed, mark: Option<String>, restarts: i32| {
         let p = o
             .pods
             .iter_mut()
             .find(|p| p.metadata.name.as_deref() == Some("garage-storage-1-0"))
             .unwrap();
         p.metadata.creation_timestamp = Some(Time(now));
-        p.metadata.annotations = seen
-            .map(|id| BTreeMap::from([(ANNOTATION_SEEN_WITHOUT_ROLE.to_string(), id.to_string())]));
+        p.metadata.annotations =
+            mark.map(|m| BTreeMap::from([(ANNOTATION_SEEN_WITHOUT_ROLE.to_string(), m)]));
+        p.status
+            .get_or_insert_with(PodStatus::default)
+            .container_statuses = Some(vec![ContainerStatus {
+            name: "garage".into(),
+            restart_count: restarts,
+            ..Default::default()
+        }]);
     };
-    let marked = |d: &Decision| -> Vec<(String, String)> { d.seen_without_role.clone() };
+    let held = |o: &Observed| {
+        decide(o, &settings(&o.cluster), &timing())
+            .unwrap()
+            .layout
+            .is_none()
+    };
 
     // No mark: a pod this young holding a role may be a restart, and holds the change.
-    set(&mut o, None);
+    set(&mut o, None, 0);
     let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
     assert!(d.layout.is_none(), "a possible restart holds the change");
+    let marks: Vec<(String, String, String)> = d
+        .seen_without_role
+        .iter()
+        .map(|m| (m.pod.clone(), m.uid.clone(), m.value.clone()))
+        .collect();
     assert_eq!(
-        marked(&d),
-        [("manual-a-0".to_string(), id(9).to_string())],
+        marks,
+        [(
+            "manual-a-0".to_string(),
+            "pod-manual-a".to_string(),
+            format!("{}/0", id(9))
+        )],
         "the joining member runs its identity without a role: its pod is marked"
     );
-    // Marked with the identity it runs: its role came after its process started.
-    set(&mut o, Some(id(1)));
+    // Marked for the process it runs: its role came after that process started.
+    set(&mut o, Some(format!("{}/0", id(1))), 0);
+    assert!(!held(&o), "no restart to wait out");
+    // Marked for another identity, or for a process before a restart: no proof.
+    set(&mut o, Some(format!("{}/0", id(7))), 0);
+    assert!(held(&o));
+    set(&mut o, Some(format!("{}/0", id(1))), 1);
+    assert!(held(&o), "its container restarted since the mark");
+    // Read through a node behind the cluster, every member looks role-less: nothing is marked.
+    set(&mut o, None, 0);
+    std::sync::Arc::make_mut(&mut o.cluster)
+        .status
+        .get_or_insert_with(Default::default)
+        .layout_version = Some(99);
     let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
-    assert!(d.layout.is_some(), "no restart to wait out");
-    // Marked with another identity: no proof about this one.
-    set(&mut o, Some(id(7)));
-    let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
-    assert!(d.layout.is_none());
+    assert!(d.seen_without_role.is_empty());
 }

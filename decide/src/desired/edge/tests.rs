@@ -200,3 +200,26 @@ fn a_public_endpoint_on_an_edge_is_refused_naming_it() {
         other => panic!("{:?}", other.map(|s| s.name)),
     }
 }
+
+#[test]
+fn an_edge_that_turns_discovery_on_runs_it_with_a_token() {
+    let mut c = edge(json!({"replicas": 1}));
+    let token = |c: &GarageCluster| {
+        render(c)
+            .spec
+            .and_then(|s| s.template.spec)
+            .and_then(|p| p.automount_service_account_token)
+    };
+    assert_eq!(token(&c), Some(false));
+    c.spec.discovery =
+        Some(serde_json::from_value(json!({"kubernetes": {"enabled": true}})).unwrap());
+    let s = Settings::from_edge(&c).unwrap();
+    let body =
+        config::revision(&c, &s).unwrap().config_map.data.unwrap()[config::CONFIG_KEY].clone();
+    assert!(body.contains("[kubernetes_discovery]"), "{body}");
+    assert_eq!(
+        token(&c),
+        Some(true),
+        "the discovery its garage.toml runs needs the token"
+    );
+}

@@ -66,7 +66,7 @@ pub async fn act(
     }
     mark_nodes(&gn_api, &d.eject, &d.annotate_drain, &mut d.notes, m).await?;
     super::member_status::write(ns, &d.member_facts, ctx).await?;
-    super::member_status::mark_seen_without_role(ns, &d.seen_without_role, ctx).await?;
+    super::member_status::mark_seen_without_role(ns, &d.seen_without_role, ctx).await;
     super::cycle::act(ns, o, &d.cycle, &mut d.notes, ctx).await?;
     // Before the drain: the recovery is what unblocks a drain held by a dead node (the
     // decision holds the drain step back in a pass that runs it).

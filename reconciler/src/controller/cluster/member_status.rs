@@ -12,6 +12,7 @@ use shared_types::garage_node::GarageNode;
 use crate::controller::write;
 use crate::controller::{Context, Error};
 use decide::cluster::member_status::MemberFacts;
+use decide::cluster::members::Mark;
 
 /// Patches each of `facts` into its GarageNode's status; a node gone meanwhile is skipped.
 pub async fn write(ns: &str, facts: &[MemberFacts], ctx: &Context) -> Result<(), Error> {
@@ -35,27 +36,29 @@ pub async fn write(ns: &str, facts: &[MemberFacts], ctx: &Context) -> Result<(),
     Ok(())
 }
 
-/// Annotates each `(pod, node ID)` of `marks` as seen running that ID without a role; a pod
-/// gone meanwhile is skipped (its successor is a new process, which must be seen again).
-pub async fn mark_seen_without_role(
-    ns: &str,
-    marks: &[(String, String)],
-    ctx: &Context,
-) -> Result<(), Error> {
+/// Annotates each pod of `marks` as seen running its node ID without a role. The patch names
+/// the pod's UID, so a pod made again under the name meanwhile (a new process) is left
+/// unmarked. A mark only spares a wait, so one that cannot be written is logged and the pass
+/// goes on.
+pub async fn mark_seen_without_role(ns: &str, marks: &[Mark], ctx: &Context) {
     let api: Api<Pod> = Api::namespaced(ctx.client.clone(), ns);
-    for (pod, id) in marks {
+    for mark in marks {
         ctx.metrics.wrote();
-        let body = json!({"metadata": {"annotations": {
-            shared_types::keys::annotation::ANNOTATION_SEEN_WITHOUT_ROLE: id,
-        }}});
+        let body = json!({"metadata": {
+            "uid": mark.uid,
+            "annotations": {
+                shared_types::keys::annotation::ANNOTATION_SEEN_WITHOUT_ROLE: mark.value,
+            },
+        }});
         match api
-            .patch(pod, &PatchParams::default(), &Patch::Merge(body))
+            .patch(&mark.pod, &PatchParams::default(), &Patch::Merge(body))
             .await
         {
             Ok(_) => ctx.metrics.step("members", "seen_without_role"),
-            Err(kube::Error::Api(e)) if e.code == 404 => {}
-            Err(e) => return Err(e.into()),
+            Err(kube::Error::Api(e)) if e.code == 404 || e.code == 409 => {}
+            Err(e) => {
+                tracing::warn!(pod = %mark.pod, error = %e, "seen-without-role mark not written")
+            }
         }
     }
-    Ok(())
 }
