@@ -160,9 +160,9 @@ pub(super) fn garage_facts<'a>(
 }
 
 /// The marks of the members whose pod runs their identity while the layout holds no role for
-/// it, not marked so yet. None when Garage was not read, or through a node that reports an
-/// older layout than the cluster was seen at (one that has just started reports none, and
-/// every member would look role-less).
+/// it, not marked so yet. None when Garage was not read, before the cluster has recorded a
+/// layout version, or through a node that reports an older layout than the cluster was seen
+/// at (one that has just started reports none, and every member would look role-less).
 fn unmarked_without_role(
     o: &Observed,
     views: &[MemberView],
@@ -172,7 +172,7 @@ fn unmarked_without_role(
         return Vec::new();
     };
     let recorded = o.cluster.status.as_ref().and_then(|s| s.layout_version);
-    if recorded.is_some_and(|r| i64::try_from(read.layout.version).is_ok_and(|v| v < r)) {
+    if recorded.is_none_or(|r| i64::try_from(read.layout.version).is_ok_and(|v| v < r)) {
         return Vec::new();
     }
     views

@@ -48,12 +48,12 @@ pub struct MemberView {
 }
 
 /// A member's pod as the `seen-without-role` annotation names its process: the node ID it runs
-/// and how often its containers have restarted (a restart is a new process).
+/// and how often its Garage container has restarted (a restart is a new process).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PodMark {
     /// The pod's UID.
     pub uid: String,
-    /// Restarts of its containers so far.
+    /// Restarts of its Garage container so far (a sidecar's do not make a new Garage process).
     pub restarts: i32,
     /// The annotation it carries, if any.
     pub carried: Option<String>,
@@ -73,6 +73,7 @@ impl PodMark {
                 .status
                 .iter()
                 .flat_map(|s| s.container_statuses.iter().flatten())
+                .filter(|c| c.name == crate::desired::statefulset::CONTAINER)
                 .map(|c| c.restart_count)
                 .sum(),
             carried: pod

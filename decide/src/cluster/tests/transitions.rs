@@ -514,11 +514,19 @@ fn a_member_seen_running_its_identity_before_its_role_does_not_hold_layout_chang
             mark.map(|m| BTreeMap::from([(ANNOTATION_SEEN_WITHOUT_ROLE.to_string(), m)]));
         p.status
             .get_or_insert_with(PodStatus::default)
-            .container_statuses = Some(vec![ContainerStatus {
-            name: "garage".into(),
-            restart_count: restarts,
-            ..Default::default()
-        }]);
+            .container_statuses = Some(vec![
+            ContainerStatus {
+                name: "garage".into(),
+                restart_count: restarts,
+                ..Default::default()
+            },
+            // A sidecar's restarts make no new Garage process.
+            ContainerStatus {
+                name: "proxy".into(),
+                restart_count: 5,
+                ..Default::default()
+            },
+        ]);
     };
     let held = |o: &Observed| {
         decide(o, &settings(&o.cluster), &timing())
@@ -527,8 +535,19 @@ fn a_member_seen_running_its_identity_before_its_role_does_not_hold_layout_chang
             .is_none()
     };
 
-    // No mark: a pod this young holding a role may be a restart, and holds the change.
+    // Nothing is marked before the cluster has recorded the layout version it saw.
     set(&mut o, None, 0);
+    let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
+    assert!(d.seen_without_role.is_empty());
+    let seen = match &o.garage {
+        GarageView::Read(r) => i64::try_from(r.layout.version).unwrap(),
+        GarageView::Unavailable(_) => unreachable!(),
+    };
+    std::sync::Arc::make_mut(&mut o.cluster)
+        .status
+        .get_or_insert_with(Default::default)
+        .layout_version = Some(seen);
+    // No mark: a pod this young holding a role may be a restart, and holds the change.
     let d = decide(&o, &settings(&o.cluster), &timing()).unwrap();
     assert!(d.layout.is_none(), "a possible restart holds the change");
     let marks: Vec<(String, String, String)> = d

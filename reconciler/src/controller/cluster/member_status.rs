@@ -55,7 +55,8 @@ pub async fn mark_seen_without_role(ns: &str, marks: &[Mark], ctx: &Context) {
             .await
         {
             Ok(_) => ctx.metrics.step("members", "seen_without_role"),
-            Err(kube::Error::Api(e)) if e.code == 404 || e.code == 409 => {}
+            // Gone, or made again under the name (the API server refuses the other UID).
+            Err(kube::Error::Api(e)) if [404, 409, 422].contains(&e.code) => {}
             Err(e) => {
                 tracing::warn!(pod = %mark.pod, error = %e, "seen-without-role mark not written")
             }
