@@ -437,11 +437,24 @@ async fn scale_down(w: &World<'_>, leaving: &str) -> anyhow::Result<()> {
         "{failed} of {reads} GETs through the gateways failed; the first: {}",
         first_failure.unwrap_or_default()
     );
-    let cluster = w.clusters.get(NAME).await?;
-    ensure!(
-        cluster.status.and_then(|s| s.storage_drain).is_none(),
-        "the retirement record was not released"
-    );
+    // The cluster releases the record once it sees the GarageNode gone, in a pass after the
+    // node's finalizer let it go.
+    wait(
+        "the retirement record released",
+        Duration::from_secs(60),
+        || {
+            let clusters = w.clusters.clone();
+            async move {
+                Ok(clusters
+                    .get(NAME)
+                    .await?
+                    .status
+                    .and_then(|s| s.storage_drain)
+                    .is_none())
+            }
+        },
+    )
+    .await?;
     ensure!(w.gns.get_opt("garage-gateway-0").await?.is_some());
     let names: Vec<String> = w
         .gns
