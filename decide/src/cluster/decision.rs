@@ -694,7 +694,7 @@ fn auto_slots(
 /// reports an older layout version than the cluster was already seen at (a pod that has just
 /// started and not yet joined its peers answers with an empty layout, for one). Writing
 /// through it would stage a layout beside the cluster's instead of after it.
-fn view_behind(o: &Observed, read: Option<&GarageRead>) -> Option<String> {
+pub(super) fn view_behind(o: &Observed, read: Option<&GarageRead>) -> Option<String> {
     let read = read?;
     let recorded = o.cluster.status.as_ref()?.layout_version?;
     let seen = i64::try_from(read.layout.version).unwrap_or(i64::MAX);

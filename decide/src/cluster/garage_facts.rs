@@ -172,7 +172,7 @@ fn unmarked_without_role(
         return Vec::new();
     };
     let recorded = o.cluster.status.as_ref().and_then(|s| s.layout_version);
-    if recorded.is_none_or(|r| i64::try_from(read.layout.version).is_ok_and(|v| v < r)) {
+    if recorded.is_none() || super::decision::view_behind(o, Some(read)).is_some() {
         return Vec::new();
     }
     views
